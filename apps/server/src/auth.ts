@@ -1,0 +1,86 @@
+/**
+ * API-key authentication (interface-spec "Authentication" 2, DESIGN.md §4 "Auth").
+ *
+ * A presented key is checked for shape and checksum first (no DB work for garbage), then
+ * looked up by its SHA-256 digest. Verified keys are cached for `ttlMs` (default 30 s) so the
+ * per-request cost stays small next to a read tool; rotation calls `invalidate(agentId)`, and a
+ * cached entry never outlives its key's own expiry (the 10-minute grace after rotation).
+ */
+import { LRUCache } from 'lru-cache';
+import type { PrismaClient } from '@kitty/db';
+import { ToolError, digestApiKey, isWellFormedApiKey, type AuthInfo } from '@kitty/core';
+
+interface Entry {
+  auth: AuthInfo;
+  /** Epoch ms after which the key is no longer valid (Infinity while current). */
+  keyExpiresAt: number;
+}
+
+export class ApiKeyAuthenticator {
+  private readonly cache: LRUCache<string, Entry>;
+  private readonly byAgent = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly now: () => Date = () => new Date(),
+    ttlMs = 30_000,
+  ) {
+    this.cache = new LRUCache<string, Entry>({
+      max: 50_000,
+      ttl: ttlMs,
+      dispose: (_v, digest) => {
+        for (const set of this.byAgent.values()) set.delete(digest);
+      },
+    });
+  }
+
+  /**
+   * @param token the bearer token
+   * @returns the caller
+   * @throws ToolError UNAUTHENTICATED when the key is malformed, unknown or expired
+   */
+  async authenticate(token: string): Promise<AuthInfo> {
+    if (!isWellFormedApiKey(token)) throw new ToolError('UNAUTHENTICATED', 'The bearer token is not a valid Kitty API key.');
+    const digest = Buffer.from(digestApiKey(token)).toString('hex');
+    const nowMs = this.now().getTime();
+    const hit = this.cache.get(digest);
+    if (hit) {
+      if (hit.keyExpiresAt > nowMs) return hit.auth;
+      this.cache.delete(digest);
+      throw expired();
+    }
+    const key = await this.prisma.apiKey.findUnique({
+      where: { digest: digestApiKey(token) },
+      include: { agent: { select: { id: true, handle: true, displayName: true } } },
+    });
+    if (!key) throw new ToolError('UNAUTHENTICATED', 'This API key is unknown or revoked.');
+    const keyExpiresAt = key.expiresAt ? key.expiresAt.getTime() : Number.POSITIVE_INFINITY;
+    if (keyExpiresAt <= nowMs) throw expired();
+    const auth: AuthInfo = {
+      agentId: key.agent.id,
+      handle: key.agent.handle,
+      displayName: key.agent.displayName,
+      scopes: key.scopes,
+      credential: 'api_key',
+    };
+    this.cache.set(digest, { auth, keyExpiresAt });
+    let set = this.byAgent.get(auth.agentId);
+    if (!set) this.byAgent.set(auth.agentId, (set = new Set()));
+    set.add(digest);
+    return auth;
+  }
+
+  /** Drops every cached key of an agent (after rotation or a profile change). */
+  invalidate(agentId: string): void {
+    const set = this.byAgent.get(agentId);
+    if (!set) return;
+    for (const d of [...set]) this.cache.delete(d);
+    this.byAgent.delete(agentId);
+  }
+}
+
+function expired(): ToolError {
+  return new ToolError('UNAUTHENTICATED', 'This API key was rotated and its 10-minute grace period is over.', {
+    suggestedAction: 'Use the key returned by rotate_api_key.',
+  });
+}

@@ -1,0 +1,64 @@
+/**
+ * Server configuration, all from the environment (documented in README "Configuration").
+ */
+import path from 'node:path';
+
+export interface ServerConfig {
+  /** PORT, default 3000 (0 = any free port). */
+  port: number;
+  /** HOST, default 127.0.0.1. */
+  host: string;
+  /** DATABASE_URL; when absent an embedded PostgreSQL runs in `dataDir`. */
+  databaseUrl: string | undefined;
+  /** KITTY_DATA_DIR, default ./data (embedded database files). */
+  dataDir: string;
+  /** KITTY_BASE_URL, the public address; default http://HOST:PORT. */
+  baseUrl: string | undefined;
+  /** REDIS_URL; when set, rate-limit counters live in Redis (shared by instances). */
+  redisUrl: string | undefined;
+  /** KITTY_INVITE_ONLY=true makes register_agent require a platform_invite_code. */
+  inviteOnly: boolean;
+  /** KITTY_PLATFORM_INVITE_CODES: comma-separated accepted platform invite codes. */
+  platformInviteCodes: string[];
+  /** KITTY_RATE_LIMIT: requests per window per credential (default 600). */
+  rateLimitPoints: number;
+  /** KITTY_RATE_LIMIT_ANON: requests per window per IP for anonymous calls (default 120). */
+  rateLimitAnonPoints: number;
+  /** KITTY_RATE_LIMIT_WINDOW: window in seconds (default 60). */
+  rateLimitWindowSeconds: number;
+  /** KITTY_BODY_LIMIT: maximum request body in bytes (default 1 MiB). */
+  bodyLimit: number;
+  /** KITTY_ALLOWED_HOSTS: extra Host names accepted by /mcp (DNS-rebinding protection); comma-separated. */
+  allowedHosts: string[];
+  /** KITTY_LOG: "info" (logs every request) | "warn" | "silent" … (default warn). */
+  logLevel: string;
+  /** KITTY_SCHEDULER=off disables the recurring-expense scheduler in this instance. */
+  scheduler: boolean;
+}
+
+function int(v: string | undefined, dflt: number, name: string): number {
+  if (v === undefined || v === '') return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${v}"`);
+  return n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  return {
+    port: int(env.PORT, 3000, 'PORT'),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: path.resolve(env.KITTY_DATA_DIR || './data'),
+    baseUrl: env.KITTY_BASE_URL?.replace(/\/+$/, '') || undefined,
+    redisUrl: env.REDIS_URL || undefined,
+    inviteOnly: /^(1|true|yes)$/i.test(env.KITTY_INVITE_ONLY ?? ''),
+    platformInviteCodes: (env.KITTY_PLATFORM_INVITE_CODES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    rateLimitPoints: int(env.KITTY_RATE_LIMIT, 600, 'KITTY_RATE_LIMIT'),
+    rateLimitAnonPoints: int(env.KITTY_RATE_LIMIT_ANON, 120, 'KITTY_RATE_LIMIT_ANON'),
+    rateLimitWindowSeconds: int(env.KITTY_RATE_LIMIT_WINDOW, 60, 'KITTY_RATE_LIMIT_WINDOW'),
+    bodyLimit: int(env.KITTY_BODY_LIMIT, 1024 * 1024, 'KITTY_BODY_LIMIT'),
+    allowedHosts: (env.KITTY_ALLOWED_HOSTS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    logLevel: env.KITTY_LOG || 'warn',
+    scheduler: !/^(0|off|false|no)$/i.test(env.KITTY_SCHEDULER ?? ''),
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * The HTTP server: Fastify with Kitty's cross-cutting rules, then the adapters.
+ *
+ * Request flow (ARCHITECTURE.md): onRequest → request id → bearer authentication → rate limit
+ * → route (REST adapter / MCP adapter / metadata) → registry.callTool → tRPC middlewares
+ * (scope, idempotency + transaction) → tool handler. Every failure, including framework
+ * errors (bad JSON, 413, unknown route), leaves through one error handler as the envelope.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { ToolError, toErrorEnvelope, type AuthInfo, type Registry, type Services, type CallRequest } from '@kitty/core';
+import { registerRestRoutes } from '@kitty/rest-adapter';
+import { registerMcpRoutes } from '@kitty/mcp-adapter';
+import type { ApiKeyAuthenticator } from './auth.ts';
+import type { KittyRateLimiter } from './rate-limit.ts';
+import { registerMetadataRoutes } from './metadata.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    kittyAuth: AuthInfo | null;
+  }
+}
+
+export interface AppDeps {
+  registry: Registry;
+  services: Services;
+  authenticator: ApiKeyAuthenticator;
+  rateLimiter: KittyRateLimiter;
+  baseUrl: string;
+  bodyLimit: number;
+  allowedHosts: string[];
+  logLevel: string;
+}
+
+/** `WWW-Authenticate` for every 401 (RFC 6750 + RFC 9728 resource_metadata). */
+export function wwwAuthenticate(baseUrl: string, resourcePath = ''): string {
+  return `Bearer realm="kitty", resource_metadata="${baseUrl}/.well-known/oauth-protected-resource${resourcePath}", scope="svc:read svc:write"`;
+}
+
+function fastifyErrorToTool(err: { code?: string; statusCode?: number; message: string }): ToolError {
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return new ToolError('PAYLOAD_TOO_LARGE', 'The request body is too large.');
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.statusCode === 415) return new ToolError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+  if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new ToolError('VALIDATION_ERROR', 'Empty JSON body.', { details: { issues: [] } });
+  if (err.statusCode === 400) {
+    return new ToolError('VALIDATION_ERROR', `The body is not valid JSON: ${err.message}`, {
+      details: { issues: [{ path: '(root)', message: 'invalid JSON', code: 'invalid_json' }] },
+    });
+  }
+  if (err.statusCode === 405) return new ToolError('METHOD_NOT_ALLOWED', err.message);
+  return new ToolError('INTERNAL', 'An internal error occurred; nothing was changed.', { cause: err });
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logLevel === 'silent' ? false : { level: deps.logLevel },
+    bodyLimit: deps.bodyLimit,
+    genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
+    return503OnClosing: true,
+  });
+  app.decorateRequest('kittyAuth', null);
+
+  // JSON for every body; an empty body is "no arguments" (STACK-NOTES: Fastify rejects it otherwise).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (e) {
+      done(new ToolError('VALIDATION_ERROR', `The body is not valid JSON: ${(e as Error).message}`, {
+        details: { issues: [{ path: '(root)', message: 'invalid JSON', code: 'invalid_json' }] },
+      }), undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('X-Request-Id', req.id);
+    const authz = req.headers.authorization;
+    if (authz) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
+      if (!m) throw new ToolError('UNAUTHENTICATED', 'Authorization must be "Bearer <api key>".');
+      req.kittyAuth = await deps.authenticator.authenticate(m[1]!);
+    }
+    if (req.url.startsWith('/health')) return;
+    const decision = req.kittyAuth
+      ? await deps.rateLimiter.consume('user', req.kittyAuth.agentId)
+      : await deps.rateLimiter.consume('anon', req.ip);
+    reply.header('RateLimit-Policy', decision.policyHeader).header('RateLimit', decision.stateHeader);
+    if (!decision.allowed) {
+      throw new ToolError('RATE_LIMITED', `Too many requests; retry in ${decision.retryAfter} s.`, { retryAfter: decision.retryAfter });
+    }
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const tool = err instanceof ToolError ? err : (err as { name?: string }).name === 'ToolError' ? (err as ToolError) : fastifyErrorToTool(err as never);
+    const { status, body, error } = toErrorEnvelope(tool, req.id);
+    if (error.kittyCode === 'INTERNAL') req.log.error({ err: error.cause ?? err }, 'internal error');
+    if (status === 401) reply.header('WWW-Authenticate', wwwAuthenticate(deps.baseUrl, req.url.startsWith('/mcp') ? '/mcp' : ''));
+    if (error.retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(error.retryAfter)));
+    return reply.code(status).send(body);
+  });
+
+  app.setNotFoundHandler((req) => {
+    throw new ToolError('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}.`, {
+      suggestedAction: 'Tools are called with POST /v1/tools/{name}; list them with GET /v1/tools; see GET /openapi.json.',
+    });
+  });
+
+  const callRequest = (req: FastifyRequest): CallRequest => ({ services: deps.services, auth: req.kittyAuth, requestId: req.id });
+
+  app.get('/health', async () => ({ ok: true, data: { status: 'ok', tools_version: deps.registry.version } }));
+  await registerRestRoutes(app, { registry: deps.registry, callRequest, baseUrl: deps.baseUrl });
+  await registerMcpRoutes(app, {
+    registry: deps.registry,
+    callRequest,
+    baseUrl: deps.baseUrl,
+    allowedHosts: deps.allowedHosts,
+    wwwAuthenticate: wwwAuthenticate(deps.baseUrl, '/mcp'),
+  });
+  await registerMetadataRoutes(app, deps);
+  return app;
+}

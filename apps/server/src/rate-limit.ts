@@ -1,0 +1,59 @@
+/**
+ * Rate limits per credential, and per IP for anonymous calls (DESIGN.md §4 "Rate limits"),
+ * with rate-limiter-flexible: in memory by default, in Redis when REDIS_URL is set (shared by
+ * all instances; an in-memory insurance limiter takes over if Redis fails).
+ *
+ * Headers follow the IETF HTTPAPI draft "RateLimit header fields for HTTP":
+ *   RateLimit-Policy: "user";q=600;w=60        RateLimit: "user";r=599;t=42
+ */
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Redis } from 'ioredis';
+
+export interface RateDecision {
+  allowed: boolean;
+  /** Header values to send on every response. */
+  policyHeader: string;
+  stateHeader: string;
+  /** Seconds until a request is allowed again (when not allowed). */
+  retryAfter: number;
+}
+
+export interface RateLimiterOptions {
+  points: number;
+  anonPoints: number;
+  windowSeconds: number;
+  redis?: Redis | undefined;
+}
+
+export class KittyRateLimiter {
+  private readonly user: RateLimiterAbstract;
+  private readonly anon: RateLimiterAbstract;
+
+  constructor(private readonly opts: RateLimiterOptions) {
+    const make = (points: number, keyPrefix: string): RateLimiterAbstract => {
+      const memory = new RateLimiterMemory({ points, duration: opts.windowSeconds, keyPrefix });
+      return opts.redis
+        ? new RateLimiterRedis({ storeClient: opts.redis, points, duration: opts.windowSeconds, keyPrefix: `kitty:rl:${keyPrefix}`, insuranceLimiter: memory })
+        : memory;
+    };
+    this.user = make(opts.points, 'user');
+    this.anon = make(opts.anonPoints, 'anon');
+  }
+
+  /** Counts one request for `key` (agent id or IP). */
+  async consume(kind: 'user' | 'anon', key: string): Promise<RateDecision> {
+    const limiter = kind === 'user' ? this.user : this.anon;
+    const q = kind === 'user' ? this.opts.points : this.opts.anonPoints;
+    const policyHeader = `"${kind}";q=${q};w=${this.opts.windowSeconds}`;
+    try {
+      const res = await limiter.consume(key, 1);
+      return { allowed: true, policyHeader, stateHeader: `"${kind}";r=${res.remainingPoints};t=${Math.ceil(res.msBeforeNext / 1000)}`, retryAfter: 0 };
+    } catch (e) {
+      if (e instanceof RateLimiterRes) {
+        const t = Math.max(1, Math.ceil(e.msBeforeNext / 1000));
+        return { allowed: false, policyHeader, stateHeader: `"${kind}";r=0;t=${t}`, retryAfter: t };
+      }
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * What every tool call runs with. Built by apps/server per request (after authentication);
+ * the tRPC middlewares in trpc.ts fill `db` (a transaction for write tools).
+ * No HTTP or MCP types appear here: adapters translate their requests into this.
+ */
+import type { PrismaClient, Prisma } from '@kitty/db';
+import type { Pool } from 'pg';
+
+export type Db = Prisma.TransactionClient;
+
+export interface KittyConfig {
+  /** Public base URL, no trailing slash, e.g. "http://127.0.0.1:3000". */
+  baseUrl: string;
+  /** When true, register_agent requires a platform_invite_code from `platformInviteCodes`. */
+  inviteOnly: boolean;
+  platformInviteCodes: string[];
+}
+
+/** Long-lived dependencies shared by all calls. */
+export interface Services {
+  prisma: PrismaClient;
+  pool: Pool;
+  config: KittyConfig;
+  /** Current time; replaceable in tests. */
+  now: () => Date;
+  /** Called after an agent's API keys changed (rotation) so authentication caches drop them. */
+  onCredentialsChanged?: (agentId: string) => void;
+}
+
+/** The authenticated caller. */
+export interface AuthInfo {
+  agentId: string;
+  handle: string;
+  displayName: string;
+  /** e.g. ["svc:read","svc:write"] */
+  scopes: string[];
+  credential: 'api_key' | 'oauth';
+}
+
+/** Filled by the idempotency middleware for the adapter (e.g. an `Idempotent-Replayed` header). */
+export interface CallInfo {
+  replayed: boolean;
+}
+
+export interface ToolContext {
+  services: Services;
+  auth: AuthInfo | null;
+  /** Request id echoed in every response and error envelope. */
+  requestId: string;
+  /** The `Idempotency-Key` header, if the transport had one. */
+  idempotencyKeyHeader?: string | undefined;
+  /** Database handle for the handler: the root client for reads, the call's transaction for writes. */
+  db: Db;
+  call: CallInfo;
+}
+
+/** The authenticated agent or UNAUTHENTICATED (tools that need auth get a non-null auth from the middleware). */
+export type AuthedContext = ToolContext & { auth: AuthInfo };

@@ -1,0 +1,150 @@
+/**
+ * Invite projection, status and the join rule shared by join_group and register_agent
+ * (interface-spec "Membership" and "Invite status"; issue 4 "Invite status transitions").
+ */
+import { z } from 'zod';
+import type { Db } from '../context.ts';
+import { ToolError } from '../errors.ts';
+import { uuid, timestamp, agentRef } from '../text.ts';
+import { toAgentRef, AGENT_REF_SELECT } from './agents.ts';
+import { inviteCodeKey, inviteUrl } from './invite-codes.ts';
+import { toGroupSummary } from './groups.ts';
+import { appendActivity } from './activity.ts';
+import { notifyAll, resolveAction } from './inbox.ts';
+
+export const INVITE_STATUSES = ['active', 'revoked', 'declined', 'expired', 'exhausted'] as const;
+export type InviteStatus = (typeof INVITE_STATUSES)[number];
+
+export const inviteSchema = z.object({
+  invite_id: uuid,
+  group_id: uuid,
+  group_name: z.string(),
+  code: z.string().describe('Four lowercase words joined by dashes (legacy invites: inv_ + base32).'),
+  url: z.string().describe('Self-describing invite URL; GET it for a description of the invite.'),
+  created_by: agentRef,
+  target: agentRef.nullable(),
+  note: z.string().nullable(),
+  expires_at: timestamp,
+  max_uses: z.number().int(),
+  uses: z.number().int(),
+  status: z.enum(INVITE_STATUSES),
+  created_at: timestamp,
+});
+
+export const INVITE_INCLUDE = {
+  group: { select: { name: true } },
+  createdBy: { select: AGENT_REF_SELECT },
+  target: { select: AGENT_REF_SELECT },
+} as const;
+
+interface InviteRow {
+  id: string;
+  groupId: string;
+  code: string;
+  status: string;
+  expiresAt: Date;
+  maxUses: number;
+  uses: number;
+  note: string | null;
+  createdAt: Date;
+  group: { name: string };
+  createdBy: { id: string; handle: string; displayName: string };
+  target: { id: string; handle: string; displayName: string } | null;
+}
+
+/** Stored status plus the derived ones: exhausted when uses reach max_uses, expired after expires_at. */
+export function effectiveStatus(inv: { status: string; uses: number; maxUses: number; expiresAt: Date }, now: Date): InviteStatus {
+  if (inv.status === 'revoked' || inv.status === 'declined') return inv.status;
+  if (inv.uses >= inv.maxUses) return 'exhausted';
+  if (inv.expiresAt.getTime() <= now.getTime()) return 'expired';
+  return 'active';
+}
+
+export function toInvite(inv: InviteRow, baseUrl: string, now: Date) {
+  return {
+    invite_id: inv.id,
+    group_id: inv.groupId,
+    group_name: inv.group.name,
+    code: inv.code,
+    url: inviteUrl(baseUrl, inv.code),
+    created_by: toAgentRef(inv.createdBy),
+    target: inv.target ? toAgentRef(inv.target) : null,
+    note: inv.note,
+    expires_at: inv.expiresAt.toISOString(),
+    max_uses: inv.maxUses,
+    uses: inv.uses,
+    status: effectiveStatus(inv, now),
+    created_at: inv.createdAt.toISOString(),
+  };
+}
+
+/** Finds an invite by anything pasted (code in any case/spacing, or URL). NOT_FOUND when none. Locks it with `lock`. */
+export async function findInviteByCode(db: Db, pasted: string, opts: { lock?: boolean } = {}) {
+  const key = inviteCodeKey(pasted);
+  if (opts.lock) await db.$executeRaw`SELECT 1 FROM invites WHERE code_key = ${key} FOR UPDATE`;
+  const invite = await db.invite.findUnique({ where: { codeKey: key }, include: INVITE_INCLUDE });
+  if (!invite) {
+    throw new ToolError('NOT_FOUND', 'No invite has this code.', {
+      details: { code: pasted },
+      suggestedAction: 'Check the code (four words joined by dashes) or ask the inviter for a new invite.',
+    });
+  }
+  return invite;
+}
+
+/**
+ * Joins the group of the invite `pasted` as `agentId` (interface-spec "Membership").
+ * Already a member → unchanged, `already_member: true`, the invite is not consumed.
+ * Errors: NOT_FOUND (no such code), FORBIDDEN (targeted at another agent),
+ * INVITE_UNAVAILABLE with details.status (revoked | declined | expired | exhausted), GROUP_ARCHIVED.
+ */
+export async function joinWithInvite(db: Db, agentId: string, pasted: string, now: Date) {
+  const invite = await findInviteByCode(db, pasted, { lock: true });
+  await db.$executeRaw`SELECT 1 FROM groups WHERE id = ${invite.groupId}::uuid FOR UPDATE`;
+  const group = await db.group.findUniqueOrThrow({ where: { id: invite.groupId } });
+  const existing = await db.membership.findUnique({ where: { groupId_agentId: { groupId: group.id, agentId } } });
+  if (existing && !existing.leftAt) {
+    return { group: toGroupSummary(group, existing), membership: { role: existing.role as 'admin' | 'member', joined_at: existing.joinedAt.toISOString() }, already_member: true, invite };
+  }
+  if (invite.target && invite.target.id !== agentId) {
+    throw new ToolError('FORBIDDEN', 'This invite is for another agent.', { suggestedAction: 'Ask the inviter for an invite of your own.' });
+  }
+  const status = effectiveStatus(invite, now);
+  if (status !== 'active') {
+    throw new ToolError('INVITE_UNAVAILABLE', `This invite is ${status}.`, { details: { status, invite_id: invite.id } });
+  }
+  if (group.archivedAt) throw new ToolError('GROUP_ARCHIVED', 'This group is archived; it takes no new members.', { details: { group_id: group.id } });
+
+  const membership = existing
+    ? await db.membership.update({
+        where: { groupId_agentId: { groupId: group.id, agentId } },
+        data: { leftAt: null, joinedAt: now, role: 'member' },
+      })
+    : await db.membership.create({ data: { groupId: group.id, agentId, role: 'member', joinedAt: now } });
+  await db.invite.update({ where: { id: invite.id }, data: { uses: { increment: 1 } } });
+  const updated = await db.group.update({ where: { id: group.id }, data: { memberCount: { increment: 1 } } });
+  const joiner = await db.agent.findUniqueOrThrow({ where: { id: agentId }, select: AGENT_REF_SELECT });
+  await appendActivity(db, {
+    groupId: group.id,
+    actorId: agentId,
+    action: 'member.joined',
+    entityType: 'member',
+    entityId: agentId,
+    after: { role: 'member', invite_id: invite.id },
+  });
+  const others = await db.membership.findMany({ where: { groupId: group.id, leftAt: null }, select: { agentId: true } });
+  await notifyAll(db, others.map((o) => o.agentId), agentId, {
+    kind: 'member_joined',
+    text: `@${joiner.handle} joined "${group.name}"`,
+    entityType: 'group',
+    entityId: group.id,
+    groupId: group.id,
+  });
+  await resolveAction(db, { entityType: 'invite', entityId: invite.id, agentId });
+  return {
+    group: toGroupSummary(updated, membership),
+    membership: { role: membership.role as 'admin' | 'member', joined_at: membership.joinedAt.toISOString() },
+    already_member: false,
+    invite,
+  };
+}

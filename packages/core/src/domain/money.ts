@@ -1,0 +1,71 @@
+/**
+ * Currencies and money formatting (DESIGN.md §2). Amounts are integer minor units; the
+ * exponent per currency comes from the ISO 4217 data of the `currency-codes` package (not a
+ * hand-typed table); formatted strings come from Intl.NumberFormat.
+ */
+import cc from 'currency-codes';
+import { ToolError } from '../errors.ts';
+
+export interface CurrencyInfo {
+  code: string;
+  name: string;
+  /** ISO 4217 minor-unit exponent: JPY 0, EUR 2, BHD 3. */
+  minor_unit_exponent: number;
+  numeric_code: string;
+}
+
+// Funds, precious metals and testing codes have no minor unit ("N.A." → NaN digits) and are not money for a ledger.
+const NON_MONEY = new Set(['XAU', 'XAG', 'XPT', 'XPD', 'XTS', 'XXX', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 'XSU', 'XUA']);
+
+const byCode = new Map<string, CurrencyInfo>();
+for (const r of cc.data) {
+  if (NON_MONEY.has(r.code) || !Number.isInteger(r.digits)) continue;
+  byCode.set(r.code, { code: r.code, name: r.currency, minor_unit_exponent: r.digits, numeric_code: r.number });
+}
+
+/** All ISO 4217 currencies usable by a group, sorted by code. */
+export const CURRENCIES: readonly CurrencyInfo[] = [...byCode.values()].sort((a, b) => a.code.localeCompare(b.code));
+/** Publication date of the ISO 4217 list the data comes from. */
+export const CURRENCY_DATA_DATE: string = cc.publishDate;
+
+export function currencyInfo(code: string): CurrencyInfo | undefined {
+  return byCode.get(code);
+}
+
+/** The currency or VALIDATION_ERROR naming `field`. */
+export function requireCurrency(code: string, field = 'currency'): CurrencyInfo {
+  const info = byCode.get(code);
+  if (!info) {
+    throw new ToolError('VALIDATION_ERROR', `${field}: "${code}" is not an ISO 4217 currency code`, {
+      details: { issues: [{ path: field, message: `"${code}" is not an ISO 4217 currency code; see list_currencies`, code: 'unknown_currency' }] },
+      suggestedAction: 'Use a code from list_currencies, e.g. EUR, USD, JPY.',
+    });
+  }
+  return info;
+}
+
+const formatters = new Map<string, Intl.NumberFormat>();
+
+/** Formats minor units as a display string, e.g. (-1234, "EUR") → "-€12.34". Exact for |minor| ≤ 2^53. */
+export function formatMinor(minor: number | bigint, currency: string): string {
+  const exp = byCode.get(currency)?.minor_unit_exponent ?? 2;
+  let f = formatters.get(currency);
+  if (!f) {
+    f = new Intl.NumberFormat('en-US', { style: 'currency', currency, minimumFractionDigits: exp, maximumFractionDigits: exp });
+    formatters.set(currency, f);
+  }
+  const big = BigInt(minor);
+  const neg = big < 0n;
+  const abs = neg ? -big : big;
+  const scale = 10n ** BigInt(exp);
+  // Intl formats a decimal string exactly (no float rounding) when given a string.
+  const str = exp === 0 ? abs.toString() : `${abs / scale}.${(abs % scale).toString().padStart(exp, '0')}`;
+  return f.format(((neg ? '-' : '') + str) as unknown as number);
+}
+
+/** BigInt from the database → number for JSON; refuses values beyond 2^53 instead of rounding. */
+export function toNumber(v: bigint | number): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n)) throw new ToolError('INTERNAL', 'amount exceeds the exact integer range');
+  return n;
+}

@@ -1,0 +1,187 @@
+/**
+ * The one error type of Kitty and its code table (DESIGN.md §4, interface-spec "Errors").
+ *
+ * Every failure, on REST and MCP alike, becomes the envelope
+ * `{ ok:false, error:{ code, message, suggested_action, details?, retry_after? }, request_id }`.
+ * The HTTP status and the MCP projection follow `code` through ERROR_TABLE; a test pins it.
+ */
+import { TRPCError } from '@trpc/server';
+
+type TrpcCode = ConstructorParameters<typeof TRPCError>[0]['code'];
+
+/** code → HTTP status → tRPC code → how MCP carries it. */
+export const ERROR_TABLE = {
+  VALIDATION_ERROR: { status: 400, trpc: 'BAD_REQUEST', mcp: 'tool_error' },
+  UNAUTHENTICATED: { status: 401, trpc: 'UNAUTHORIZED', mcp: 'tool_error' },
+  FORBIDDEN: { status: 403, trpc: 'FORBIDDEN', mcp: 'tool_error' },
+  NOT_FOUND: { status: 404, trpc: 'NOT_FOUND', mcp: 'tool_error' },
+  METHOD_NOT_ALLOWED: { status: 405, trpc: 'METHOD_NOT_SUPPORTED', mcp: 'tool_error' },
+  // 409 family: the request was understood but conflicts with the current state.
+  HANDLE_TAKEN: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  IDEMPOTENCY_KEY_REUSED: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  IDEMPOTENCY_REPLAY_UNAVAILABLE: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  REQUEST_IN_PROGRESS: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  NOT_SETTLED: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  GROUP_ARCHIVED: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  INVITE_UNAVAILABLE: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  NOT_A_CONTACT: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  ALREADY_EXISTS: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  LAST_ADMIN: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  INVALID_STATE: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  PAYLOAD_TOO_LARGE: { status: 413, trpc: 'PAYLOAD_TOO_LARGE', mcp: 'tool_error' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, trpc: 'UNSUPPORTED_MEDIA_TYPE', mcp: 'tool_error' },
+  RATE_LIMITED: { status: 429, trpc: 'TOO_MANY_REQUESTS', mcp: 'tool_error' },
+  INTERNAL: { status: 500, trpc: 'INTERNAL_SERVER_ERROR', mcp: 'tool_error' },
+  SERVICE_UNAVAILABLE: { status: 503, trpc: 'INTERNAL_SERVER_ERROR', mcp: 'tool_error' },
+} as const satisfies Record<string, { status: number; trpc: TrpcCode; mcp: 'tool_error' }>;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+export const ERROR_CODES = Object.keys(ERROR_TABLE) as ErrorCode[];
+
+/** A field problem inside VALIDATION_ERROR `details.issues`. `path` is dotted ("payers.0.amount_minor"). */
+export interface ValidationIssue {
+  path: string;
+  message: string;
+  code?: string;
+}
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  suggested_action: string;
+  details?: Record<string, unknown>;
+  retry_after?: number;
+}
+
+const DEFAULT_ACTION: Record<ErrorCode, string> = {
+  VALIDATION_ERROR: 'Fix the fields listed in details.issues and call again.',
+  UNAUTHENTICATED: 'Send "Authorization: Bearer <api key>"; register with register_agent to get one.',
+  FORBIDDEN: 'This credential or agent may not do this; see details.',
+  NOT_FOUND: 'Check the identifier; list the resources you can see with the matching list_* tool.',
+  METHOD_NOT_ALLOWED: 'Use the method shown in GET /openapi.json.',
+  HANDLE_TAKEN: 'Pick another handle.',
+  IDEMPOTENCY_KEY_REUSED: 'Use a new idempotency_key for a different call; reuse a key only to retry the identical call.',
+  IDEMPOTENCY_REPLAY_UNAVAILABLE: 'This call is never replayed; use a new idempotency_key to do it again.',
+  REQUEST_IN_PROGRESS: 'The same call is still running; retry after retry_after seconds with the same idempotency_key.',
+  NOT_SETTLED: 'Settle up first: see get_balances and suggest_settlements.',
+  GROUP_ARCHIVED: 'The group is archived for good; create a new group.',
+  INVITE_UNAVAILABLE: 'Ask the inviter for a new invite.',
+  NOT_A_CONTACT: 'Add the agent as a contact with add_contact first.',
+  ALREADY_EXISTS: 'It already exists; read it instead of creating it.',
+  LAST_ADMIN: 'Make another member admin first with set_member_role.',
+  INVALID_STATE: 'The resource is not in a state that allows this; read it again.',
+  PAYLOAD_TOO_LARGE: 'Send a smaller body.',
+  UNSUPPORTED_MEDIA_TYPE: 'Send Content-Type: application/json.',
+  RATE_LIMITED: 'Wait retry_after seconds, then retry with the same idempotency_key.',
+  INTERNAL: 'Retry later with the same idempotency_key; report the request_id if it persists.',
+  SERVICE_UNAVAILABLE: 'Retry later with the same idempotency_key.',
+};
+
+/**
+ * The only error tools throw. Extends TRPCError so tRPC keeps it intact through callers.
+ * @param code    a key of ERROR_TABLE
+ * @param message what went wrong, for the agent
+ * @param opts.suggestedAction what to do next (defaults per code)
+ * @param opts.details extra machine-readable facts (`issues` for VALIDATION_ERROR)
+ * @param opts.retryAfter seconds to wait before retrying
+ */
+export class ToolError extends TRPCError {
+  readonly kittyCode: ErrorCode;
+  readonly suggestedAction: string;
+  readonly details?: Record<string, unknown>;
+  readonly retryAfter?: number;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    opts: { suggestedAction?: string; details?: Record<string, unknown>; retryAfter?: number; cause?: unknown } = {},
+  ) {
+    super({ code: ERROR_TABLE[code].trpc, message, cause: opts.cause });
+    this.name = 'ToolError';
+    this.kittyCode = code;
+    this.suggestedAction = opts.suggestedAction ?? DEFAULT_ACTION[code];
+    if (opts.details !== undefined) this.details = opts.details;
+    if (opts.retryAfter !== undefined) this.retryAfter = opts.retryAfter;
+  }
+
+  get status(): number {
+    return ERROR_TABLE[this.kittyCode].status;
+  }
+
+  toBody(): ErrorBody {
+    const body: ErrorBody = { code: this.kittyCode, message: this.message, suggested_action: this.suggestedAction };
+    if (this.details !== undefined) body.details = this.details;
+    if (this.retryAfter !== undefined) body.retry_after = this.retryAfter;
+    return body;
+  }
+}
+
+/** VALIDATION_ERROR naming one field. */
+export function validationError(path: string, message: string, code = 'invalid'): ToolError {
+  return new ToolError('VALIDATION_ERROR', `${path}: ${message}`, { details: { issues: [{ path, message, code }] } });
+}
+
+/** Turns a zod error's issues into `details.issues`. */
+export function issuesFromZod(issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string }>): ValidationIssue[] {
+  return issues.map((i) => ({
+    path: i.path.length ? i.path.map(String).join('.') : '(root)',
+    message: i.message,
+    ...(i.code ? { code: i.code } : {}),
+  }));
+}
+
+function isZodError(e: unknown): e is { issues: Array<{ path: PropertyKey[]; message: string; code?: string }> } {
+  return typeof e === 'object' && e !== null && Array.isArray((e as { issues?: unknown }).issues);
+}
+
+/** Prisma/pg errors that mean "try again" rather than "bug": serialization failures, deadlocks, pool waits. */
+function isTransient(e: unknown): boolean {
+  const anyE = e as { code?: string; message?: string; cause?: unknown } | null;
+  if (!anyE) return false;
+  const code = anyE.code ?? '';
+  if (['40001', '40P01', '55P03', 'P2034', 'P2024', 'P2028'].includes(code)) return true;
+  const msg = String(anyE.message ?? '');
+  if (/could not serialize|deadlock detected|Transaction API error|Unable to start a transaction|timed out fetching a new connection/i.test(msg)) return true;
+  return anyE.cause ? isTransient(anyE.cause) : false;
+}
+
+/**
+ * Normalises anything thrown during a tool call into a ToolError.
+ * Zod errors → VALIDATION_ERROR with issues; transient DB contention → SERVICE_UNAVAILABLE with retry_after;
+ * anything else → INTERNAL (the original is kept as `cause` for logs, never sent out).
+ */
+export function toToolError(e: unknown): ToolError {
+  if (e instanceof ToolError) return e;
+  if (e instanceof TRPCError) {
+    if (e.cause instanceof ToolError) return e.cause;
+    if (isZodError(e.cause)) {
+      const issues = issuesFromZod(e.cause.issues);
+      return new ToolError('VALIDATION_ERROR', `Invalid arguments: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+        details: { issues },
+      });
+    }
+    if (e.code === 'NOT_FOUND') return new ToolError('NOT_FOUND', e.message);
+    if (e.code === 'BAD_REQUEST') return new ToolError('VALIDATION_ERROR', e.message, { details: { issues: [] } });
+    if (e.cause) return toToolError(e.cause);
+  }
+  if (isZodError(e)) {
+    const issues = issuesFromZod(e.issues);
+    return new ToolError('VALIDATION_ERROR', `Invalid arguments: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { details: { issues } });
+  }
+  if (isTransient(e)) {
+    return new ToolError('SERVICE_UNAVAILABLE', 'The database is busy with conflicting work; nothing was changed.', { retryAfter: 1, cause: e });
+  }
+  return new ToolError('INTERNAL', 'An internal error occurred; nothing was changed.', { cause: e });
+}
+
+/** The error envelope of interface-spec "Errors", shared by REST and MCP. */
+export interface ErrorEnvelope {
+  ok: false;
+  error: ErrorBody;
+  request_id: string;
+}
+
+export function toErrorEnvelope(e: unknown, requestId: string): { status: number; body: ErrorEnvelope; error: ToolError } {
+  const err = toToolError(e);
+  return { status: err.status, body: { ok: false, error: err.toBody(), request_id: requestId }, error: err };
+}

@@ -1,0 +1,10 @@
+export * from './errors.ts';
+export * from './context.ts';
+export * from './meta.ts';
+export * from './registry.ts';
+export { appRouter, type AppRouter } from './tools/index.ts';
+export { generateApiKey, digestApiKey, isWellFormedApiKey, API_KEY_PREFIX, ROTATION_GRACE_SECONDS } from './domain/api-keys.ts';
+export { inviteCodeKey } from './domain/invite-codes.ts';
+export { findInviteByCode, toInvite, effectiveStatus } from './domain/invites.ts';
+export { CURRENCIES, currencyInfo, formatMinor } from './domain/money.ts';
+export { requestHash } from './trpc.ts';

@@ -1,0 +1,4 @@
+export { register_agent } from './register_agent.ts';
+export { get_me } from './get_me.ts';
+export { update_me } from './update_me.ts';
+export { rotate_api_key } from './rotate_api_key.ts';

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { Prisma } from '@kitty/db';
+import { writeTool } from '../../trpc.ts';
+import { WRITE } from '../../meta.ts';
+import { ToolError } from '../../errors.ts';
+import { handle, displayName, description, text, output } from '../../text.ts';
+import { agentSchema, toAgent } from '../../domain/agents.ts';
+import { generateApiKey, API_KEY_SCOPES } from '../../domain/api-keys.ts';
+import { groupSummarySchema } from '../../domain/groups.ts';
+import { joinWithInvite } from '../../domain/invites.ts';
+
+export const register_agent = writeTool
+  .meta({
+    area: 'account',
+    title: 'Register an agent',
+    description:
+      'Creates an agent identity and returns its API key ONCE (send it later as "Authorization: Bearer <api_key>"; scopes svc:read svc:write). ' +
+      'No credential needed; not idempotent by key (a retry after success gives HANDLE_TAKEN). ' +
+      'With invite_code (8-64 chars, a code or pasted invite link) it also joins that group and returns joined_group. ' +
+      'On invite-only deployments platform_invite_code is required. ' +
+      'Errors: HANDLE_TAKEN (409) when the handle exists; FORBIDDEN when invite-only and the platform code is missing or wrong; ' +
+      'NOT_FOUND / INVITE_UNAVAILABLE / GROUP_ARCHIVED for a bad invite_code (then nothing is created). Source: interface-spec "register_agent".',
+    kind: 'write',
+    auth: 'none',
+    idempotency: 'none',
+    annotations: { ...WRITE, idempotentHint: false },
+    errors: ['HANDLE_TAKEN', 'NOT_FOUND', 'INVITE_UNAVAILABLE', 'GROUP_ARCHIVED'],
+  })
+  .input(
+    z.strictObject({
+      handle: handle.describe('Unique, lowercase, 3-32 chars, ^[a-z0-9][a-z0-9_-]{2,31}$; cannot change later.'),
+      display_name: displayName.describe('1-80 chars, no control characters.'),
+      description: description.optional().describe('0-500 chars, no control characters.'),
+      invite_code: z.string().min(8).max(64).optional().describe('Invite code or link: registers and joins that group in one call.'),
+      platform_invite_code: text(1, 200, 'platform_invite_code').optional().describe('Needed when the deployment is invite-only.'),
+    }),
+  )
+  .output(
+    output({
+      agent: agentSchema,
+      api_key: z.string().describe('Shown only once; store it now.'),
+      joined_group: groupSummarySchema.optional(),
+    }),
+  )
+  .mutation(async ({ ctx, input }) => {
+    const { config } = ctx.services;
+    if (config.inviteOnly && (!input.platform_invite_code || !config.platformInviteCodes.includes(input.platform_invite_code))) {
+      throw new ToolError('FORBIDDEN', 'This deployment is invite-only: a valid platform_invite_code is required.', {
+        details: { field: 'platform_invite_code' },
+        suggestedAction: "Ask the operator of this Kitty deployment for a platform invite code.",
+      });
+    }
+    if (await ctx.db.agent.findUnique({ where: { handle: input.handle }, select: { id: true } })) {
+      throw new ToolError('HANDLE_TAKEN', `The handle "${input.handle}" is taken.`, { details: { handle: input.handle } });
+    }
+    let agent;
+    try {
+      agent = await ctx.db.agent.create({
+        data: { handle: input.handle, displayName: input.display_name, description: input.description || null },
+      });
+    } catch (e) {
+      if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') {
+        throw new ToolError('HANDLE_TAKEN', `The handle "${input.handle}" is taken.`, { details: { handle: input.handle } });
+      }
+      throw e;
+    }
+    const key = generateApiKey();
+    await ctx.db.apiKey.create({ data: { agentId: agent.id, digest: key.digest, prefix: key.prefix, scopes: [...API_KEY_SCOPES] } });
+    const joined = input.invite_code ? await joinWithInvite(ctx.db, agent.id, input.invite_code, ctx.services.now()) : undefined;
+    return {
+      agent: toAgent(agent),
+      api_key: key.key,
+      ...(joined ? { joined_group: joined.group } : {}),
+      suggested_next: joined
+        ? [`get_group: see the members and balances of "${joined.group.name}"`, `add_expense: record an expense in "${joined.group.name}"`]
+        : ['create_group: start a shared-expense group', 'join_group: join a group with an invite code', 'get_me: see your profile and groups'],
+    };
+  });

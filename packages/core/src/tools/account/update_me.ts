@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { writeTool } from '../../trpc.ts';
+import { WRITE } from '../../meta.ts';
+import { displayName, description, idempotencyKey, output } from '../../text.ts';
+import { agentSchema, toAgent } from '../../domain/agents.ts';
+
+export const update_me = writeTool
+  .meta({
+    area: 'account',
+    title: 'Update my profile',
+    description:
+      'Changes display_name (1-80) and/or description (0-500; "" clears it). The handle cannot change. Idempotent by key. Source: interface-spec "update_me".',
+    kind: 'write',
+    annotations: WRITE,
+    errors: ['IDEMPOTENCY_KEY_REUSED'],
+  })
+  .input(z.strictObject({ display_name: displayName.optional(), description: description.optional(), idempotency_key: idempotencyKey }))
+  .output(output({ agent: agentSchema }))
+  .mutation(async ({ ctx, input }) => {
+    const agent = await ctx.db.agent.update({
+      where: { id: ctx.auth!.agentId },
+      data: {
+        ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
+        ...(input.description !== undefined ? { description: input.description || null } : {}),
+      },
+    });
+    return { agent: toAgent(agent), suggested_next: ['get_me: see your profile and groups'] };
+  });

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { writeTool } from '../../trpc.ts';
+import { DESTRUCTIVE } from '../../meta.ts';
+import { ToolError } from '../../errors.ts';
+import { uuid, idempotencyKey, output } from '../../text.ts';
+import { groupDetailSchema, toGroupDetail, requireMembership, assertAdmin, GROUP_DETAIL_INCLUDE } from '../../domain/groups.ts';
+import { appendActivity } from '../../domain/activity.ts';
+import { notifyAll } from '../../domain/inbox.ts';
+import { toNumber } from '../../domain/money.ts';
+
+export const archive_group = writeTool
+  .meta({
+    area: 'groups',
+    title: 'Archive a group for good',
+    description:
+      'Archives the group irreversibly: it stays readable, rejects new expenses, payments and members, and is hidden from list_groups unless include_archived. ' +
+      'Admins only. Requires every member settled: all balances zero and no pending payments (interface-spec "Group archival"); otherwise NOT_SETTLED (409) ' +
+      'with details.unsettled listing who is not. Archiving an archived group returns it unchanged.',
+    kind: 'write',
+    annotations: DESTRUCTIVE,
+    errors: ['NOT_FOUND', 'NOT_SETTLED', 'IDEMPOTENCY_KEY_REUSED'],
+  })
+  .input(z.strictObject({ group_id: uuid, idempotency_key: idempotencyKey }))
+  .output(output({ group: groupDetailSchema }))
+  .mutation(async ({ ctx, input }) => {
+    const agentId = ctx.auth!.agentId;
+    const { group, membership } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
+    assertAdmin(membership, 'archive the group');
+    if (group.archivedAt) return { group: toGroupDetail(group, membership), suggested_next: ['list_groups: include_archived true shows archived groups'] };
+    const members = await ctx.db.membership.findMany({
+      where: { groupId: group.id, leftAt: null },
+      include: { agent: { select: { handle: true } } },
+    });
+    const unsettled = members.filter((m) => m.balanceMinor !== 0n || m.pendingCount > 0);
+    if (unsettled.length) {
+      throw new ToolError('NOT_SETTLED', 'Every member must be settled (zero balance, no pending payments) before the group can be archived.', {
+        details: {
+          unsettled: unsettled.map((m) => ({ handle: m.agent.handle, balance_minor: toNumber(m.balanceMinor), pending_payments: m.pendingCount })),
+        },
+        suggestedAction: 'Use suggest_settlements and record_payment until every balance is zero and no payment is pending.',
+      });
+    }
+    const archived = await ctx.db.group.update({ where: { id: group.id }, data: { archivedAt: ctx.services.now() }, include: GROUP_DETAIL_INCLUDE });
+    await ctx.db.invite.updateMany({ where: { groupId: group.id, status: 'active' }, data: { status: 'revoked' } });
+    await appendActivity(ctx.db, { groupId: group.id, actorId: agentId, action: 'group.archived', entityType: 'group', entityId: group.id, before: { archived: false }, after: { archived: true } });
+    await notifyAll(ctx.db, members.map((m) => m.agentId), agentId, {
+      kind: 'group_archived',
+      text: `"${group.name}" was archived`,
+      entityType: 'group',
+      entityId: group.id,
+      groupId: group.id,
+    });
+    return { group: toGroupDetail(archived, membership), suggested_next: ['list_groups: include_archived true shows archived groups', 'create_group: start a new group'] };
+  });

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { writeTool } from '../../trpc.ts';
+import { DESTRUCTIVE } from '../../meta.ts';
+import { ToolError } from '../../errors.ts';
+import { uuid, idempotencyKey, output } from '../../text.ts';
+import { requireMembership } from '../../domain/groups.ts';
+import { appendActivity } from '../../domain/activity.ts';
+import { notifyAll } from '../../domain/inbox.ts';
+import { toNumber } from '../../domain/money.ts';
+
+export const leave_group = writeTool
+  .meta({
+    area: 'groups',
+    title: 'Leave a group',
+    description:
+      "Leaves the group. Requires the caller's balance to be zero and no pending payment involving the caller (interface-spec \"Membership\"); " +
+      'otherwise NOT_SETTLED (409) with the balance in details. If the caller is the last admin, the longest-standing remaining member becomes admin, ' +
+      'so a group always keeps an admin. A direct ledger cannot be left (INVALID_STATE).',
+    kind: 'write',
+    annotations: DESTRUCTIVE,
+    errors: ['NOT_FOUND', 'NOT_SETTLED', 'INVALID_STATE', 'IDEMPOTENCY_KEY_REUSED'],
+  })
+  .input(z.strictObject({ group_id: uuid, idempotency_key: idempotencyKey }))
+  .output(output({ ok: z.literal(true) }))
+  .mutation(async ({ ctx, input }) => {
+    const agentId = ctx.auth!.agentId;
+    const { group, membership } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
+    if (group.kind === 'direct') throw new ToolError('INVALID_STATE', 'A direct ledger cannot be left; settle it and archive it instead.');
+    if (membership.balanceMinor !== 0n || membership.pendingCount > 0) {
+      throw new ToolError('NOT_SETTLED', 'You can leave only with a zero balance and no pending payments.', {
+        details: { balance_minor: toNumber(membership.balanceMinor), pending_payments: membership.pendingCount },
+        suggestedAction: 'Use suggest_settlements and record_payment to settle, and resolve pending payments first.',
+      });
+    }
+    const now = ctx.services.now();
+    await ctx.db.membership.update({ where: { groupId_agentId: { groupId: group.id, agentId } }, data: { leftAt: now } });
+    await ctx.db.group.update({ where: { id: group.id }, data: { memberCount: { decrement: 1 } } });
+    const remaining = await ctx.db.membership.findMany({ where: { groupId: group.id, leftAt: null }, orderBy: { joinedAt: 'asc' } });
+    if (membership.role === 'admin' && remaining.length > 0 && !remaining.some((m) => m.role === 'admin')) {
+      const heir = remaining[0]!;
+      await ctx.db.membership.update({ where: { groupId_agentId: { groupId: group.id, agentId: heir.agentId } }, data: { role: 'admin' } });
+      await appendActivity(ctx.db, { groupId: group.id, actorId: agentId, action: 'member.role_changed', entityType: 'member', entityId: heir.agentId, before: { role: 'member' }, after: { role: 'admin' } });
+    }
+    await appendActivity(ctx.db, { groupId: group.id, actorId: agentId, action: 'member.left', entityType: 'member', entityId: agentId, before: { role: membership.role } });
+    await notifyAll(ctx.db, remaining.map((m) => m.agentId), agentId, {
+      kind: 'member_left',
+      text: `@${ctx.auth!.handle} left "${group.name}"`,
+      entityType: 'group',
+      entityId: group.id,
+      groupId: group.id,
+    });
+    return { ok: true as const, suggested_next: ['list_groups: see the groups you are still in'] };
+  });

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { readTool } from '../../trpc.ts';
+import { READ } from '../../meta.ts';
+import { cursor, limit, output } from '../../text.ts';
+import { groupSummarySchema, toGroupSummary } from '../../domain/groups.ts';
+import { decodeCursor, encodeCursor } from '../../domain/cursor.ts';
+
+export const list_groups = readTool
+  .meta({
+    area: 'groups',
+    title: 'List my groups',
+    description:
+      "Lists the caller's groups, newest first (by creation), with my_balance_minor (minor units). Archived groups are hidden unless include_archived is true. " +
+      'Paginate with limit (1-100, default 20) and the next_cursor of the previous page (null at the end). Source: interface-spec "list_groups".',
+    kind: 'read',
+    annotations: READ,
+    errors: [],
+  })
+  .input(z.strictObject({ include_archived: z.boolean().optional(), cursor: cursor.optional(), limit: limit.optional() }))
+  .output(output({ groups: z.array(groupSummarySchema), next_cursor: z.string().nullable() }))
+  .query(async ({ ctx, input }) => {
+    const take = input.limit ?? 20;
+    const after = input.cursor ? decodeCursor(input.cursor) : null;
+    const rows = await ctx.db.membership.findMany({
+      where: {
+        agentId: ctx.auth!.agentId,
+        leftAt: null,
+        group: {
+          ...(input.include_archived ? {} : { archivedAt: null }),
+          ...(after ? { OR: [{ createdAt: { lt: after.t } }, { createdAt: after.t, id: { lt: after.id } }] } : {}),
+        },
+      },
+      include: { group: true },
+      orderBy: [{ group: { createdAt: 'desc' } }, { group: { id: 'desc' } }],
+      take: take + 1,
+    });
+    const page = rows.slice(0, take);
+    const last = page[page.length - 1];
+    const next_cursor = rows.length > take && last ? encodeCursor(last.group.createdAt, last.group.id) : null;
+    return {
+      groups: page.map((m) => toGroupSummary(m.group, m)),
+      next_cursor,
+      suggested_next: next_cursor
+        ? ['list_groups: pass next_cursor for the next page']
+        : page.length
+          ? ['get_group: open a group to see members and balances']
+          : ['create_group: start a shared-expense group', 'join_group: join with an invite code'],
+    };
+  });

@@ -1,0 +1,17 @@
+/**
+ * @kitty/db: Prisma Client, migrations, embedded PostgreSQL and test databases.
+ *
+ * Re-exports the generated client (src/generated/prisma, produced by `pnpm generate`, also run
+ * on postinstall): `PrismaClient`, the `Prisma` namespace (errors, input types, `Prisma.sql`…),
+ * `$Enums`, and one type per model (`Agent`, `ApiKey`, `Group`, `Expense`, …).
+ */
+export * from './generated/prisma/client.ts';
+export { createDb, type Db } from './client.ts';
+export {
+  applyMigrations,
+  checkMigrations,
+  createMigration,
+  type MigrationPaths,
+} from './migrate.ts';
+export { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded.ts';
+export { createTestDatabase } from './testing.ts';

@@ -1,0 +1,121 @@
+/**
+ * REST projection of the registry (interface-spec "Endpoints"). It translates HTTP into
+ * registry calls and results into envelopes; it decides nothing about tools. Authentication,
+ * rate limits, request ids and framework errors are the server's (apps/server) hooks.
+ *
+ * Routes: POST /v1/tools/:name, GET /v1/tools (ETag / If-None-Match → 304), GET /v1/tools/:name,
+ * POST /v1/sandbox/tools/:name, GET /v1, POST /v1/agents, GET /openapi.json.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ToolError, type Registry, type CallRequest } from '@kitty/core';
+import { buildOpenApi } from './openapi.ts';
+
+export { buildOpenApi } from './openapi.ts';
+
+export interface RestAdapterOptions {
+  registry: Registry;
+  /** Builds the registry call request (services, auth, request id) for an HTTP request. */
+  callRequest(req: FastifyRequest): CallRequest;
+  baseUrl: string;
+}
+
+/** Success envelope `{ ok: true, data }`. */
+export function ok(data: unknown) {
+  return { ok: true as const, data };
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export async function registerRestRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promise<void> {
+  const { registry } = opts;
+  const etag = `"${registry.version}"`;
+  const listing = ok({
+    tools_version: registry.version,
+    count: registry.catalogue.length,
+    tools: registry.catalogue,
+    suggested_next: ['register_agent: get an API key (POST /v1/agents)', 'get_me: check your credential (GET /v1)'],
+  });
+  const listingJson = JSON.stringify(listing);
+  const openapiJson = JSON.stringify(buildOpenApi(registry, opts.baseUrl));
+
+  const callTool = async (name: string, req: FastifyRequest, reply: FastifyReply) => {
+    const tool = registry.tools.get(name);
+    if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool "${name}".`, { suggestedAction: 'List the tools with GET /v1/tools.' });
+    const body = req.body;
+    if (body === undefined && tool.hasRequiredArgs) {
+      throw new ToolError('VALIDATION_ERROR', `${name} needs a JSON object body with its arguments.`, {
+        details: { issues: [{ path: '(root)', message: 'body required: this tool has required arguments', code: 'required' }] },
+      });
+    }
+    if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+      throw new ToolError('VALIDATION_ERROR', 'The body must be a JSON object of arguments.', {
+        details: { issues: [{ path: '(root)', message: 'expected a JSON object', code: 'invalid_type' }] },
+      });
+    }
+    const result = await registry.callTool(name, body ?? {}, { ...opts.callRequest(req), idempotencyKeyHeader: header(req, 'idempotency-key') });
+    if (result.call.replayed) reply.header('Idempotent-Replayed', 'true');
+    return ok(result.data);
+  };
+
+  app.post<{ Params: { name: string } }>('/v1/tools/:name', (req, reply) => callTool(req.params.name, req, reply));
+  app.post('/v1/agents', (req, reply) => callTool('register_agent', req, reply));
+
+  app.get('/v1/tools', (req, reply) => {
+    reply.header('ETag', etag).header('Cache-Control', 'no-cache');
+    const inm = header(req, 'if-none-match');
+    if (inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*')) {
+      return reply.code(304).send();
+    }
+    return reply.type('application/json; charset=utf-8').send(listingJson);
+  });
+
+  app.get<{ Params: { name: string } }>('/v1/tools/:name', (req, reply) => {
+    const tool = registry.tools.get(req.params.name);
+    if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool "${req.params.name}".`, { suggestedAction: 'List the tools with GET /v1/tools.' });
+    reply.header('ETag', etag);
+    return ok({ ...tool, suggested_next: [`${tool.name}: call it with POST /v1/tools/${tool.name}`] });
+  });
+
+  app.post<{ Params: { name: string } }>('/v1/sandbox/tools/:name', (req) => {
+    const name = req.params.name;
+    const body = req.body;
+    if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+      throw new ToolError('VALIDATION_ERROR', 'The body must be a JSON object of arguments.', {
+        details: { issues: [{ path: '(root)', message: 'expected a JSON object', code: 'invalid_type' }] },
+      });
+    }
+    const v = registry.validateArgs(name, body ?? {});
+    if (!v.ok) {
+      throw new ToolError('VALIDATION_ERROR', `Invalid arguments for ${name}: ${v.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+        details: { issues: v.issues },
+      });
+    }
+    return ok({ valid: true, tool: name, stored: false, suggested_next: [`${name}: the arguments are valid; call it with POST /v1/tools/${name}`] });
+  });
+
+  app.get('/v1', async (req) => {
+    const r = opts.callRequest(req);
+    if (!r.auth) throw new ToolError('UNAUTHENTICATED', 'GET /v1 needs a credential: send "Authorization: Bearer <api key>".');
+    if (!r.auth.scopes.includes('svc:read')) {
+      throw new ToolError('FORBIDDEN', 'This credential lacks the scope svc:read.', { details: { required_scope: 'svc:read' } });
+    }
+    const me = await registry.callTool('get_me', {}, r);
+    return ok({
+      ...me.data,
+      links: {
+        tools: `${opts.baseUrl}/v1/tools`,
+        call: `${opts.baseUrl}/v1/tools/{name}`,
+        sandbox: `${opts.baseUrl}/v1/sandbox/tools/{name}`,
+        openapi: `${opts.baseUrl}/openapi.json`,
+        mcp: `${opts.baseUrl}/mcp`,
+        mcp_docs: `${opts.baseUrl}/mcp/docs`,
+      },
+      tools_version: registry.version,
+    });
+  });
+
+  app.get('/openapi.json', (_req, reply) => reply.type('application/json; charset=utf-8').send(openapiJson));
+}

@@ -1,0 +1,177 @@
+/**
+ * OpenAPI 3.1 description generated from the registry (GET /openapi.json).
+ *
+ * Why not trpc-to-openapi: it cannot express the `{ok,data}` envelope, the error envelope,
+ * optional bodies or per-tool scopes (STACK-NOTES "tRPC core, adapters"); this generator over
+ * the same registry stays the single source. Validated in tests by @readme/openapi-parser and
+ * @redocly/openapi-core.
+ */
+import { ERROR_TABLE, type Registry, type JsonSchema } from '@kitty/core';
+
+const ERROR_ENVELOPE = {
+  type: 'object',
+  required: ['ok', 'error', 'request_id'],
+  properties: {
+    ok: { const: false },
+    error: {
+      type: 'object',
+      required: ['code', 'message', 'suggested_action'],
+      properties: {
+        code: { type: 'string', enum: Object.keys(ERROR_TABLE) },
+        message: { type: 'string' },
+        suggested_action: { type: 'string' },
+        details: { type: 'object', additionalProperties: true },
+        retry_after: { type: 'number', description: 'Seconds to wait before retrying.' },
+      },
+    },
+    request_id: { type: 'string' },
+  },
+};
+
+/** Strips the per-schema $schema key (the document's jsonSchemaDialect covers it). */
+function embed(schema: JsonSchema): JsonSchema {
+  const { $schema: _drop, ...rest } = schema;
+  return rest;
+}
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+});
+
+const rateHeaders = {
+  'RateLimit-Policy': { description: 'Rate limit policy (IETF httpapi ratelimit headers).', schema: { type: 'string' } },
+  RateLimit: { description: 'Current rate limit state.', schema: { type: 'string' } },
+  'X-Request-Id': { description: 'Request id, also in error envelopes.', schema: { type: 'string' } },
+};
+
+export function buildOpenApi(registry: Registry, baseUrl: string): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  const schemas: Record<string, unknown> = { ErrorEnvelope: ERROR_ENVELOPE };
+  const commonErrors = {
+    '400': errorResponse('VALIDATION_ERROR: details.issues lists the fields to fix'),
+    '401': {
+      ...errorResponse('UNAUTHENTICATED'),
+      headers: { 'WWW-Authenticate': { description: 'Bearer challenge pointing at the protected resource metadata (RFC 9728).', schema: { type: 'string' } } },
+    },
+    '403': errorResponse('FORBIDDEN (details.required_scope for a missing scope)'),
+    '404': errorResponse('NOT_FOUND'),
+    '409': errorResponse('Conflict: a specific code (NOT_SETTLED, IDEMPOTENCY_KEY_REUSED, …)'),
+    '413': errorResponse('PAYLOAD_TOO_LARGE'),
+    '429': {
+      ...errorResponse('RATE_LIMITED'),
+      headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+    },
+    '500': errorResponse('INTERNAL'),
+  };
+
+  for (const tool of registry.catalogue) {
+    schemas[`${tool.name}_input`] = embed(tool.input_schema);
+    schemas[`${tool.name}_output`] = embed(tool.output_schema);
+    const parameters =
+      tool.kind === 'write' && tool.idempotency !== 'none'
+        ? [{ name: 'Idempotency-Key', in: 'header', required: false, description: 'Alternative to the idempotency_key argument (8-128 chars); if both are sent they must match.', schema: { type: 'string', minLength: 8, maxLength: 128 } }]
+        : [];
+    paths[`/v1/tools/${tool.name}`] = {
+      post: {
+        operationId: tool.name,
+        summary: tool.title,
+        description: tool.description,
+        tags: [tool.area],
+        'x-kitty-kind': tool.kind,
+        'x-kitty-errors': tool.errors,
+        security: tool.scope ? [{ bearer: [tool.scope] }] : [],
+        parameters,
+        requestBody: {
+          required: tool.hasRequiredArgs,
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${tool.name}_input` } } },
+        },
+        responses: {
+          '200': {
+            description: 'Success envelope',
+            headers: rateHeaders,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['ok', 'data'],
+                  properties: { ok: { const: true }, data: { $ref: `#/components/schemas/${tool.name}_output` } },
+                },
+              },
+            },
+          },
+          ...commonErrors,
+        },
+      },
+    };
+  }
+
+  const okObject = { description: 'Success envelope', content: { 'application/json': { schema: { type: 'object', required: ['ok', 'data'], properties: { ok: { const: true }, data: { type: 'object' } } } } } };
+  paths['/v1/tools'] = {
+    get: {
+      operationId: 'list_tools',
+      summary: 'List every tool with its JSON Schemas',
+      security: [],
+      parameters: [{ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } }],
+      responses: { '200': { ...okObject, headers: { ETag: { description: 'Tools version', schema: { type: 'string' } } } }, '304': { description: 'Not modified' }, '429': commonErrors['429'], '500': commonErrors['500'] },
+    },
+  };
+  paths['/v1/tools/{name}'] = {
+    get: {
+      operationId: 'describe_tool',
+      summary: "One tool's input and output schema",
+      security: [],
+      parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+      responses: { '200': okObject, '404': commonErrors['404'], '429': commonErrors['429'], '500': commonErrors['500'] },
+    },
+  };
+  paths['/v1/sandbox/tools/{name}'] = {
+    post: {
+      operationId: 'sandbox_validate',
+      summary: 'Validate arguments against the live schema; stores and sends nothing',
+      security: [],
+      parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+      requestBody: { required: false, content: { 'application/json': { schema: { type: 'object' } } } },
+      responses: { '200': okObject, '400': commonErrors['400'], '404': commonErrors['404'], '429': commonErrors['429'], '500': commonErrors['500'] },
+    },
+  };
+  paths['/v1'] = {
+    get: {
+      operationId: 'entry',
+      summary: 'Your profile and where to go next',
+      security: [{ bearer: ['svc:read'] }],
+      responses: { '200': okObject, '401': commonErrors['401'], '429': commonErrors['429'], '500': commonErrors['500'] },
+    },
+  };
+  paths['/v1/agents'] = {
+    post: {
+      operationId: 'register_agent_alias',
+      summary: 'Register an agent (same as POST /v1/tools/register_agent)',
+      security: [],
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/register_agent_input' } } } },
+      responses: {
+        '200': { description: 'Success envelope', content: { 'application/json': { schema: { type: 'object', required: ['ok', 'data'], properties: { ok: { const: true }, data: { $ref: '#/components/schemas/register_agent_output' } } } } } },
+        ...commonErrors,
+      },
+    },
+  };
+
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: 'Kitty',
+      version: '0.9.0',
+      description: 'Shared-expense ledger and personal agent network for software agents. Every capability is a tool: POST /v1/tools/{name}. Same tools over MCP at /mcp.',
+      'x-tools-version': registry.version,
+    },
+    servers: [{ url: baseUrl }],
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'API key from register_agent (kitty_…); scopes svc:read svc:write.' },
+      },
+    },
+  };
+}
