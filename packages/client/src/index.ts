@@ -1,0 +1,140 @@
+/**
+ * The typed Kitty client for TypeScript agents.
+ *
+ *   const kitty = createKittyClient({ baseUrl: 'http://127.0.0.1:3000', apiKey });
+ *   const { group } = await kitty.create_group({ name: 'Trip', currency: 'EUR' });
+ *
+ * Every tool is a method typed from the server's router (inputs, outputs; types only — nothing
+ * of the server is bundled). Write tools get an idempotency_key generated when you pass none,
+ * and the client retries RATE_LIMITED / SERVICE_UNAVAILABLE / network failures with the SAME
+ * key after `retry_after` seconds, so a retry never duplicates an effect. Failures throw
+ * `KittyError` carrying the error envelope (code, message, suggested_action, details, request_id).
+ */
+import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
+import type { AppRouter, ErrorBody } from '@kitty/core';
+
+type Inputs = inferRouterInputs<AppRouter>;
+type Outputs = inferRouterOutputs<AppRouter>;
+export type ToolName = keyof Inputs & string;
+export type ToolInput<K extends ToolName> = Inputs[K];
+export type ToolOutput<K extends ToolName> = Outputs[K];
+
+/** Input as the client takes it: idempotency_key optional (generated when absent). */
+type ClientInput<K extends ToolName> = Inputs[K] extends { idempotency_key: string }
+  ? Omit<Inputs[K], 'idempotency_key'> & { idempotency_key?: string }
+  : Inputs[K];
+type HasRequired<T> = {} extends T ? false : true;
+type Method<K extends ToolName> = HasRequired<ClientInput<K>> extends true
+  ? (args: ClientInput<K>, opts?: CallOptions) => Promise<Outputs[K]>
+  : (args?: ClientInput<K>, opts?: CallOptions) => Promise<Outputs[K]>;
+
+export interface CallOptions {
+  /** Sent as the Idempotency-Key header (instead of the argument). */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+export interface KittyClientOptions {
+  baseUrl: string;
+  apiKey?: string;
+  /** Retries for 429/503/network errors (default 3). 0 disables. */
+  maxRetries?: number;
+  fetch?: typeof fetch;
+}
+
+export class KittyError extends Error {
+  readonly code: string;
+  readonly suggestedAction: string;
+  readonly details: Record<string, unknown> | undefined;
+  readonly retryAfter: number | undefined;
+  readonly requestId: string | undefined;
+  readonly status: number;
+  constructor(status: number, body: ErrorBody, requestId?: string) {
+    super(`${body.code}: ${body.message}`);
+    this.name = 'KittyError';
+    this.status = status;
+    this.code = body.code;
+    this.suggestedAction = body.suggested_action;
+    this.details = body.details;
+    this.retryAfter = body.retry_after;
+    this.requestId = requestId;
+  }
+}
+
+export type KittyClient = { [K in ToolName]: Method<K> } & {
+  /** Untyped escape hatch: call any tool by name. */
+  call(name: string, args?: Record<string, unknown>, opts?: CallOptions): Promise<Record<string, unknown>>;
+  /** Replace the API key (e.g. after rotate_api_key). */
+  setApiKey(apiKey: string): void;
+};
+
+const RETRYABLE = new Set(['RATE_LIMITED', 'SERVICE_UNAVAILABLE', 'REQUEST_IN_PROGRESS']);
+
+/**
+ * @returns a client whose methods are the tools. Tool descriptors (which tools are writes) are
+ * fetched once from GET /v1/tools on first use to know where to add idempotency keys.
+ */
+export function createKittyClient(opts: KittyClientOptions): KittyClient {
+  const baseUrl = opts.baseUrl.replace(/\/+$/, '');
+  const doFetch = opts.fetch ?? fetch;
+  const maxRetries = opts.maxRetries ?? 3;
+  let apiKey = opts.apiKey;
+  let writeTools: Promise<Set<string>> | undefined;
+
+  const loadWriteTools = () =>
+    (writeTools ??= doFetch(`${baseUrl}/v1/tools`)
+      .then((r) => r.json() as Promise<{ data: { tools: Array<{ name: string; kind: string; idempotency: string | null }> } }>)
+      .then((j) => new Set(j.data.tools.filter((t) => t.kind === 'write' && t.idempotency !== 'none').map((t) => t.name))));
+
+  async function call(name: string, args: Record<string, unknown> = {}, callOpts: CallOptions = {}): Promise<Record<string, unknown>> {
+    const body = { ...args };
+    if (!callOpts.idempotencyKey && body.idempotency_key === undefined && (await loadWriteTools()).has(name)) {
+      body.idempotency_key = `kc-${crypto.randomUUID()}`;
+    }
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+    if (callOpts.idempotencyKey) headers['idempotency-key'] = callOpts.idempotencyKey;
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await doFetch(`${baseUrl}/v1/tools/${encodeURIComponent(name)}`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(body),
+          ...(callOpts.signal ? { signal: callOpts.signal } : {}),
+        });
+      } catch (e) {
+        if (attempt < maxRetries && !callOpts.signal?.aborted) {
+          await sleep(2 ** attempt * 200);
+          continue;
+        }
+        throw e;
+      }
+      const json = (await res.json()) as { ok: true; data: Record<string, unknown> } | { ok: false; error: ErrorBody; request_id: string };
+      if (json.ok) return json.data;
+      if (attempt < maxRetries && RETRYABLE.has(json.error.code)) {
+        await sleep(Math.min(30, json.error.retry_after ?? 2 ** attempt) * 1000);
+        continue;
+      }
+      throw new KittyError(res.status, json.error, json.request_id);
+    }
+  }
+
+  const target = {
+    call,
+    setApiKey(k: string) {
+      apiKey = k;
+    },
+  };
+  return new Proxy(target, {
+    get(t, prop) {
+      if (prop in t) return (t as Record<string | symbol, unknown>)[prop];
+      if (typeof prop !== 'string' || prop === 'then') return undefined;
+      return (args?: Record<string, unknown>, o?: CallOptions) => call(prop, args, o);
+    },
+  }) as unknown as KittyClient;
+}
+
+function sleep(ms: number) {
+  return new Promise((r) => setTimeout(r, ms));
+}
