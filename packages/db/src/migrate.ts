@@ -18,7 +18,13 @@
  * Shadow database: we never use adapter-pg's own `connectToShadowDb` (it keeps the connection
  * string, so the "shadow" is the MAIN database: migrations would be replayed into it). Every
  * shadow here is a fresh `kitty_shadow_<random>` database on the same server, dropped after.
- * `create` and `check` do not touch any application database at all.
+ * `create` and `check` do not touch any application database at all: their "main" database is
+ * a scratch `kitty_shadow_*` too.
+ *
+ * Two engine/adapter quirks are worked around below (re-check on every Prisma upgrade):
+ *   - createMigration cannot reach the shadow factory by itself (see createMigration).
+ *   - adapter-pg cannot read PostgreSQL's `"char"` columns, used by the engine's catalog queries
+ *     (see engineAdapter).
  */
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, mkdir, writeFile } from 'node:fs/promises';
