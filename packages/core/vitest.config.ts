@@ -1,9 +1,4 @@
 import { defineConfig } from 'vitest/config';
+import { sharedTestConfig } from '../../vitest.shared.ts';
 
-export default defineConfig({
-  test: {
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    fileParallelism: false,
-  },
-});
+export default defineConfig({ test: sharedTestConfig });

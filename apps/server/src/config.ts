@@ -48,7 +48,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     port: int(env.PORT, 3000, 'PORT'),
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: path.resolve(env.KITTY_DATA_DIR || './data'),
+    // Relative to where the command was typed (pnpm sets INIT_CWD), so `pnpm start` at the root uses ./data there.
+    dataDir: path.resolve(env.INIT_CWD ?? process.cwd(), env.KITTY_DATA_DIR || './data'),
     baseUrl: env.KITTY_BASE_URL?.replace(/\/+$/, '') || undefined,
     redisUrl: env.REDIS_URL || undefined,
     inviteOnly: /^(1|true|yes)$/i.test(env.KITTY_INVITE_ONLY ?? ''),

@@ -1,0 +1,15 @@
+/**
+ * Vitest settings shared by every package: tests talk to real PostgreSQL (one fresh database
+ * per test file), so files run one at a time with generous timeouts; a JSON report per package
+ * lets .ci/run print one "N passed, N failed" line for the whole suite.
+ */
+import type { ViteUserConfig } from 'vitest/config';
+
+export const sharedTestConfig: NonNullable<ViteUserConfig['test']> = {
+  include: ['test/**/*.test.ts'],
+  testTimeout: 60_000,
+  hookTimeout: 60_000,
+  fileParallelism: false,
+  reporters: ['default', 'json'],
+  outputFile: { json: './test-results.json' },
+};
