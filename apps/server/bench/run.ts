@@ -1,0 +1,233 @@
+/**
+ * `pnpm bench`: throughput and latency measured side by side in one run, printed as ratios
+ * against their baselines (goals from issues 2 and 3). Nothing here fails on a slow machine:
+ * it reports.
+ *
+ *   read tool over REST (get_me)            vs bare Fastify route, same JSON     goal ≥ 0.45x
+ *   MCP tools/call get_me                   vs REST get_me                       goal ≥ 0.5x
+ *   write tool over REST (create_group)     vs raw pg single-row transactions    goal ≥ 0.5x
+ *   add_expense over REST                   vs raw pg single-row transactions    goal ≥ 0.5x
+ *   get_balances with 10⁶ expenses          vs with 10 expenses (latency)        goal ≤ 1.2x
+ *   authentication and inbox summary cost per request, next to a read tool
+ *   peak RSS of the server process
+ *
+ * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_BIG (1000000).
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { createTestDatabase, createDb } from '@kitty/db';
+import { appRouter, buildRegistry } from '@kitty/core';
+import { ApiKeyAuthenticator } from '../src/auth.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
+
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function load(opts: autocannon.Options): Promise<Result> {
+  const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts });
+  const non2xx = r.non2xx + r.errors + r.timeouts;
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: non2xx };
+}
+
+const fmt = (r: Result) => `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.errors ? `  (${r.errors} non-2xx!)` : ''}`;
+const rows: string[] = [];
+function compare(label: string, a: Result, aName: string, b: Result, bName: string, goal: string) {
+  const ratio = a.rps / b.rps;
+  console.log(`\n${label}\n  ${aName.padEnd(34)} ${fmt(a)}\n  ${bName.padEnd(34)} ${fmt(b)}\n  ratio ${ratio.toFixed(2)}x  (goal ${goal})`);
+  rows.push(`| ${label} | ${ratio.toFixed(2)}x | ${goal} | ${a.rps.toFixed(0)} vs ${b.rps.toFixed(0)} req/s; p99 ${a.p99} vs ${b.p99} ms |`);
+}
+
+/** Raw pg single-row transactions: BEGIN; INSERT one row; COMMIT — CONNECTIONS loops for SECONDS. */
+async function rawPgTransactions(url: string): Promise<Result> {
+  const pool = new pg.Pool({ connectionString: url, max: CONNECTIONS });
+  await pool.query('CREATE TABLE IF NOT EXISTS bench_rows (id uuid PRIMARY KEY, payload text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())');
+  const latencies: number[] = [];
+  const end = Date.now() + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      const client = await pool.connect();
+      try {
+        while (Date.now() < end) {
+          const t0 = performance.now();
+          await client.query('BEGIN');
+          await client.query('INSERT INTO bench_rows (id, payload) VALUES ($1, $2)', [randomUUID(), 'x'.repeat(40)]);
+          await client.query('COMMIT');
+          latencies.push(performance.now() - t0);
+        }
+      } finally {
+        client.release();
+      }
+    }),
+  );
+  await pool.end();
+  latencies.sort((x, y) => x - y);
+  const q = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!);
+  return { rps: latencies.length / SECONDS, p50: q(0.5), p99: q(0.99), errors: 0 };
+}
+
+function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+async function main() {
+  const db = await createTestDatabase();
+  console.log(`Kitty benchmark — ${SECONDS}s per measurement, ${CONNECTIONS} connections, Node ${process.version}, database ${db.databaseUrl.replace(/\/\/[^@]*@/, '//')}`);
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'target.ts')], {
+    env: { ...process.env, DATABASE_URL: db.databaseUrl, KITTY_LOG: 'silent' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const first = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    rl.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`bench target exited ${code}`)));
+  });
+  const { kittyUrl, bareUrl } = JSON.parse(first) as { kittyUrl: string; bareUrl: string };
+  try {
+    const post = async (p: string, body: unknown, key?: string) => {
+      const res = await fetch(`${kittyUrl}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
+      const j = (await res.json()) as any;
+      if (!j.ok) throw new Error(`${p}: ${JSON.stringify(j.error)}`);
+      return j.data;
+    };
+    const reg = await post('/v1/agents', { handle: `bench-${randomUUID().slice(0, 8)}`, display_name: 'Bench' });
+    const key: string = reg.api_key;
+    const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const me = await post('/v1/tools/get_me', {}, key);
+    await fetch(`${bareUrl}/set-body`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ok: true, data: me }) });
+
+    // Warm up both paths.
+    await load({ url: `${bareUrl}/bare`, method: 'POST', duration: 1 });
+    await load({ url: `${kittyUrl}/v1/tools/get_me`, method: 'POST', headers: auth, body: '{}', duration: 1 });
+
+    const bare = await load({ url: `${bareUrl}/bare`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const rest = await load({ url: `${kittyUrl}/v1/tools/get_me`, method: 'POST', headers: auth, body: '{}' });
+    compare('Read tool over REST vs bare Fastify', rest, 'REST POST /v1/tools/get_me', bare, 'bare Fastify route, same JSON', '≥ 0.45x');
+
+    const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_me', arguments: {} } });
+    const mcpHeaders = { ...auth, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+    const probe = await fetch(`${kittyUrl}/mcp`, { method: 'POST', headers: mcpHeaders, body: mcpBody });
+    if (probe.status === 200) {
+      await load({ url: `${kittyUrl}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpBody, duration: 1 });
+      const mcp = await load({ url: `${kittyUrl}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpBody });
+      compare('MCP tools/call vs REST (get_me)', mcp, 'MCP tools/call get_me', rest, 'REST get_me', '≥ 0.5x');
+    } else console.log(`\nMCP: /mcp answered ${probe.status}; skipped`);
+
+    const raw = await rawPgTransactions(db.databaseUrl);
+    const writes = await load({
+      url: `${kittyUrl}/v1/tools/create_group`,
+      method: 'POST',
+      headers: auth,
+      setupClient: (client) => {
+        client.setBody = client.setBody.bind(client);
+      },
+      requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }) }) }],
+    });
+    compare('Write tool vs raw pg single-row transactions', writes, 'REST create_group', raw, 'raw pg BEGIN/INSERT/COMMIT', '≥ 0.5x');
+
+    const registry = buildRegistry(appRouter);
+    if (registry.has('add_expense') && registry.has('get_balances')) {
+      const group = await post('/v1/tools/create_group', { name: 'Ledger bench', currency: 'EUR', idempotency_key: randomUUID() }, key);
+      const gid = group.group.group_id;
+      const expenses = await load({
+        url: `${kittyUrl}/v1/tools/add_expense`,
+        method: 'POST',
+        headers: auth,
+        requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ group_id: gid, description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() }) }) }],
+      });
+      compare('add_expense vs raw pg single-row transactions', expenses, 'REST add_expense', raw, 'raw pg BEGIN/INSERT/COMMIT', '≥ 0.5x');
+      await benchBalances(post, key, kittyUrl, auth, db.databaseUrl);
+    } else console.log('\n(ledger tools not present: add_expense / get_balances benchmarks skipped)');
+
+    await microbench(db.databaseUrl, key, rest);
+    console.log(`\nPeak RSS of the server process: ${peakRssMiB(child.pid!).toFixed(0)} MiB (bench driver: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB)`);
+    console.log('\n| comparison | ratio | goal | figures |\n|---|---|---|---|\n' + rows.join('\n'));
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    await db.drop();
+  }
+}
+
+/** get_balances latency with 10 vs BIG expenses in the group (balances are maintained, not summed). */
+async function benchBalances(post: (p: string, b: unknown, k?: string) => Promise<any>, key: string, kittyUrl: string, auth: Record<string, string>, url: string) {
+  const core = (await import('@kitty/core')) as Record<string, unknown>;
+  const seed = core.seedExpensesBulk as undefined | ((pool: pg.Pool, groupId: string, memberIds: string[], count: number) => Promise<void>);
+  const small = await post('/v1/tools/create_group', { name: 'Small', currency: 'EUR', idempotency_key: randomUUID() }, key);
+  const big = await post('/v1/tools/create_group', { name: 'Big', currency: 'EUR', idempotency_key: randomUUID() }, key);
+  const others = [];
+  for (let i = 0; i < 3; i++) {
+    const o = await post('/v1/agents', { handle: `bench-m${i}-${randomUUID().slice(0, 6)}`, display_name: `M${i}` });
+    others.push(o);
+    for (const g of [small, big]) {
+      const inv = await post('/v1/tools/create_invite', { group_id: g.group.group_id, idempotency_key: randomUUID() }, key);
+      await post('/v1/tools/join_group', { code: inv.invite.code, idempotency_key: randomUUID() }, o.api_key);
+    }
+  }
+  for (let i = 0; i < 10; i++) await post('/v1/tools/add_expense', { group_id: small.group.group_id, description: `E${i}`, amount_minor: 1000 + i, idempotency_key: randomUUID() }, key);
+  if (!seed) {
+    console.log('\n(seedExpensesBulk not exported by core: get_balances 10 vs 10⁶ skipped)');
+    return;
+  }
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  const me = await post('/v1/tools/get_me', {}, key);
+  const t0 = performance.now();
+  await seed(pool, big.group.group_id, [me.agent.agent_id, ...others.map((o) => o.agent.agent_id)], BIG);
+  console.log(`\nSeeded ${BIG.toLocaleString('en')} expenses in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  await pool.end();
+  const run = (gid: string) => load({ url: `${kittyUrl}/v1/tools/get_balances`, method: 'POST', headers: auth, body: JSON.stringify({ group_id: gid }) });
+  await run(small.group.group_id);
+  const s = await run(small.group.group_id);
+  const b = await run(big.group.group_id);
+  console.log(`\nget_balances latency, 10 vs ${BIG.toLocaleString('en')} expenses\n  10 expenses                        ${fmt(s)}\n  ${BIG.toLocaleString('en')} expenses${' '.repeat(Math.max(1, 25 - BIG.toLocaleString('en').length))}${fmt(b)}\n  p50 ratio ${(b.p50 / Math.max(1, s.p50)).toFixed(2)}x, mean-throughput ratio ${(s.rps / b.rps).toFixed(2)}x  (goal ≤ 1.2x)`);
+  rows.push(`| get_balances 10⁶ vs 10 expenses (latency) | ${(s.rps / b.rps).toFixed(2)}x | ≤ 1.2x | p50 ${b.p50} vs ${s.p50} ms; p99 ${b.p99} vs ${s.p99} ms |`);
+}
+
+/** Per-request costs next to a read tool: authentication (cached / uncached) and the inbox summary. */
+async function microbench(url: string, key: string, rest: Result) {
+  const db = createDb(url, { poolMax: 4 });
+  try {
+    const time = async (n: number, fn: () => Promise<unknown>) => {
+      for (let i = 0; i < Math.min(100, n); i++) await fn();
+      const t0 = performance.now();
+      for (let i = 0; i < n; i++) await fn();
+      return ((performance.now() - t0) * 1000) / n;
+    };
+    const cached = new ApiKeyAuthenticator(db.prisma);
+    const uncached = new ApiKeyAuthenticator(db.prisma, () => new Date(), 1);
+    const tCached = await time(20000, () => cached.authenticate(key));
+    const tUncached = await time(500, async () => {
+      uncached.invalidate((await uncached.authenticate(key)).agentId);
+    });
+    const core = await import('../../../packages/core/src/domain/inbox-summary.ts');
+    const agent = await cached.authenticate(key);
+    const tInbox = await time(500, () => core.inboxSummaryFor(db.prisma, agent.agentId));
+    const perRequestUs = (1e6 / rest.rps) * CONNECTIONS;
+    console.log(`\nPer-request costs (sequential, µs) next to a REST get_me at ~${perRequestUs.toFixed(0)} µs per request under load:`);
+    console.log(`  authentication, cached key          ${tCached.toFixed(1).padStart(8)} µs  (${((tCached / perRequestUs) * 100).toFixed(2)}% of a read)`);
+    console.log(`  authentication, cache miss (DB)     ${tUncached.toFixed(1).padStart(8)} µs  (first request of a key within 30 s)`);
+    console.log(`  inbox summary (counters, 0 unread)  ${tInbox.toFixed(1).padStart(8)} µs`);
+    rows.push(`| authentication per request (cached) | ${tCached.toFixed(1)} µs | small next to a read | ${((tCached / perRequestUs) * 100).toFixed(2)}% of a get_me |`);
+    rows.push(`| inbox summary per request | ${tInbox.toFixed(1)} µs | next to nothing | one primary-key read of maintained counters |`);
+  } finally {
+    await db.close();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
