@@ -151,6 +151,17 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
       } catch (e) {
         throw toToolError(e);
       }
+      // suggested_next names only tools this credential may call (issue 4): drop entries whose tool needs a missing scope.
+      if (ctx.auth && Array.isArray(data.suggested_next)) {
+        const scopes = ctx.auth.scopes;
+        data = {
+          ...data,
+          suggested_next: (data.suggested_next as string[]).filter((s) => {
+            const scope = tools.get(s.split(':', 1)[0]!.trim())?.scope;
+            return !scope || scopes.includes(scope);
+          }),
+        };
+      }
       const agentId = ctx.auth?.agentId;
       if (agentId) {
         const inbox = await inboxSummaryFor(req.services.prisma, agentId);

@@ -42,9 +42,33 @@ export async function notify(db: Db, e: InboxEvent): Promise<void> {
   });
 }
 
-/** Sends the same event to several agents (skipping `except`, usually the actor). */
+/**
+ * Sends the same event to several agents (skipping `except`, usually the actor) in two
+ * statements whatever the number of recipients; counter rows are locked in id order so
+ * concurrent fan-outs to overlapping groups cannot deadlock each other.
+ */
 export async function notifyAll(db: Db, agentIds: string[], except: string | undefined, e: Omit<InboxEvent, 'agentId'>): Promise<void> {
-  for (const agentId of agentIds) if (agentId !== except) await notify(db, { ...e, agentId });
+  const ids = [...new Set(agentIds)].filter((id) => id !== except).sort();
+  if (ids.length === 0) return;
+  if (ids.length === 1) return notify(db, { ...e, agentId: ids[0]! });
+  const requiresAction = e.requiresAction ?? false;
+  const text = e.text.length > 140 ? `${e.text.slice(0, 139)}…` : e.text;
+  await db.inboxItem.createMany({
+    data: ids.map((agentId) => ({
+      agentId,
+      kind: e.kind,
+      text,
+      requiresAction,
+      priority: e.priority ?? (requiresAction ? 1 : 5),
+      entityType: e.entityType ?? null,
+      entityId: e.entityId ?? null,
+      groupId: e.groupId ?? null,
+    })),
+  });
+  const ra = requiresAction ? 1 : 0;
+  await db.$executeRaw`
+    UPDATE agents SET inbox_unread = inbox_unread + 1, inbox_requires_action = inbox_requires_action + ${ra}
+    WHERE id IN (SELECT id FROM agents WHERE id = ANY(${ids}::uuid[]) ORDER BY id FOR UPDATE)`;
 }
 
 /**

@@ -7,11 +7,27 @@ import { router } from '../trpc.ts';
 import * as account from './account/index.ts';
 import * as groups from './groups/index.ts';
 import * as invites from './invites/index.ts';
+import * as contacts from './contacts/index.ts';
+import * as messages from './messages/index.ts';
+import * as inbox from './inbox/index.ts';
+import * as expenses from './expenses/index.ts';
+import * as payments from './payments/index.ts';
+import * as balances from './balances/index.ts';
+import * as records from './records/index.ts';
+import * as reference from './reference/index.ts';
 
 export const appRouter = router({
   ...account,
   ...groups,
   ...invites,
+  ...contacts,
+  ...messages,
+  ...inbox,
+  ...expenses,
+  ...payments,
+  ...balances,
+  ...records,
+  ...reference,
 });
 
 export type AppRouter = typeof appRouter;

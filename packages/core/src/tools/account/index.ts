@@ -2,3 +2,4 @@ export { register_agent } from './register_agent.ts';
 export { get_me } from './get_me.ts';
 export { update_me } from './update_me.ts';
 export { rotate_api_key } from './rotate_api_key.ts';
+export { get_agent } from './get_agent.ts';

@@ -4,3 +4,6 @@ export { get_group } from './get_group.ts';
 export { update_group } from './update_group.ts';
 export { archive_group } from './archive_group.ts';
 export { leave_group } from './leave_group.ts';
+export { remove_member } from './remove_member.ts';
+export { set_member_role } from './set_member_role.ts';
+export { open_direct_group } from './open_direct_group.ts';
