@@ -1,0 +1,44 @@
+/** Balance reads: O(members + pairs), never O(history) (DESIGN.md §2). */
+import { z } from 'zod';
+import type { Db } from '../../context.ts';
+import { uuid, agentRef } from '../../text.ts';
+import { formatMinor, toNumber } from '../money.ts';
+import { toAgentRef } from '../agents.ts';
+import { agentsById } from './expenses.ts';
+
+export const memberBalanceSchema = z.object({
+  agent_id: uuid,
+  handle: z.string(),
+  display_name: z.string(),
+  balance_minor: z.number().int().describe('paid − owed (+ payments made − received), minor units; positive = others owe this member.'),
+  balance: z.string(),
+  balance_pending_minor: z.number().int().describe('How pending payments would change the balance once confirmed.'),
+  pending_payments: z.number().int().describe('Pending payments this member is payer or payee of.'),
+});
+
+export const debtSchema = z.object({
+  from: agentRef.describe('Who owes.'),
+  to: agentRef.describe('Who is owed.'),
+  amount_minor: z.number().int().describe('> 0, minor units.'),
+  amount: z.string(),
+});
+
+export async function groupBalances(db: Db, groupId: string) {
+  return db.membership.findMany({
+    where: { groupId, leftAt: null },
+    include: { agent: { select: { id: true, handle: true, displayName: true } } },
+    orderBy: { joinedAt: 'asc' },
+  });
+}
+
+/** Pairwise debts (before simplification) from pair_debts: one entry per pair with a non-zero amount. */
+export async function pairwiseDebts(db: Db, groupId: string, currency: string) {
+  const rows = await db.pairDebt.findMany({ where: { groupId, NOT: { amountMinor: 0n } }, orderBy: [{ agentA: 'asc' }, { agentB: 'asc' }] });
+  const agents = await agentsById(db, rows.flatMap((r) => [r.agentA, r.agentB]));
+  const ref = (id: string) => toAgentRef(agents.get(id) ?? { id, handle: 'unknown', displayName: 'unknown' });
+  return rows.map((r) => {
+    // positive: b owes a
+    const [from, to, amt] = r.amountMinor > 0n ? [r.agentB, r.agentA, r.amountMinor] : [r.agentA, r.agentB, -r.amountMinor];
+    return { from: ref(from), to: ref(to), amount_minor: toNumber(amt), amount: formatMinor(amt, currency) };
+  });
+}

@@ -1,0 +1,73 @@
+/**
+ * Conversations and messages (issue 4 "Messages"). One conversation per direct pair
+ * (key "<smaller id>:<larger id>") and one per group (key = group id); a `direct` ledger's
+ * messages go to its pair's conversation. Unread counts live on the participant row and are
+ * maintained in the same transaction as the message and its inbox items.
+ * Bodies are plain text: stored and returned as given, never interpreted as HTML or Markdown.
+ */
+import { z } from 'zod';
+import type { Db } from '../context.ts';
+import { agentRef, timestamp, uuid } from '../text.ts';
+import { toAgentRef } from './agents.ts';
+import { pairKey } from './network.ts';
+
+export const MESSAGE_MAX = 4000;
+
+export const aboutSchema = z.object({ type: z.enum(['expense', 'payment']), id: uuid });
+
+export const messageSchema = z.object({
+  message_id: uuid,
+  conversation_id: uuid,
+  sender: agentRef,
+  body: z.string().describe('Plain text as sent (never interpreted as HTML); may contain newlines and tabs.'),
+  about: aboutSchema.nullable().describe('The expense or payment this message is about, if any.'),
+  created_at: timestamp,
+});
+
+export interface MessageRow {
+  id: string;
+  conversationId: string;
+  body: string;
+  aboutType: string | null;
+  aboutId: string | null;
+  createdAt: Date;
+  sender: { id: string; handle: string; displayName: string };
+}
+
+export function toMessage(m: MessageRow) {
+  return {
+    message_id: m.id,
+    conversation_id: m.conversationId,
+    sender: toAgentRef(m.sender),
+    body: m.body,
+    about: m.aboutType && m.aboutId ? { type: m.aboutType as 'expense' | 'payment', id: m.aboutId } : null,
+    created_at: m.createdAt.toISOString(),
+  };
+}
+
+export const conversationSchema = z.object({
+  conversation_id: uuid,
+  kind: z.enum(['direct', 'group']),
+  with: agentRef.nullable().describe('For a direct conversation: the other agent.'),
+  group: z.object({ group_id: uuid, name: z.string(), kind: z.enum(['group', 'direct']) }).nullable().describe('For a group conversation: the group.'),
+  unread_count: z.number().int().describe('Messages in this conversation you have not marked read (mark_inbox_read).'),
+  last_message: messageSchema.nullable(),
+  last_message_at: timestamp,
+});
+
+export const directConversationKey = pairKey;
+
+/** Get-or-create the conversation with `key` (native upsert: safe under concurrency). */
+export async function upsertConversation(db: Db, kind: 'direct' | 'group', key: string, groupId: string | null, now: Date) {
+  return db.conversation.upsert({
+    where: { key },
+    create: { kind, key, groupId, lastMessageAt: now, createdAt: now },
+    update: {},
+  });
+}
+
+/** One line for the inbox: whitespace collapsed, cut to fit. */
+export function preview(body: string, max = 80): string {
+  const s = body.replace(/\s+/g, ' ').trim();
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}

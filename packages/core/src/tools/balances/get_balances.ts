@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { readTool } from '../../trpc.ts';
+import { READ } from '../../meta.ts';
+import { uuid, output } from '../../text.ts';
+import { requireMembership } from '../../domain/groups.ts';
+import { formatMinor, toNumber } from '../../domain/money.ts';
+import { memberBalanceSchema, debtSchema, groupBalances, pairwiseDebts } from '../../domain/ledger/balances.ts';
+
+export const get_balances = readTool
+  .meta({
+    area: 'balances',
+    title: 'Get the balances of a group',
+    description:
+      'Each active member\'s balance_minor (paid − owed, with confirmed payments; positive = others owe them; minor units), balance_pending_minor and pending_payments, ' +
+      'plus the pairwise debts "who owes whom" before simplification: every expense makes its participants owe its payer(s) their share (with several payers, shortfalls are matched to surpluses in agent-id order), ' +
+      'and confirmed payments reduce those debts. Balances sum to zero. Maintained incrementally: the cost does not grow with the number of expenses. ' +
+      'For the fewest transfers that settle everyone, use suggest_settlements. Errors: NOT_FOUND, FORBIDDEN.',
+    kind: 'read',
+    annotations: READ,
+    errors: ['NOT_FOUND'],
+  })
+  .input(z.strictObject({ group_id: uuid }))
+  .output(
+    output({
+      group_id: uuid,
+      currency: z.string(),
+      members: z.array(memberBalanceSchema),
+      debts: z.array(debtSchema).describe('Pairwise debts before simplification.'),
+      settled: z.boolean().describe('True when every balance is zero and nothing is pending.'),
+    }),
+  )
+  .query(async ({ ctx, input }) => {
+    const agentId = ctx.auth!.agentId;
+    const { group } = await requireMembership(ctx.db, input.group_id, agentId);
+    const rows = await groupBalances(ctx.db, group.id);
+    const debts = await pairwiseDebts(ctx.db, group.id, group.currency);
+    const members = rows.map((m) => ({
+      agent_id: m.agent.id,
+      handle: m.agent.handle,
+      display_name: m.agent.displayName,
+      balance_minor: toNumber(m.balanceMinor),
+      balance: formatMinor(m.balanceMinor, group.currency),
+      balance_pending_minor: toNumber(m.balancePendingMinor),
+      pending_payments: m.pendingCount,
+    }));
+    const settled = rows.every((m) => m.balanceMinor === 0n && m.pendingCount === 0);
+    const me = rows.find((m) => m.agentId === agentId);
+    const suggested_next: string[] = [];
+    if (!settled) suggested_next.push(`suggest_settlements: the fewest payments that settle "${group.name}"`);
+    if (me && me.pendingCount > 0) suggested_next.push('list_payments: status pending shows the payments awaiting confirmation');
+    if (settled && !group.archivedAt) suggested_next.push(`archive_group: everyone is settled; archive "${group.name}" if the trip is over`);
+    if (!group.archivedAt) suggested_next.push(`add_expense: record another expense in "${group.name}"`);
+    return { group_id: group.id, currency: group.currency, members, debts, settled, suggested_next };
+  });

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { readTool } from '../../trpc.ts';
+import { READ } from '../../meta.ts';
+import { uuid, agentRef, output } from '../../text.ts';
+import { requireMembership } from '../../domain/groups.ts';
+import { formatMinor, toNumber } from '../../domain/money.ts';
+import { toAgentRef } from '../../domain/agents.ts';
+import { groupBalances } from '../../domain/ledger/balances.ts';
+import { planSettlements, EXACT_LIMIT } from '../../domain/ledger/settle.ts';
+
+export const suggest_settlements = readTool
+  .meta({
+    area: 'balances',
+    title: 'Suggest settlement payments',
+    description:
+      'Turns the group\'s balances into the fewest transfers that settle everyone: exact minimum for up to ' + EXACT_LIMIT + ' non-zero balances (subset-partition search), ' +
+      'greedy beyond that with at most n − 1 transfers. Deterministic for the same balances; a partial payment along a suggested transfer only shrinks that transfer. ' +
+      'By default pending payments count as if confirmed (include_pending true), so nothing already sent is suggested twice. ' +
+      'Each transfer carries record_payment arguments (group_id, from_handle, to_handle, amount_minor in minor units): the payer passes them to record_payment with an idempotency_key. ' +
+      'Errors: NOT_FOUND, FORBIDDEN.',
+    kind: 'read',
+    annotations: READ,
+    errors: ['NOT_FOUND'],
+  })
+  .input(z.strictObject({ group_id: uuid, include_pending: z.boolean().optional().describe('Count pending payments as done (default true).') }))
+  .output(
+    output({
+      group_id: uuid,
+      currency: z.string(),
+      transfers: z.array(
+        z.object({
+          from: agentRef.describe('Who pays.'),
+          to: agentRef.describe('Who receives.'),
+          amount_minor: z.number().int(),
+          amount: z.string(),
+          record_payment: z.object({ group_id: uuid, from_handle: z.string(), to_handle: z.string(), amount_minor: z.number().int() }).describe('Arguments for record_payment (add an idempotency_key).'),
+        }),
+      ),
+      method: z.enum(['exact', 'greedy']).describe('exact: proven minimum number of transfers; greedy: at most n − 1.'),
+      settled: z.boolean(),
+    }),
+  )
+  .query(async ({ ctx, input }) => {
+    const agentId = ctx.auth!.agentId;
+    const { group } = await requireMembership(ctx.db, input.group_id, agentId);
+    const rows = await groupBalances(ctx.db, group.id);
+    const withPending = input.include_pending ?? true;
+    const byId = new Map(rows.map((m) => [m.agentId, m.agent]));
+    const plan = planSettlements(rows.map((m) => ({ key: m.agentId, amount: m.balanceMinor + (withPending ? m.balancePendingMinor : 0n) })));
+    const transfers = plan.transfers.map((t) => {
+      const from = byId.get(t.from)!;
+      const to = byId.get(t.to)!;
+      return {
+        from: toAgentRef(from),
+        to: toAgentRef(to),
+        amount_minor: toNumber(t.amount),
+        amount: formatMinor(t.amount, group.currency),
+        record_payment: { group_id: group.id, from_handle: from.handle, to_handle: to.handle, amount_minor: toNumber(t.amount) },
+      };
+    });
+    const suggested_next: string[] = [];
+    for (const t of transfers) {
+      if (t.from.agent_id === agentId) suggested_next.push(`record_payment: after paying @${t.to.handle} ${t.amount}, record it (from_handle ${t.from.handle}, to_handle ${t.to.handle}, amount_minor ${t.amount_minor})`);
+      else if (t.to.agent_id === agentId) suggested_next.push(`record_payment: when @${t.from.handle} has paid you ${t.amount}, record it as received (confirmed at once)`);
+    }
+    if (rows.some((m) => m.pendingCount > 0)) suggested_next.push('list_payments: status pending shows payments awaiting confirmation');
+    if (!transfers.length && rows.every((m) => m.pendingCount === 0) && !group.archivedAt) suggested_next.push(`archive_group: everyone is settled in "${group.name}"`);
+    if (!suggested_next.length) suggested_next.push('get_balances: pairwise debts and pending amounts');
+    return {
+      group_id: group.id,
+      currency: group.currency,
+      transfers,
+      method: plan.exact ? ('exact' as const) : ('greedy' as const),
+      settled: transfers.length === 0,
+      suggested_next,
+    };
+  });

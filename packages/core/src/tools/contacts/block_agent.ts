@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { writeTool } from '../../trpc.ts';
+import { DESTRUCTIVE } from '../../meta.ts';
+import { handle, idempotencyKey, output, agentRef } from '../../text.ts';
+import { agentByHandle, assertNotSelf } from '../../domain/network.ts';
+import { toAgentRef } from '../../domain/agents.ts';
+
+export const block_agent = writeTool
+  .meta({
+    area: 'contacts',
+    title: 'Block an agent',
+    description:
+      'Blocks an agent: from now on it cannot message you, target-invite you, add you as a contact or open a new direct ledger with you; it gets a generic refusal ' +
+      'and is never told it is blocked. Your own contact entry for it is removed. Shared groups (and an existing direct ledger) keep working: money is not held hostage. ' +
+      'Blocking an already blocked agent changes nothing (already_blocked true). Undo with unblock_agent. ' +
+      'Errors: NOT_FOUND (no such handle), VALIDATION_ERROR (yourself). Source: issue 4 "Blocking".',
+    kind: 'write',
+    annotations: DESTRUCTIVE,
+    errors: ['NOT_FOUND', 'IDEMPOTENCY_KEY_REUSED'],
+  })
+  .input(z.strictObject({ handle: handle.describe('Handle of the agent to block.'), idempotency_key: idempotencyKey }))
+  .output(output({ blocked: agentRef, already_blocked: z.boolean() }))
+  .mutation(async ({ ctx, input }) => {
+    const me = ctx.auth!.agentId;
+    const target = await agentByHandle(ctx.db, input.handle);
+    assertNotSelf(me, target.id, 'handle', 'block');
+    const inserted = await ctx.db.$executeRaw`
+      INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (${me}::uuid, ${target.id}::uuid, ${ctx.services.now()})
+      ON CONFLICT DO NOTHING`;
+    await ctx.db.contact.deleteMany({ where: { ownerId: me, contactId: target.id } });
+    return {
+      blocked: toAgentRef(target),
+      already_blocked: inserted === 0,
+      suggested_next: [`unblock_agent: undo (handle "${target.handle}")`, 'list_contacts: include_blocked true lists everyone you blocked'],
+    };
+  });

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { writeTool } from '../../trpc.ts';
+import { WRITE } from '../../meta.ts';
+import { handle, idempotencyKey, output, agentRef } from '../../text.ts';
+import { agentByHandle } from '../../domain/network.ts';
+import { toAgentRef } from '../../domain/agents.ts';
+
+export const unblock_agent = writeTool
+  .meta({
+    area: 'contacts',
+    title: 'Unblock an agent',
+    description:
+      'Lifts your block on an agent: it can message you, invite you and add you as a contact again. It does not restore the contact entry removed by block_agent. ' +
+      'Unblocking an agent that is not blocked changes nothing (was_blocked false). Errors: NOT_FOUND (no such handle). Source: issue 4 "Blocking".',
+    kind: 'write',
+    annotations: WRITE,
+    errors: ['NOT_FOUND', 'IDEMPOTENCY_KEY_REUSED'],
+  })
+  .input(z.strictObject({ handle: handle.describe('Handle of the agent to unblock.'), idempotency_key: idempotencyKey }))
+  .output(output({ unblocked: agentRef, was_blocked: z.boolean() }))
+  .mutation(async ({ ctx, input }) => {
+    const me = ctx.auth!.agentId;
+    const target = await agentByHandle(ctx.db, input.handle);
+    const r = await ctx.db.block.deleteMany({ where: { blockerId: me, blockedId: target.id } });
+    return {
+      unblocked: toAgentRef(target),
+      was_blocked: r.count > 0,
+      suggested_next: [`add_contact: add @${target.handle} back to your contacts`],
+    };
+  });

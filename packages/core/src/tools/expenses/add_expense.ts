@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import { writeTool } from '../../trpc.ts';
+import { WRITE } from '../../meta.ts';
+import { validationError } from '../../errors.ts';
+import { uuid, isoDate, amountMinor, idempotencyKey, output } from '../../text.ts';
+import { requireMembership, assertNotArchived } from '../../domain/groups.ts';
+import { formatMinor } from '../../domain/money.ts';
+import { notifyAll } from '../../domain/inbox.ts';
+import {
+  expenseSchema, expenseTextFields, payersInput, splitInput, repeatInput, foreignFields,
+  activeMembersByHandle, resolveAmount, resolvePayers, resolveSplit, insertExpense, findExpense, toExpenses, todayUtc, dateFromIso,
+  type ExpenseFields,
+} from '../../domain/ledger/expenses.ts';
+import { occurrenceDate, occurrenceExists, toTemplate, type RecurrenceRule } from '../../domain/ledger/recurrence.ts';
+import { randomUUID } from 'node:crypto';
+
+export const add_expense = writeTool
+  .meta({
+    area: 'expenses',
+    title: 'Add an expense',
+    description:
+      'Records an expense in a group (DESIGN.md §2). Amounts are integers in the group currency\'s minor unit (EUR cents, JPY yen); amount_minor may be negative for a refund; |amount| ≤ 10^12. ' +
+      'payers: [{handle, amount_minor}] — default the caller paid everything; several payers must sum exactly to the amount. ' +
+      'split: {method: equal|exact|percent|shares, participants: [{handle, amount_minor|percent|shares}]} — default every active member equally; exact amounts must sum to the amount, percentages to exactly 100. ' +
+      'Rounding: largest remainder — everyone gets the floor of their ideal share and the leftover minor units go to the largest remainders, ties broken by a rotation of the members (ordered by agent id) seeded by the expense id, so no one always gets the extra cent; each share is within one minor unit of its ideal. ' +
+      'Foreign currency: give original_currency, original_amount_minor and exchange_rate (decimal string, group units per original unit); amount_minor = original × rate × 10^(group exponent − original exponent), rounded to the nearest minor unit, halves away from zero (amount_minor may be omitted; if given it must match). ' +
+      'repeat: {every, unit: day|week|month|year, until?, count?} makes this the first of a series; later copies are created on their dates (UTC) by the scheduler, exactly once each, catching up after downtime; stop it with update_expense repeat:null. ' +
+      'date defaults to today (UTC). Output: the expense with each member\'s paid_minor, owed_minor and net_minor. ' +
+      'Errors: VALIDATION_ERROR naming the field (sums off, unknown or non-member handle, bad rate), FORBIDDEN (not a member), NOT_FOUND (group), GROUP_ARCHIVED (409).',
+    kind: 'write',
+    annotations: WRITE,
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'IDEMPOTENCY_KEY_REUSED'],
+  })
+  .input(
+    z.strictObject({
+      group_id: uuid,
+      ...expenseTextFields,
+      amount_minor: amountMinor.optional().describe('Group-currency amount in minor units (negative = refund). Required unless the foreign-currency fields are given.'),
+      date: isoDate.optional().describe('YYYY-MM-DD, default today (UTC).'),
+      payers: payersInput.optional(),
+      split: splitInput.optional(),
+      ...foreignFields,
+      repeat: repeatInput.optional(),
+      idempotency_key: idempotencyKey,
+    }),
+  )
+  .output(output({ expense: expenseSchema }))
+  .mutation(async ({ ctx, input }) => {
+    const agentId = ctx.auth!.agentId;
+    const now = ctx.services.now();
+    const { group } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
+    assertNotArchived(group);
+    const { amountMinor, foreign } = resolveAmount(group.currency, input);
+    const members = await activeMembersByHandle(ctx.db, group.id);
+    const payers = resolvePayers(members, amountMinor, input.payers, agentId);
+    const split = resolveSplit(members, amountMinor, input.split);
+    const spec = { amountMinor, payers, ...split };
+    const fields: ExpenseFields = { description: input.description, category: input.category || null, notes: input.notes || null, ...foreign };
+    const date = input.date ?? todayUtc(now);
+
+    let recurrenceId: string | null = null;
+    if (input.repeat) {
+      const r = input.repeat;
+      if (r.until && r.until < date) throw validationError('repeat.until', 'must not be before date', 'before_start');
+      const rule: RecurrenceRule = { startDate: date, unit: r.unit, every: r.every ?? 1, until: r.until ?? null, count: r.count ?? null };
+      recurrenceId = randomUUID();
+      await ctx.db.recurrence.create({
+        data: {
+          id: recurrenceId,
+          groupId: group.id,
+          template: toTemplate(spec, fields) as object,
+          unit: rule.unit,
+          every: rule.every,
+          startDate: dateFromIso(date),
+          endDate: rule.until ? dateFromIso(rule.until) : null,
+          maxCount: rule.count,
+          nextIndex: 1,
+          nextDate: dateFromIso(occurrenceDate(date, rule.unit, rule.every, 1)),
+          active: occurrenceExists(rule, 1),
+          createdById: agentId,
+          createdAt: now,
+        },
+      });
+    }
+    const { id, lines } = await insertExpense(ctx.db, {
+      groupId: group.id, actorId: agentId, createdById: agentId, spec, fields, date, now,
+      recurrenceId, occurrenceIndex: recurrenceId ? 0 : null,
+    });
+    const involved = lines.map((l) => l.agentId).sort();
+    await notifyAll(ctx.db, involved, agentId, {
+      kind: 'expense_added',
+      text: `@${ctx.auth!.handle} added "${input.description}" (${formatMinor(amountMinor, group.currency)}) in "${group.name}"`,
+      entityType: 'expense',
+      entityId: id,
+      groupId: group.id,
+    });
+    const [expense] = await toExpenses(ctx.db, [await findExpense(ctx.db, id)], group.currency);
+    return {
+      expense: expense!,
+      suggested_next: [
+        `get_balances: see who owes whom in "${group.name}" now`,
+        `suggest_settlements: the fewest payments that settle "${group.name}"`,
+        `update_expense: correct expense ${id} if something is off`,
+      ],
+    };
+  });

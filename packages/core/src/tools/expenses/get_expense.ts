@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { readTool } from '../../trpc.ts';
+import { READ } from '../../meta.ts';
+import { uuid, output } from '../../text.ts';
+import { requireMembership } from '../../domain/groups.ts';
+import { expenseSchema, findExpense, toExpenses } from '../../domain/ledger/expenses.ts';
+
+export const get_expense = readTool
+  .meta({
+    area: 'expenses',
+    title: 'Get an expense',
+    description:
+      'Returns one expense (also a deleted one) with each member\'s paid_minor, owed_minor, net_minor (minor units) and split_value, its foreign-currency fields and its repeating series if any. ' +
+      'Caller must be a member of its group. Errors: NOT_FOUND, FORBIDDEN (not a member).',
+    kind: 'read',
+    annotations: READ,
+    errors: ['NOT_FOUND'],
+  })
+  .input(z.strictObject({ expense_id: uuid }))
+  .output(output({ expense: expenseSchema }))
+  .query(async ({ ctx, input }) => {
+    const e = await findExpense(ctx.db, input.expense_id);
+    const { group } = await requireMembership(ctx.db, e.groupId, ctx.auth!.agentId);
+    const [expense] = await toExpenses(ctx.db, [e], group.currency);
+    const suggested_next = e.deletedAt
+      ? [`restore_expense: bring back expense ${e.id}`]
+      : [`update_expense: change expense ${e.id}`, `get_balances: balances of the group`];
+    return { expense: expense!, suggested_next };
+  });

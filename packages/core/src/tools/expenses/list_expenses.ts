@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import type { Prisma } from '@kitty/db';
+import { readTool } from '../../trpc.ts';
+import { READ } from '../../meta.ts';
+import { validationError } from '../../errors.ts';
+import { uuid, handle, cursor, limit, isoDate, timestamp, output } from '../../text.ts';
+import { requireMembership } from '../../domain/groups.ts';
+import { encodeCursor, decodeCursor } from '../../domain/cursor.ts';
+import { expenseSchema, toExpenses, EXPENSE_INCLUDE, dateFromIso } from '../../domain/ledger/expenses.ts';
+
+export const list_expenses = readTool
+  .meta({
+    area: 'expenses',
+    title: 'List expenses',
+    description:
+      'Lists a group\'s expenses, newest first (by creation), with shares. Filters: participant (handle: paid or shares), date_from/date_to (expense date, inclusive, YYYY-MM-DD), ' +
+      'updated_after (ISO timestamp: only expenses changed later, for sync — deletions show as deleted:true when include_deleted), include_deleted (default false), category. ' +
+      'Pagination: limit 1-100 (default 20) and the opaque next_cursor. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR (bad cursor).',
+    kind: 'read',
+    annotations: READ,
+    errors: ['NOT_FOUND'],
+  })
+  .input(
+    z.strictObject({
+      group_id: uuid,
+      participant: handle.optional().describe('Only expenses this member paid for or shares.'),
+      date_from: isoDate.optional(),
+      date_to: isoDate.optional(),
+      updated_after: timestamp.optional(),
+      include_deleted: z.boolean().optional().describe('Default false.'),
+      category: z.string().max(50).optional(),
+      cursor: cursor.optional(),
+      limit: limit.optional(),
+    }),
+  )
+  .output(output({ expenses: z.array(expenseSchema), next_cursor: z.string().nullable() }))
+  .query(async ({ ctx, input }) => {
+    const { group } = await requireMembership(ctx.db, input.group_id, ctx.auth!.agentId);
+    const take = input.limit ?? 20;
+    const where: Prisma.ExpenseWhereInput = { groupId: group.id };
+    const and: Prisma.ExpenseWhereInput[] = [];
+    if (!input.include_deleted) where.deletedAt = null;
+    if (input.category) where.category = input.category;
+    if (input.participant) {
+      const a = await ctx.db.agent.findUnique({ where: { handle: input.participant }, select: { id: true } });
+      if (!a) return { expenses: [], next_cursor: null, suggested_next: [`get_group: see the members of "${group.name}"`] };
+      where.shares = { some: { agentId: a.id } };
+    }
+    if (input.date_from || input.date_to) {
+      where.date = { ...(input.date_from ? { gte: dateFromIso(input.date_from) } : {}), ...(input.date_to ? { lte: dateFromIso(input.date_to) } : {}) };
+    }
+    if (input.updated_after) {
+      const t = new Date(input.updated_after);
+      if (Number.isNaN(t.getTime())) throw validationError('updated_after', 'must be an ISO 8601 timestamp', 'invalid_timestamp');
+      where.updatedAt = { gt: t };
+    }
+    if (input.cursor) {
+      const c = decodeCursor(input.cursor);
+      if (!/^[0-9a-f-]{36}$/.test(c.id)) throw validationError('cursor', 'not a cursor returned by this list', 'invalid_cursor');
+      and.push({ OR: [{ createdAt: { lt: c.t } }, { createdAt: c.t, id: { lt: c.id } }] });
+    }
+    if (and.length) where.AND = and;
+    const rows = await ctx.db.expense.findMany({ where, include: EXPENSE_INCLUDE, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: take + 1 });
+    const page = rows.slice(0, take);
+    const last = page[page.length - 1];
+    const next_cursor = rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null;
+    const suggested_next: string[] = [];
+    if (next_cursor) suggested_next.push('list_expenses: pass next_cursor for the next page');
+    if (!group.archivedAt) suggested_next.push(`add_expense: record an expense in "${group.name}"`);
+    suggested_next.push('get_balances: current balances');
+    return { expenses: await toExpenses(ctx.db, page, group.currency), next_cursor, suggested_next };
+  });

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { readTool } from '../../trpc.ts';
+import { READ } from '../../meta.ts';
+import { cursor, limit, output } from '../../text.ts';
+import { decodeCursor, encodeCursor } from '../../domain/cursor.ts';
+import { inboxItemSchema, toInboxItem, suggestionsForItems } from '../../domain/inbox-items.ts';
+
+export const get_inbox = readTool
+  .meta({
+    area: 'inbox',
+    title: 'Read my inbox',
+    description:
+      'Lists your inbox items newest first: invites received (requires action until you join or decline, or it is revoked), payments awaiting your confirmation ' +
+      '(requires action until resolved), your payments confirmed or rejected, expenses involving you added or changed, messages, someone adding you as a contact, ' +
+      'members joining or leaving your groups, your groups archived. filter: all (default), unread, or requires_action (still open). ' +
+      'Reading does not mark items read (no side effects): use mark_inbox_read. unread and requires_action are your totals. ' +
+      'Paginate with limit (1-100, default 20) and next_cursor (null at the end). Only your own inbox is ever visible. Source: issue 4 "Inbox".',
+    kind: 'read',
+    annotations: READ,
+    errors: [],
+  })
+  .input(
+    z.strictObject({
+      filter: z.enum(['all', 'unread', 'requires_action']).optional().describe('Default all.'),
+      cursor: cursor.optional(),
+      limit: limit.optional(),
+    }),
+  )
+  .output(
+    output({
+      items: z.array(inboxItemSchema),
+      next_cursor: z.string().nullable(),
+      unread: z.number().int().describe('Your unread items in total.'),
+      requires_action: z.number().int().describe('Your items still requiring action in total.'),
+    }),
+  )
+  .query(async ({ ctx, input }) => {
+    const me = ctx.auth!.agentId;
+    const take = input.limit ?? 20;
+    const after = input.cursor ? decodeCursor(input.cursor) : null;
+    const filter = input.filter ?? 'all';
+    const [rows, counters] = await Promise.all([
+      ctx.db.inboxItem.findMany({
+        where: {
+          agentId: me,
+          ...(filter === 'unread' ? { readAt: null } : filter === 'requires_action' ? { requiresAction: true, resolvedAt: null } : {}),
+          ...(after ? { OR: [{ createdAt: { lt: after.t } }, { createdAt: after.t, id: { lt: after.id } }] } : {}),
+        },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        take: take + 1,
+      }),
+      ctx.db.agent.findUniqueOrThrow({ where: { id: me }, select: { inboxUnread: true, inboxRequiresAction: true } }),
+    ]);
+    const page = rows.slice(0, take);
+    const last = page[page.length - 1];
+    const next_cursor = rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null;
+    const suggested_next = await suggestionsForItems(ctx.db, me, page, ctx.services.now());
+    if (counters.inboxUnread > 0) suggested_next.push('mark_inbox_read: mark items read (item_ids, conversation_id, or all true)');
+    if (next_cursor) suggested_next.push('get_inbox: pass next_cursor for older items');
+    if (suggested_next.length === 0) suggested_next.push('list_conversations: see your conversations', 'list_groups: see your groups');
+    return { items: page.map(toInboxItem), next_cursor, unread: counters.inboxUnread, requires_action: counters.inboxRequiresAction, suggested_next };
+  });

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { writeTool } from '../../trpc.ts';
+import { DESTRUCTIVE } from '../../meta.ts';
+import { ToolError } from '../../errors.ts';
+import { uuid, idempotencyKey, output } from '../../text.ts';
+import { inviteSchema, toInvite, effectiveStatus, INVITE_INCLUDE } from '../../domain/invites.ts';
+import { appendActivity } from '../../domain/activity.ts';
+import { resolveAction } from '../../domain/inbox.ts';
+
+export const revoke_invite = writeTool
+  .meta({
+    area: 'invites',
+    title: 'Revoke an invite',
+    description:
+      'Withdraws an active invite for good: status active → revoked; its code no longer joins. Allowed for the invite\'s creator and for admins of its group. ' +
+      'The target\'s inbox item stops requiring action. Revoking a revoked invite returns it unchanged. ' +
+      'Errors: NOT_FOUND (no invite you can see), FORBIDDEN (a member who is neither creator nor admin), ' +
+      'INVITE_UNAVAILABLE (409; details.status says whether it is declined, expired or exhausted). Source: issue 4 "Invite status transitions".',
+    kind: 'write',
+    annotations: DESTRUCTIVE,
+    errors: ['NOT_FOUND', 'INVITE_UNAVAILABLE', 'IDEMPOTENCY_KEY_REUSED'],
+  })
+  .input(z.strictObject({ invite_id: uuid.describe('The invite to revoke (from create_invite or list_invites).'), idempotency_key: idempotencyKey }))
+  .output(output({ invite: inviteSchema }))
+  .mutation(async ({ ctx, input }) => {
+    const me = ctx.auth!.agentId;
+    await ctx.db.$executeRaw`SELECT 1 FROM invites WHERE id = ${input.invite_id}::uuid FOR UPDATE`;
+    const invite = await ctx.db.invite.findUnique({ where: { id: input.invite_id }, include: INVITE_INCLUDE });
+    const membership = invite ? await ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId: invite.groupId, agentId: me } } }) : null;
+    const isMember = membership !== null && membership.leftAt === null;
+    if (!invite || (invite.createdById !== me && !isMember)) {
+      throw new ToolError('NOT_FOUND', `No invite you can see has invite_id ${input.invite_id}.`, { suggestedAction: 'list_invites (direction "sent") shows your invites.' });
+    }
+    if (invite.createdById !== me && membership?.role !== 'admin') {
+      throw new ToolError('FORBIDDEN', 'Only the invite\'s creator or a group admin can revoke it.', { details: { required_role: 'admin' } });
+    }
+    const now = ctx.services.now();
+    const status = effectiveStatus(invite, now);
+    if (status === 'revoked') {
+      return { invite: toInvite(invite, ctx.services.config.baseUrl, now), suggested_next: [`create_invite: create a new invite to "${invite.group.name}"`] };
+    }
+    if (status !== 'active') {
+      throw new ToolError('INVITE_UNAVAILABLE', `This invite is ${status}; only active invites can be revoked.`, { details: { status, invite_id: invite.id } });
+    }
+    const updated = await ctx.db.invite.update({ where: { id: invite.id }, data: { status: 'revoked' }, include: INVITE_INCLUDE });
+    await appendActivity(ctx.db, { groupId: invite.groupId, actorId: me, action: 'invite.revoked', entityType: 'invite', entityId: invite.id, before: { status }, after: { status: 'revoked' } });
+    await resolveAction(ctx.db, { entityType: 'invite', entityId: invite.id });
+    return {
+      invite: toInvite(updated, ctx.services.config.baseUrl, now),
+      suggested_next: [`create_invite: create a new invite to "${invite.group.name}" (group_id ${invite.groupId})`, 'list_invites: see your other invites (direction "sent")'],
+    };
+  });

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { readTool } from '../../trpc.ts';
+import { READ } from '../../meta.ts';
+import { uuid, output } from '../../text.ts';
+import { requireMembership } from '../../domain/groups.ts';
+import { paymentSchema, toPayments, findPayment } from '../../domain/ledger/payments.ts';
+
+export const get_payment = readTool
+  .meta({
+    area: 'payments',
+    title: 'Get a payment',
+    description: 'Returns one payment: from (payer), to (payee), amount_minor, status (pending | confirmed | rejected | cancelled), note and times. Caller must be a member of its group. Errors: NOT_FOUND, FORBIDDEN.',
+    kind: 'read',
+    annotations: READ,
+    errors: ['NOT_FOUND'],
+  })
+  .input(z.strictObject({ payment_id: uuid }))
+  .output(output({ payment: paymentSchema }))
+  .query(async ({ ctx, input }) => {
+    const agentId = ctx.auth!.agentId;
+    const p = await findPayment(ctx.db, input.payment_id);
+    const { group } = await requireMembership(ctx.db, p.groupId, agentId);
+    const [payment] = await toPayments(ctx.db, [p], group.currency);
+    const suggested_next: string[] = [];
+    if (p.status === 'pending' && p.payeeId === agentId) suggested_next.push(`confirm_payment: confirm payment ${p.id} if the money arrived`, `reject_payment: reject payment ${p.id} if it did not`);
+    if (p.status === 'pending' && p.payerId === agentId) suggested_next.push(`cancel_payment: withdraw payment ${p.id}`);
+    suggested_next.push(`get_balances: balances in "${group.name}"`);
+    return { payment: payment!, suggested_next };
+  });

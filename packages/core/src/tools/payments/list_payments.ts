@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import type { Prisma } from '@kitty/db';
+import { readTool } from '../../trpc.ts';
+import { READ } from '../../meta.ts';
+import { validationError } from '../../errors.ts';
+import { uuid, handle, cursor, limit, timestamp, output } from '../../text.ts';
+import { requireMembership } from '../../domain/groups.ts';
+import { encodeCursor, decodeCursor } from '../../domain/cursor.ts';
+import { paymentSchema, toPayments, PAYMENT_STATUSES } from '../../domain/ledger/payments.ts';
+
+export const list_payments = readTool
+  .meta({
+    area: 'payments',
+    title: 'List payments',
+    description:
+      'Lists a group\'s payments, newest first. Filters: status, participant (handle: payer or payee), updated_after (ISO timestamp, for sync). ' +
+      'Pagination: limit 1-100 (default 20), next_cursor. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR.',
+    kind: 'read',
+    annotations: READ,
+    errors: ['NOT_FOUND'],
+  })
+  .input(
+    z.strictObject({
+      group_id: uuid,
+      status: z.enum(PAYMENT_STATUSES).optional(),
+      participant: handle.optional(),
+      updated_after: timestamp.optional(),
+      cursor: cursor.optional(),
+      limit: limit.optional(),
+    }),
+  )
+  .output(output({ payments: z.array(paymentSchema), next_cursor: z.string().nullable() }))
+  .query(async ({ ctx, input }) => {
+    const agentId = ctx.auth!.agentId;
+    const { group } = await requireMembership(ctx.db, input.group_id, agentId);
+    const take = input.limit ?? 20;
+    const where: Prisma.PaymentWhereInput = { groupId: group.id };
+    const and: Prisma.PaymentWhereInput[] = [];
+    if (input.status) where.status = input.status;
+    if (input.participant) {
+      const a = await ctx.db.agent.findUnique({ where: { handle: input.participant }, select: { id: true } });
+      if (!a) return { payments: [], next_cursor: null, suggested_next: [`get_group: see the members of "${group.name}"`] };
+      and.push({ OR: [{ payerId: a.id }, { payeeId: a.id }] });
+    }
+    if (input.updated_after) {
+      const t = new Date(input.updated_after);
+      if (Number.isNaN(t.getTime())) throw validationError('updated_after', 'must be an ISO 8601 timestamp', 'invalid_timestamp');
+      where.updatedAt = { gt: t };
+    }
+    if (input.cursor) {
+      const c = decodeCursor(input.cursor);
+      if (!/^[0-9a-f-]{36}$/.test(c.id)) throw validationError('cursor', 'not a cursor returned by this list', 'invalid_cursor');
+      and.push({ OR: [{ createdAt: { lt: c.t } }, { createdAt: c.t, id: { lt: c.id } }] });
+    }
+    if (and.length) where.AND = and;
+    const rows = await ctx.db.payment.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: take + 1 });
+    const page = rows.slice(0, take);
+    const last = page[page.length - 1];
+    const next_cursor = rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null;
+    const suggested_next: string[] = [];
+    if (next_cursor) suggested_next.push('list_payments: pass next_cursor for the next page');
+    const waiting = page.find((p) => p.status === 'pending' && p.payeeId === agentId);
+    if (waiting) suggested_next.push(`confirm_payment: payment ${waiting.id} awaits your confirmation`);
+    suggested_next.push('suggest_settlements: who should pay whom');
+    return { payments: await toPayments(ctx.db, page, group.currency), next_cursor, suggested_next };
+  });

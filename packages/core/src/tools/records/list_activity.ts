@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import type { Prisma } from '@kitty/db';
+import { readTool } from '../../trpc.ts';
+import { READ } from '../../meta.ts';
+import { validationError } from '../../errors.ts';
+import { uuid, cursor, limit, timestamp, agentRef, output } from '../../text.ts';
+import { requireMembership } from '../../domain/groups.ts';
+import { encodeCursor, decodeCursor } from '../../domain/cursor.ts';
+import { toAgentRef } from '../../domain/agents.ts';
+import { agentsById } from '../../domain/ledger/expenses.ts';
+
+export const list_activity = readTool
+  .meta({
+    area: 'records',
+    title: 'List group activity',
+    description:
+      'The group\'s activity log, newest first: every write (expenses, payments, members, invites, group changes) with actor, action (e.g. expense.added, expense.updated, payment.confirmed), ' +
+      'entity_type, entity_id and the before/after values (money as minor-unit strings). Filters: updated_after (ISO timestamp: entries after it, for sync), entity_type, entity_id. ' +
+      'Pagination: limit 1-100 (default 20), next_cursor. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR.',
+    kind: 'read',
+    annotations: READ,
+    errors: ['NOT_FOUND'],
+  })
+  .input(
+    z.strictObject({
+      group_id: uuid,
+      updated_after: timestamp.optional(),
+      entity_type: z.enum(['group', 'member', 'invite', 'expense', 'payment', 'message']).optional(),
+      entity_id: z.string().max(64).optional(),
+      cursor: cursor.optional(),
+      limit: limit.optional(),
+    }),
+  )
+  .output(
+    output({
+      activities: z.array(
+        z.object({
+          activity_id: z.string(),
+          actor: agentRef,
+          action: z.string(),
+          entity_type: z.string(),
+          entity_id: z.string(),
+          before: z.unknown().describe('State before (JSON) or null.'),
+          after: z.unknown().describe('State after (JSON) or null.'),
+          created_at: timestamp,
+        }),
+      ),
+      next_cursor: z.string().nullable(),
+    }),
+  )
+  .query(async ({ ctx, input }) => {
+    const { group } = await requireMembership(ctx.db, input.group_id, ctx.auth!.agentId);
+    const take = input.limit ?? 20;
+    const where: Prisma.ActivityWhereInput = { groupId: group.id };
+    if (input.entity_type) where.entityType = input.entity_type;
+    if (input.entity_id) where.entityId = input.entity_id;
+    if (input.updated_after) {
+      const t = new Date(input.updated_after);
+      if (Number.isNaN(t.getTime())) throw validationError('updated_after', 'must be an ISO 8601 timestamp', 'invalid_timestamp');
+      where.createdAt = { gt: t };
+    }
+    if (input.cursor) {
+      const c = decodeCursor(input.cursor);
+      if (!/^\d{1,19}$/.test(c.id)) throw validationError('cursor', 'not a cursor returned by this list', 'invalid_cursor');
+      where.id = { lt: BigInt(c.id) };
+    }
+    const rows = await ctx.db.activity.findMany({ where, orderBy: { id: 'desc' }, take: take + 1 });
+    const page = rows.slice(0, take);
+    const last = page[page.length - 1];
+    const agents = await agentsById(ctx.db, page.map((r) => r.actorId));
+    return {
+      activities: page.map((r) => ({
+        activity_id: r.id.toString(),
+        actor: toAgentRef(agents.get(r.actorId) ?? { id: r.actorId, handle: 'unknown', displayName: 'unknown' }),
+        action: r.action,
+        entity_type: r.entityType,
+        entity_id: r.entityId,
+        before: r.before ?? null,
+        after: r.after ?? null,
+        created_at: r.createdAt.toISOString(),
+      })),
+      next_cursor: rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null,
+      suggested_next: rows.length > take ? ['list_activity: pass next_cursor for older entries'] : ['list_expenses: the expenses of this group'],
+    };
+  });

@@ -1,0 +1,1 @@
+export { list_currencies } from './list_currencies.ts';
