@@ -164,8 +164,7 @@ async function main() {
 
 /** get_balances latency with 10 vs BIG expenses in the group (balances are maintained, not summed). */
 async function benchBalances(post: (p: string, b: unknown, k?: string) => Promise<any>, key: string, kittyUrl: string, auth: Record<string, string>, url: string) {
-  const core = (await import('@kitty/core')) as Record<string, unknown>;
-  const seed = core.seedExpensesBulk as undefined | ((pool: pg.Pool, groupId: string, memberIds: string[], count: number) => Promise<void>);
+  const { seedExpensesBulk: seed } = await import('@kitty/core/testing');
   const small = await post('/v1/tools/create_group', { name: 'Small', currency: 'EUR', idempotency_key: randomUUID() }, key);
   const big = await post('/v1/tools/create_group', { name: 'Big', currency: 'EUR', idempotency_key: randomUUID() }, key);
   const others = [];

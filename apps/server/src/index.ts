@@ -4,7 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import { createDb, applyMigrations, startEmbeddedPostgres } from '@kitty/db';
-import { appRouter, buildRegistry, type Services, type Registry } from '@kitty/core';
+import { appRouter, buildRegistry, runRecurrences, type Services, type Registry } from '@kitty/core';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type ServerConfig } from './config.ts';
 import { ApiKeyAuthenticator } from './auth.ts';
@@ -90,9 +90,36 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     });
     cleanups.push(() => app.close());
     await app.listen({ port: config.port, host: config.host });
+    if (config.scheduler) startScheduler(services, app.log, cleanups);
     return { url: baseUrl, app, registry, services, close };
   } catch (e) {
     await close();
     throw e;
   }
+}
+
+/** Interval of the recurring-expense scheduler: each run creates every due occurrence exactly once (safe with several instances). */
+export const SCHEDULER_INTERVAL_MS = 60_000;
+
+/** Runs the recurrence scheduler now (catching up after downtime) and then every minute. */
+function startScheduler(services: Services, log: { error(obj: unknown, msg: string): void }, cleanups: Array<() => Promise<void>>): void {
+  let running: Promise<unknown> | undefined;
+  const tick = () => {
+    if (running) return;
+    running = runRecurrences(services)
+      .then((r) => {
+        for (const e of r.errors) log.error(e, 'recurring expense failed; retried next run');
+      })
+      .catch((e) => log.error({ err: e }, 'recurrence scheduler run failed'))
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  tick();
+  const timer = setInterval(tick, SCHEDULER_INTERVAL_MS);
+  timer.unref();
+  cleanups.push(async () => {
+    clearInterval(timer);
+    await running;
+  });
 }

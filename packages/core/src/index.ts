@@ -10,6 +10,5 @@ export { CURRENCIES, currencyInfo, formatMinor } from './domain/money.ts';
 export { requestHash } from './trpc.ts';
 export { runRecurrences, type RecurrenceRunResult } from './domain/ledger/recurrence.ts';
 export { verifyLedger, type LedgerReport } from './domain/ledger/verify.ts';
-export { seedExpensesBulk } from './testing.ts';
 export { allocate, convertAmount, pairEdges } from './domain/ledger/split.ts';
 export { planSettlements, EXACT_LIMIT } from './domain/ledger/settle.ts';

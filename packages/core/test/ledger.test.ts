@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, type TestAgent } from './harness.ts';
 import { groupWith, expectLedgerOk, balancesOf } from './ledger-helpers.ts';
-import { seedExpensesBulk, verifyLedger } from '../src/index.ts';
+import { verifyLedger } from '../src/index.ts';
+import { seedExpensesBulk } from '../src/testing.ts';
 
 let h: Harness;
 let a: TestAgent, b: TestAgent, c: TestAgent;

@@ -15,6 +15,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AuthInfo as McpAuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { ToolError, type Registry, type CallRequest } from '@kitty/core';
@@ -79,6 +80,7 @@ export async function registerMcpRoutes(app: FastifyInstance, opts: McpAdapterOp
         details: { issues: [{ path: '(root)', message: 'body required', code: 'required' }] },
       });
     }
+    if (process.env.TMP_MCP_MODE === 'web') return serveWeb(pool, req, reply, auth); // TMP-BENCH
     const server = pool.acquire();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     let released = false;
@@ -106,6 +108,23 @@ export async function registerMcpRoutes(app: FastifyInstance, opts: McpAdapterOp
         res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
       } else res.end();
       release();
+    }
+  };
+
+  const serveWeb = async (pool: ServerPool, req: FastifyRequest, reply: FastifyReply, auth: McpAuthInfo) => { // TMP-BENCH
+    const server = pool.acquire();
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
+      const response = await transport.handleRequest(new Request(`http://${req.headers.host ?? 'localhost'}${req.url}`, { method: 'POST', headers }), { authInfo: auth, parsedBody: req.body });
+      reply.code(response.status);
+      response.headers.forEach((v, k) => void reply.header(k, v));
+      return reply.send(await response.text());
+    } finally {
+      await transport.close();
+      pool.release(server);
     }
   };
 
