@@ -158,6 +158,18 @@ describe('/mcp with the SDK client', () => {
     expect((e as McpError).code).toBe(ErrorCode.InvalidParams);
   });
 
+  it('parallel calls from different agents keep their own identity (pooled servers share no request state)', async () => {
+    const call = (apiKey: string, id: number) =>
+      rawPost('/mcp', { authorization: `Bearer ${apiKey}`, 'mcp-protocol-version': '2025-11-25' }, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_me', arguments: {} } });
+    const who = [alice, bob];
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => call(who[i % 2]!.apiKey, i)));
+    results.forEach((r, i) => {
+      const msg = JSON.parse(r.text);
+      expect(msg.id).toBe(i);
+      expect(msg.result.structuredContent.agent.handle).toBe(who[i % 2]!.handle);
+    });
+  });
+
   it('ping works', async () => {
     const c = await connect('/mcp', alice.apiKey);
     expect(await c.ping()).toEqual({});

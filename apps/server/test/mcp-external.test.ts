@@ -1,0 +1,65 @@
+/**
+ * Third-party MCP tools against a running Kitty (devDependencies, no network beyond localhost):
+ * - the MCP Inspector CLI (@modelcontextprotocol/inspector --cli) against /mcp with a bearer;
+ * - the conformance suite (@modelcontextprotocol/conformance) scenarios server-initialize, ping,
+ *   tools-list and dns-rebinding-protection against /mcp/docs (it cannot send a bearer token).
+ * Both need Node >= 22: they run with this process's node (24 via the root `node` devDependency).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { startTestServer, type TestServer } from './server-harness.ts';
+
+const run = promisify(execFile);
+const bin = (rel: string) => fileURLToPath(new URL(`../node_modules/@modelcontextprotocol/${rel}`, import.meta.url));
+const INSPECTOR = bin('inspector/clients/launcher/build/index.js');
+const CONFORMANCE = bin('conformance/dist/index.js');
+
+let s: TestServer;
+let apiKey: string;
+beforeAll(async () => {
+  s = await startTestServer();
+  apiKey = (await s.agent('inspect')).apiKey;
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+const inspector = (...args: string[]) =>
+  run(process.execPath, [INSPECTOR, '--cli', `${s.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${apiKey}`, ...args], { timeout: 60_000 });
+
+describe('MCP Inspector CLI against /mcp', () => {
+  it('tools/list lists every registry tool', async () => {
+    const { stdout } = await inspector('--method', 'tools/list');
+    const names = JSON.parse(stdout).tools.map((t: { name: string }) => t.name);
+    expect(names).toEqual(s.kitty.registry.catalogue.map((t) => t.name));
+  });
+
+  it('tools/call get_me returns structuredContent', async () => {
+    const { stdout } = await inspector('--method', 'tools/call', '--tool-name', 'get_me');
+    const r = JSON.parse(stdout);
+    expect(r.isError).toBeFalsy();
+    expect(r.structuredContent.agent.handle).toMatch(/^inspect-/);
+  });
+});
+
+describe('MCP conformance suite against /mcp/docs', () => {
+  for (const scenario of ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection']) {
+    it(scenario, async () => {
+      const out = await mkdtemp(join(tmpdir(), 'kitty-conformance-'));
+      try {
+        await run(process.execPath, [CONFORMANCE, 'server', '--url', `${s.url}/mcp/docs`, '--scenario', scenario, '-o', out], { timeout: 60_000 });
+        const [dir] = await readdir(out);
+        const checks = JSON.parse(await readFile(join(out, dir!, 'checks.json'), 'utf8')) as Array<{ id: string; status: string; errorMessage?: string }>;
+        expect(checks.length).toBeGreaterThan(0);
+        for (const c of checks) expect(c.status, `${c.id}: ${c.errorMessage ?? ''}`).toBe('SUCCESS');
+      } finally {
+        await rm(out, { recursive: true, force: true });
+      }
+    });
+  }
+});
