@@ -76,7 +76,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
     const authz = req.headers.authorization;
-    if (authz) {
+    // The docs MCP server takes no credential: a stale or foreign bearer must not lock readers out.
+    if (authz && !req.url.startsWith('/mcp/docs')) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
       if (!m) throw new ToolError('UNAUTHENTICATED', 'Authorization must be "Bearer <api key>".');
       req.kittyAuth = await deps.authenticator.authenticate(m[1]!);
@@ -94,6 +95,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setErrorHandler((err, req, reply) => {
     const tool = err instanceof ToolError ? err : (err as { name?: string }).name === 'ToolError' ? (err as ToolError) : fastifyErrorToTool(err as never);
     const { status, body, error } = toErrorEnvelope(tool, req.id);
+    // On the MCP endpoints a body that is not JSON is a JSON-RPC parse error (-32700), as MCP clients expect.
+    if (req.url.startsWith('/mcp') && (error.details?.issues as Array<{ code?: string }> | undefined)?.[0]?.code === 'invalid_json') {
+      return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${error.message}` } });
+    }
     if (error.kittyCode === 'INTERNAL') req.log.error({ err: error.cause ?? err }, 'internal error');
     if (status === 401) reply.header('WWW-Authenticate', wwwAuthenticate(deps.baseUrl, req.url.startsWith('/mcp') ? '/mcp' : ''));
     if (error.retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(error.retryAfter)));

@@ -312,3 +312,22 @@ describe('/mcp/docs', () => {
     await expect(c.callTool({ name: 'create_group', arguments: {} })).rejects.toBeInstanceOf(McpError);
   });
 });
+
+describe('MCP transport edge cases', () => {
+  it('invalid JSON on /mcp is a JSON-RPC parse error; a stale bearer does not lock out /mcp/docs', async () => {
+    const s2 = await startTestServer();
+    try {
+      const bad = await s2.http('/mcp', { rawBody: '{nope', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } });
+      expect(bad.status).toBe(400);
+      expect(bad.json.error.code).toBe(-32700);
+      const docs = await s2.http('/mcp/docs', {
+        body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+        headers: { accept: 'application/json, text/event-stream', authorization: 'Bearer kitty_revoked_or_wrong' },
+      });
+      expect(docs.status).toBe(200);
+      expect(docs.json.result.serverInfo).toBeDefined();
+    } finally {
+      await s2.close();
+    }
+  });
+});
