@@ -6,7 +6,7 @@
  *
  * Every tool is a method typed from the server's router (inputs, outputs; types only — nothing
  * of the server is bundled). Write tools get an idempotency_key generated when you pass none,
- * and the client retries RATE_LIMITED / SERVICE_UNAVAILABLE / network failures with the SAME
+ * and the client retries RATE_LIMITED / TRANSIENT_CONFLICT / REQUEST_IN_PROGRESS / network failures with the SAME
  * key after `retry_after` seconds, so a retry never duplicates an effect. Failures throw
  * `KittyError` carrying the error envelope (code, message, suggested_action, details, request_id).
  */
@@ -37,7 +37,7 @@ export interface CallOptions {
 export interface KittyClientOptions {
   baseUrl: string;
   apiKey?: string;
-  /** Retries for 429/503/network errors (default 3). 0 disables. */
+  /** Retries for RATE_LIMITED, TRANSIENT_CONFLICT, REQUEST_IN_PROGRESS and network errors (default 3). 0 disables. */
   maxRetries?: number;
   fetch?: typeof fetch;
 }
@@ -68,7 +68,7 @@ export type KittyClient = { [K in ToolName]: Method<K> } & {
   setApiKey(apiKey: string): void;
 };
 
-const RETRYABLE = new Set(['RATE_LIMITED', 'SERVICE_UNAVAILABLE', 'REQUEST_IN_PROGRESS']);
+const RETRYABLE = new Set(['RATE_LIMITED', 'TRANSIENT_CONFLICT', 'REQUEST_IN_PROGRESS']);
 
 /**
  * @returns a client whose methods are the tools. Tool descriptors (which tools are writes) are

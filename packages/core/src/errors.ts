@@ -28,6 +28,8 @@ export const ERROR_TABLE = {
   ALREADY_EXISTS: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
   LAST_ADMIN: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
   INVALID_STATE: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  /** Concurrent work on the same rows (deadlock, serialization failure, pool wait): nothing changed; retry after retry_after. */
+  TRANSIENT_CONFLICT: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
   PAYMENT_NOT_PENDING: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
   EXPENSE_DELETED: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
   MEMBER_LEFT: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
@@ -35,7 +37,6 @@ export const ERROR_TABLE = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, trpc: 'UNSUPPORTED_MEDIA_TYPE', mcp: 'tool_error' },
   RATE_LIMITED: { status: 429, trpc: 'TOO_MANY_REQUESTS', mcp: 'tool_error' },
   INTERNAL: { status: 500, trpc: 'INTERNAL_SERVER_ERROR', mcp: 'tool_error' },
-  SERVICE_UNAVAILABLE: { status: 503, trpc: 'INTERNAL_SERVER_ERROR', mcp: 'tool_error' },
 } as const satisfies Record<string, { status: number; trpc: TrpcCode; mcp: 'tool_error' }>;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
@@ -73,6 +74,7 @@ const DEFAULT_ACTION: Record<ErrorCode, string> = {
   ALREADY_EXISTS: 'It already exists; read it instead of creating it.',
   LAST_ADMIN: 'Make another member admin first with set_member_role.',
   INVALID_STATE: 'The resource is not in a state that allows this; read it again.',
+  TRANSIENT_CONFLICT: 'Retry after retry_after seconds with the same idempotency_key.',
   PAYMENT_NOT_PENDING: 'Only a pending payment can be confirmed, rejected or cancelled; read it with get_payment (details.status).',
   EXPENSE_DELETED: 'The expense is deleted; restore_expense brings it back first.',
   MEMBER_LEFT: 'The change involves a member who left the group settled; leave their part unchanged.',
@@ -80,7 +82,6 @@ const DEFAULT_ACTION: Record<ErrorCode, string> = {
   UNSUPPORTED_MEDIA_TYPE: 'Send Content-Type: application/json.',
   RATE_LIMITED: 'Wait retry_after seconds, then retry with the same idempotency_key.',
   INTERNAL: 'Retry later with the same idempotency_key; report the request_id if it persists.',
-  SERVICE_UNAVAILABLE: 'Retry later with the same idempotency_key.',
 };
 
 /**
@@ -153,7 +154,7 @@ function isTransient(e: unknown): boolean {
 
 /**
  * Normalises anything thrown during a tool call into a ToolError.
- * Zod errors → VALIDATION_ERROR with issues; transient DB contention → SERVICE_UNAVAILABLE with retry_after;
+ * Zod errors → VALIDATION_ERROR with issues; transient DB contention → TRANSIENT_CONFLICT (409) with retry_after;
  * anything else → INTERNAL (the original is kept as `cause` for logs, never sent out).
  */
 export function toToolError(e: unknown): ToolError {
@@ -175,7 +176,7 @@ export function toToolError(e: unknown): ToolError {
     return new ToolError('VALIDATION_ERROR', `Invalid arguments: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { details: { issues } });
   }
   if (isTransient(e)) {
-    return new ToolError('SERVICE_UNAVAILABLE', 'The database is busy with conflicting work; nothing was changed.', { retryAfter: 1, cause: e });
+    return new ToolError('TRANSIENT_CONFLICT', 'The database is busy with conflicting work; nothing was changed.', { retryAfter: 1, cause: e });
   }
   return new ToolError('INTERNAL', 'An internal error occurred; nothing was changed.', { cause: e });
 }

@@ -27,7 +27,7 @@ export interface ToolMeta {
    */
   idempotency?: 'replay' | 'never_replay' | 'none';
   annotations: ToolAnnotations;
-  /** Error codes this tool can raise beyond the ones every tool can (VALIDATION_ERROR, UNAUTHENTICATED, FORBIDDEN, RATE_LIMITED, INTERNAL). */
+  /** Error codes this tool can raise beyond the ones every tool can (VALIDATION_ERROR, UNAUTHENTICATED, FORBIDDEN, RATE_LIMITED, INTERNAL) and the idempotency ones the registry adds to write tools. */
   errors: ErrorCode[];
   /** Short group name for docs ("account", "groups", …). */
   area: string;

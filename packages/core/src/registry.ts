@@ -21,7 +21,7 @@ import { createCallerFactory } from './trpc.ts';
 import { inboxSummaryFor } from './domain/inbox-summary.ts';
 
 /** Errors every tool can raise (in addition to its own `meta.errors`). */
-export const COMMON_ERRORS: ErrorCode[] = ['VALIDATION_ERROR', 'UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL'];
+export const COMMON_ERRORS: ErrorCode[] = ['VALIDATION_ERROR', 'UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'TRANSIENT_CONFLICT', 'INTERNAL'];
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -78,6 +78,14 @@ function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   return js;
 }
 
+/** Errors the idempotency middleware adds to write tools (DESIGN.md §4), so tools need not list them. */
+function idempotencyErrors(meta: ToolMeta): ErrorCode[] {
+  if (meta.kind !== 'write') return [];
+  const mode = meta.idempotency ?? 'replay';
+  if (mode === 'none') return [];
+  return mode === 'never_replay' ? ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_REPLAY_UNAVAILABLE'] : ['IDEMPOTENCY_KEY_REUSED', 'REQUEST_IN_PROGRESS'];
+}
+
 /** Builds the registry from the router; throws at start-up on a malformed tool. */
 export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
   const procedures = (appRouter._def as unknown as { procedures: Record<string, { _def: ProcedureDef }> }).procedures;
@@ -109,7 +117,7 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
       auth,
       idempotency: meta.kind === 'write' ? (meta.idempotency ?? 'replay') : null,
       annotations: meta.annotations,
-      errors: [...new Set([...COMMON_ERRORS, ...meta.errors])],
+      errors: [...new Set([...COMMON_ERRORS, ...idempotencyErrors(meta), ...meta.errors])],
       hasRequiredArgs: Array.isArray(inputSchema.required) && inputSchema.required.length > 0,
       input_schema: inputSchema,
       output_schema: outputSchema,

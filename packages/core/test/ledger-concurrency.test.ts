@@ -30,8 +30,8 @@ describe('concurrency', () => {
     for (const a of agents.slice(1)) await h.call(a, 'join_group', { code: inv.invite.code });
     const results = await Promise.all(agents.map((a, i) => settle(h.call(a, 'add_expense', { group_id: g, description: `round ${i}`, amount_minor: 1001 + i }))));
     const failures = results.filter((r) => !r.ok) as Array<{ ok: false; e: ToolError }>;
-    // Transient contention may ask for a retry (503 with retry_after), never a 500.
-    for (const f of failures) expect(f.e.kittyCode).toBe('SERVICE_UNAVAILABLE');
+    // Transient contention may ask for a retry (409 TRANSIENT_CONFLICT with retry_after), never a 500.
+    for (const f of failures) expect(f.e.kittyCode).toBe('TRANSIENT_CONFLICT');
     expect(failures.length).toBeLessThan(5);
     const list = await h.call(agents[0]!, 'list_expenses', { group_id: g, limit: 100 });
     expect(list.expenses).toHaveLength(50 - failures.length);

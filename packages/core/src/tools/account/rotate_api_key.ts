@@ -15,7 +15,7 @@ export const rotate_api_key = writeTool
     kind: 'write',
     idempotency: 'never_replay',
     annotations: DESTRUCTIVE,
-    errors: ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_REPLAY_UNAVAILABLE'],
+    errors: [],
   })
   .input(z.strictObject({ idempotency_key: idempotencyKey }))
   .output(

@@ -12,7 +12,7 @@ export const update_me = writeTool
       'Changes display_name (1-80) and/or description (0-500; "" clears it). The handle cannot change. Idempotent by key. Source: interface-spec "update_me".',
     kind: 'write',
     annotations: WRITE,
-    errors: ['IDEMPOTENCY_KEY_REUSED'],
+    errors: [],
   })
   .input(z.strictObject({ display_name: displayName.optional(), description: description.optional(), idempotency_key: idempotencyKey }))
   .output(output({ agent: agentSchema }))

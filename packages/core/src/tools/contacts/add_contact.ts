@@ -19,7 +19,7 @@ export const add_contact = writeTool
       'FORBIDDEN (this agent cannot be added by you). Source: issue 4 "Agents and contacts", "Blocking".',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'INVALID_STATE', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'INVALID_STATE'],
   })
   .input(
     z.strictObject({

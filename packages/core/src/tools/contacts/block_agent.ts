@@ -16,7 +16,7 @@ export const block_agent = writeTool
       'Errors: NOT_FOUND (no such handle), VALIDATION_ERROR (yourself). Source: issue 4 "Blocking".',
     kind: 'write',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND'],
   })
   .input(z.strictObject({ handle: handle.describe('Handle of the agent to block.'), idempotency_key: idempotencyKey }))
   .output(output({ blocked: agentRef, already_blocked: z.boolean() }))

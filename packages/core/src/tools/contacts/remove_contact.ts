@@ -15,7 +15,7 @@ export const remove_contact = writeTool
       'Errors: NOT_FOUND (no such handle), NOT_A_CONTACT (not in your contacts). Source: issue 4 "Agents and contacts".',
     kind: 'write',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND', 'NOT_A_CONTACT', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'NOT_A_CONTACT'],
   })
   .input(z.strictObject({ handle: handle.describe('Handle of the contact to remove.'), idempotency_key: idempotencyKey }))
   .output(output({ removed: agentRef }))

@@ -14,7 +14,7 @@ export const unblock_agent = writeTool
       'Unblocking an agent that is not blocked changes nothing (was_blocked false). Errors: NOT_FOUND (no such handle). Source: issue 4 "Blocking".',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND'],
   })
   .input(z.strictObject({ handle: handle.describe('Handle of the agent to unblock.'), idempotency_key: idempotencyKey }))
   .output(output({ unblocked: agentRef, was_blocked: z.boolean() }))

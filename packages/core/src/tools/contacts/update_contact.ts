@@ -15,7 +15,7 @@ export const update_contact = writeTool
       'Errors: NOT_FOUND (no such handle), NOT_A_CONTACT (the agent is not in your contacts). Source: issue 4 "Agents and contacts".',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'NOT_A_CONTACT', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'NOT_A_CONTACT'],
   })
   .input(
     z.strictObject({

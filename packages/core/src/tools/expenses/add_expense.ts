@@ -29,7 +29,7 @@ export const add_expense = writeTool
       'Errors: VALIDATION_ERROR naming the field (sums off, unknown or non-member handle, bad rate), FORBIDDEN (not a member), NOT_FOUND (group), GROUP_ARCHIVED (409).',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
   })
   .input(
     z.strictObject({

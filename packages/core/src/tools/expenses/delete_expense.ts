@@ -19,7 +19,7 @@ export const delete_expense = writeTool
       'Errors: NOT_FOUND, FORBIDDEN, GROUP_ARCHIVED, MEMBER_LEFT (would alter the balance of someone who left).',
     kind: 'write',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'MEMBER_LEFT', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'MEMBER_LEFT'],
   })
   .input(z.strictObject({ expense_id: uuid, idempotency_key: idempotencyKey }))
   .output(output({ expense: expenseSchema }))

@@ -18,7 +18,7 @@ export const restore_expense = writeTool
       'Errors: NOT_FOUND, FORBIDDEN, GROUP_ARCHIVED, MEMBER_LEFT (someone it involves has left the group).',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'MEMBER_LEFT', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'MEMBER_LEFT'],
   })
   .input(z.strictObject({ expense_id: uuid, idempotency_key: idempotencyKey }))
   .output(output({ expense: expenseSchema }))

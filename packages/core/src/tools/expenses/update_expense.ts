@@ -27,7 +27,7 @@ export const update_expense = writeTool
       'Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR (naming the field), GROUP_ARCHIVED, EXPENSE_DELETED (restore first), MEMBER_LEFT (the change would alter the balance of someone who left).',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'EXPENSE_DELETED', 'MEMBER_LEFT', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'EXPENSE_DELETED', 'MEMBER_LEFT'],
   })
   .input(
     z.strictObject({

@@ -18,7 +18,7 @@ export const archive_group = writeTool
       'with details.unsettled listing who is not. Archiving an archived group returns it unchanged.',
     kind: 'write',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND', 'NOT_SETTLED', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'NOT_SETTLED'],
   })
   .input(z.strictObject({ group_id: uuid, idempotency_key: idempotencyKey }))
   .output(output({ group: groupDetailSchema }))

@@ -16,7 +16,7 @@ export const create_group = writeTool
       'Source: interface-spec "create_group".',
     kind: 'write',
     annotations: WRITE,
-    errors: ['IDEMPOTENCY_KEY_REUSED'],
+    errors: [],
   })
   .input(
     z.strictObject({

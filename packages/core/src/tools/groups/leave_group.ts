@@ -18,7 +18,7 @@ export const leave_group = writeTool
       'so a group always keeps an admin. A direct ledger cannot be left (INVALID_STATE).',
     kind: 'write',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND', 'NOT_SETTLED', 'INVALID_STATE', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'NOT_SETTLED', 'INVALID_STATE'],
   })
   .input(z.strictObject({ group_id: uuid, idempotency_key: idempotencyKey }))
   .output(output({ ok: z.literal(true) }))

@@ -28,7 +28,7 @@ export const open_direct_group = writeTool
       'INVALID_STATE (you have blocked this agent), FORBIDDEN (the agent does not accept a ledger with you). Source: issue 4 "Groups", DESIGN.md §3.',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'NOT_A_CONTACT', 'INVALID_STATE', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'NOT_A_CONTACT', 'INVALID_STATE'],
   })
   .input(
     z.strictObject({

@@ -21,7 +21,7 @@ export const remove_member = writeTool
       'GROUP_ARCHIVED, INVALID_STATE (yourself, or a direct ledger, which always has its two members). Source: issue 4 "Groups".',
     kind: 'write',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND', 'NOT_SETTLED', 'GROUP_ARCHIVED', 'INVALID_STATE', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'NOT_SETTLED', 'GROUP_ARCHIVED', 'INVALID_STATE'],
   })
   .input(z.strictObject({ group_id: uuid, ...memberRefShape, idempotency_key: idempotencyKey }))
   .output(output({ removed: agentRef, member_count: z.number().int() }))

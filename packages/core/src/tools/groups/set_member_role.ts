@@ -20,7 +20,7 @@ export const set_member_role = writeTool
       'INVALID_STATE (a direct ledger: both members are admins for good). Source: issue 4 "Groups".',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'LAST_ADMIN', 'GROUP_ARCHIVED', 'INVALID_STATE', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'LAST_ADMIN', 'GROUP_ARCHIVED', 'INVALID_STATE'],
   })
   .input(z.strictObject({ group_id: uuid, ...memberRefShape, role: memberRole.describe('admin or member.'), idempotency_key: idempotencyKey }))
   .output(output({ member: memberSchema, changed: z.boolean() }))

@@ -16,7 +16,7 @@ export const update_group = writeTool
       'Errors: NOT_FOUND, FORBIDDEN (not a member / not admin), GROUP_ARCHIVED. Source: interface-spec "update_group".',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
   })
   .input(
     z.strictObject({

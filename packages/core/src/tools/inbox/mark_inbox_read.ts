@@ -15,7 +15,7 @@ export const mark_inbox_read = writeTool
       'Returns how many items changed and your new totals. Errors: NOT_FOUND (a conversation that is not yours). Source: issue 4 "Inbox".',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND'],
   })
   .input(
     z.strictObject({

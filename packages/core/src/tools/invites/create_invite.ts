@@ -27,7 +27,7 @@ export const create_invite = writeTool
       'Source: interface-spec "create_invite".',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'NOT_A_CONTACT', 'INVALID_STATE', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'NOT_A_CONTACT', 'INVALID_STATE'],
   })
   .input(
     z.strictObject({

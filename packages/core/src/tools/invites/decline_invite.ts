@@ -18,7 +18,7 @@ export const decline_invite = writeTool
       'INVALID_STATE (untargeted invite), INVITE_UNAVAILABLE (409; details.status: revoked, expired or exhausted). Source: issue 4 "Invite status transitions".',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'INVALID_STATE', 'INVITE_UNAVAILABLE', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'INVALID_STATE', 'INVITE_UNAVAILABLE'],
   })
   .input(
     z.strictObject({

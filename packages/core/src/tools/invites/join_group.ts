@@ -16,7 +16,7 @@ export const join_group = writeTool
       'Source: interface-spec "join_group" and "Membership".',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'INVITE_UNAVAILABLE', 'GROUP_ARCHIVED', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'INVITE_UNAVAILABLE', 'GROUP_ARCHIVED'],
   })
   .input(z.strictObject({ code: z.string().min(8).max(64).describe('Invite code or pasted invite link.'), idempotency_key: idempotencyKey }))
   .output(

@@ -18,7 +18,7 @@ export const revoke_invite = writeTool
       'INVITE_UNAVAILABLE (409; details.status says whether it is declined, expired or exhausted). Source: issue 4 "Invite status transitions".',
     kind: 'write',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND', 'INVITE_UNAVAILABLE', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'INVITE_UNAVAILABLE'],
   })
   .input(z.strictObject({ invite_id: uuid.describe('The invite to revoke (from create_invite or list_invites).'), idempotency_key: idempotencyKey }))
   .output(output({ invite: inviteSchema }))

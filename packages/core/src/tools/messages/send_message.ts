@@ -29,7 +29,7 @@ export const send_message = writeTool
       'FORBIDDEN (you cannot message this agent, or you are not a member of the group), GROUP_ARCHIVED. Source: issue 4 "Messages".',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
   })
   .input(
     z.strictObject({

@@ -17,7 +17,7 @@ export const cancel_payment = writeTool
       'Errors: FORBIDDEN (only the payer may cancel), PAYMENT_NOT_PENDING (409; details.status, e.g. already confirmed), NOT_FOUND.',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'PAYMENT_NOT_PENDING', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'PAYMENT_NOT_PENDING'],
   })
   .input(z.strictObject({ payment_id: uuid, idempotency_key: idempotencyKey }))
   .output(output({ payment: paymentSchema }))

@@ -18,7 +18,7 @@ export const confirm_payment = writeTool
       'Errors: FORBIDDEN (only the payee may confirm), PAYMENT_NOT_PENDING (409; details.status, e.g. already cancelled), NOT_FOUND.',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'PAYMENT_NOT_PENDING', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'PAYMENT_NOT_PENDING'],
   })
   .input(z.strictObject({ payment_id: uuid, idempotency_key: idempotencyKey }))
   .output(output({ payment: paymentSchema }))

@@ -23,7 +23,7 @@ export const record_payment = writeTool
       'Errors: VALIDATION_ERROR (not a member, payer = payee), FORBIDDEN (caller neither payer nor payee, or not a member), NOT_FOUND, GROUP_ARCHIVED.',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
   })
   .input(
     z.strictObject({

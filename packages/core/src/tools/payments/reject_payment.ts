@@ -18,7 +18,7 @@ export const reject_payment = writeTool
       'Errors: FORBIDDEN (only the payee may reject), PAYMENT_NOT_PENDING (409; details.status), NOT_FOUND.',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'PAYMENT_NOT_PENDING', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'PAYMENT_NOT_PENDING'],
   })
   .input(z.strictObject({ payment_id: uuid, reason: text(0, 200, 'reason').optional(), idempotency_key: idempotencyKey }))
   .output(output({ payment: paymentSchema }))

@@ -28,7 +28,7 @@ export const import_expenses = writeTool
       'dry_run checks everything and imports nothing. Errors: VALIDATION_ERROR, FORBIDDEN, NOT_FOUND, GROUP_ARCHIVED.',
     kind: 'write',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'IDEMPOTENCY_KEY_REUSED'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
   })
   .input(
     z.strictObject({
