@@ -10,10 +10,13 @@ import { loadConfig, type ServerConfig } from './config.ts';
 import { ApiKeyAuthenticator } from './auth.ts';
 import { KittyRateLimiter } from './rate-limit.ts';
 import { buildApp } from './http.ts';
+import { InboxSummaryCache } from './inbox-cache.ts';
 
 export { loadConfig, type ServerConfig } from './config.ts';
 
 export interface RunningKitty {
+  /** The inbox summary cache (stats for tests and the benchmark). */
+  inboxCache: InboxSummaryCache;
   /** Base URL the server listens on, e.g. http://127.0.0.1:3000 */
   url: string;
   app: FastifyInstance;
@@ -49,12 +52,16 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     const kittyConfig = { baseUrl: config.baseUrl ?? '', inviteOnly: config.inviteOnly, platformInviteCodes: config.platformInviteCodes };
     const registry = buildRegistry(appRouter);
     const authenticator = new ApiKeyAuthenticator(db.prisma);
+    const inboxCache = new InboxSummaryCache(databaseUrl, db.prisma);
+    await inboxCache.start();
+    cleanups.push(() => inboxCache.stop());
     const services: Services = {
       prisma: db.prisma,
       pool: db.pool,
       config: kittyConfig,
       now: () => new Date(),
       onCredentialsChanged: (agentId) => authenticator.invalidate(agentId),
+      inboxSummaries: inboxCache,
     };
     const rateLimiter = new KittyRateLimiter({
       points: config.rateLimitPoints,
@@ -91,7 +98,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     cleanups.push(() => app.close());
     await app.listen({ port: config.port, host: config.host });
     if (config.scheduler) startScheduler(services, app.log, cleanups);
-    return { url: baseUrl, app, registry, services, close };
+    return { url: baseUrl, app, registry, services, inboxCache, close };
   } catch (e) {
     await close();
     throw e;

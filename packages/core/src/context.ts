@@ -5,6 +5,7 @@
  */
 import type { PrismaClient, Prisma } from '@kitty/db';
 import type { Pool } from 'pg';
+import type { InboxSummary } from './domain/inbox-summary.ts';
 
 export type Db = Prisma.TransactionClient;
 
@@ -25,6 +26,12 @@ export interface Services {
   now: () => Date;
   /** Called after an agent's API keys changed (rotation) so authentication caches drop them. */
   onCredentialsChanged?: (agentId: string) => void;
+  /**
+   * Where the inbox summary on every response comes from. Absent → read from the database each call
+   * (domain/inbox-summary.ts). The server plugs in a cache invalidated by PostgreSQL NOTIFY.
+   * `fresh: true` (after a write tool) must not answer from a cache.
+   */
+  inboxSummaries?: { get(agentId: string, opts: { fresh: boolean }): Promise<InboxSummary | undefined> };
 }
 
 /** The authenticated caller. */

@@ -12,3 +12,4 @@ export { runRecurrences, type RecurrenceRunResult } from './domain/ledger/recurr
 export { verifyLedger, type LedgerReport } from './domain/ledger/verify.ts';
 export { allocate, convertAmount, pairEdges } from './domain/ledger/split.ts';
 export { planSettlements, EXACT_LIMIT } from './domain/ledger/settle.ts';
+export { inboxSummaryFor, type InboxSummary } from './domain/inbox-summary.ts';

@@ -172,7 +172,8 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
       }
       const agentId = ctx.auth?.agentId;
       if (agentId) {
-        const inbox = await inboxSummaryFor(req.services.prisma, agentId);
+        const source = req.services.inboxSummaries;
+        const inbox = source ? await source.get(agentId, { fresh: tool.kind === 'write' }) : await inboxSummaryFor(req.services.prisma, agentId);
         if (inbox) data = { ...data, inbox };
       }
       return { data, call };

@@ -160,6 +160,21 @@ async function engineAdapter(url: string): Promise<SqlDriverAdapter> {
     for (const f of res.fields) if (f.dataTypeID === PG_CHAR_OID) f.dataTypeID = PG_TEXT_OID;
     return res;
   };
+  // adapter-pg's executeScript splits the script on every ";" — inside comments, string literals and
+  // dollar-quoted function bodies too — which breaks migrations with functions or triggers. Send the
+  // script whole instead: PostgreSQL's simple-query protocol runs several statements in one message,
+  // as one implicit transaction (a failing migration leaves nothing half-applied).
+  const scripted = adapter as unknown as { executeScript: (s: string) => Promise<void>; client: { query(sql: string): Promise<unknown> }; onError(e: unknown): never };
+  if (typeof scripted.executeScript !== 'function' || typeof scripted.client?.query !== 'function' || typeof scripted.onError !== 'function') {
+    throw new Error('@prisma/adapter-pg internals changed (executeScript): re-check src/migrate.ts');
+  }
+  scripted.executeScript = async (script: string) => {
+    try {
+      await scripted.client.query(script);
+    } catch (e) {
+      scripted.onError(e);
+    }
+  };
   return adapter;
 }
 

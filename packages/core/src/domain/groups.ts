@@ -2,6 +2,7 @@
  * Group access and projections (interface-spec "Group summary", "Group detail", "Member").
  */
 import { z } from 'zod';
+import { Prisma } from '@kitty/db';
 import type { Db } from '../context.ts';
 import { ToolError } from '../errors.ts';
 import { uuid, timestamp, agentRef } from '../text.ts';
@@ -55,7 +56,7 @@ export interface MembershipRow {
   pendingCount: number;
 }
 
-export function toGroupSummary(g: GroupRow, m?: Pick<MembershipRow, 'balanceMinor'> | null) {
+export function toGroupSummary(g: Pick<GroupRow, 'id' | 'name' | 'currency' | 'kind' | 'memberCount' | 'archivedAt'>, m?: Pick<MembershipRow, 'balanceMinor'> | null) {
   return {
     group_id: g.id,
     name: g.name,
@@ -79,23 +80,81 @@ export function toGroupDetail(g: GroupRow & { createdBy: { id: string; handle: s
 
 export const GROUP_DETAIL_INCLUDE = { createdBy: { select: AGENT_REF_SELECT } } as const;
 
+interface GroupMembershipRow {
+  id: string;
+  name: string;
+  description: string | null;
+  currency: string;
+  kind: string;
+  direct_key: string | null;
+  members_can_edit: boolean;
+  member_count: number;
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+  archived_at: Date | null;
+  cb_handle: string;
+  cb_display_name: string;
+  role: string | null;
+  joined_at: Date | null;
+  left_at: Date | null;
+  balance_minor: bigint | null;
+  balance_pending_minor: bigint | null;
+  pending_count: number | null;
+}
+
 /**
- * Loads a group and the caller's active membership.
+ * Loads a group (with its creator) and the caller's active membership in ONE statement — this
+ * runs at the start of almost every group tool, so it is a hot path (see `pnpm bench`).
  * Errors: NOT_FOUND (no such group), FORBIDDEN (caller is not an active member — interface-spec "Errors").
- * With `lock: true` the group row is locked FOR UPDATE first, serialising writes that change
- * balances or membership of this group (write tools only).
+ * With `lock: true` the group row is locked FOR UPDATE in the same statement, serialising writes
+ * that change balances or membership of this group (write tools only).
  */
 export async function requireMembership(db: Db, groupId: string, agentId: string, opts: { lock?: boolean } = {}) {
-  if (opts.lock) await db.$executeRaw`SELECT 1 FROM groups WHERE id = ${groupId}::uuid FOR UPDATE`;
-  const group = await db.group.findUnique({ where: { id: groupId }, include: GROUP_DETAIL_INCLUDE });
-  if (!group) throw new ToolError('NOT_FOUND', `No group with group_id ${groupId}.`, { suggestedAction: 'list_groups shows your groups.' });
-  const membership = await db.membership.findUnique({ where: { groupId_agentId: { groupId, agentId } } });
-  if (!membership || membership.leftAt) {
+  const lock = opts.lock ? Prisma.sql`FOR UPDATE OF g` : Prisma.empty;
+  const rows = await db.$queryRaw<GroupMembershipRow[]>`
+    SELECT g.id, g.name, g.description, g.currency, g.kind, g.direct_key, g.members_can_edit, g.member_count,
+           g.created_by, g.created_at, g.updated_at, g.archived_at,
+           a.handle AS cb_handle, a.display_name AS cb_display_name,
+           m.role, m.joined_at, m.left_at, m.balance_minor, m.balance_pending_minor, m.pending_count
+    FROM groups g
+    JOIN agents a ON a.id = g.created_by
+    LEFT JOIN memberships m ON m.group_id = g.id AND m.agent_id = ${agentId}::uuid
+    WHERE g.id = ${groupId}::uuid
+    ${lock}`;
+  const r = rows[0];
+  if (!r) throw new ToolError('NOT_FOUND', `No group with group_id ${groupId}.`, { suggestedAction: 'list_groups shows your groups.' });
+  if (r.role === null || r.left_at !== null) {
     throw new ToolError('FORBIDDEN', 'You are not a member of this group.', {
       details: { group_id: groupId },
       suggestedAction: 'Ask a member for an invite, then join_group.',
     });
   }
+  const group = {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    currency: r.currency.trim(),
+    kind: r.kind,
+    directKey: r.direct_key,
+    membersCanEdit: r.members_can_edit,
+    memberCount: r.member_count,
+    createdById: r.created_by,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    archivedAt: r.archived_at,
+    createdBy: { id: r.created_by, handle: r.cb_handle, displayName: r.cb_display_name },
+  };
+  const membership = {
+    groupId: r.id,
+    agentId,
+    role: r.role,
+    joinedAt: r.joined_at!,
+    leftAt: null,
+    balanceMinor: r.balance_minor!,
+    balancePendingMinor: r.balance_pending_minor!,
+    pendingCount: r.pending_count!,
+  };
   return { group, membership };
 }
 

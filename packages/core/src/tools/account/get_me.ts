@@ -19,24 +19,47 @@ export const get_me = readTool
   .input(z.strictObject({}))
   .output(output({ agent: agentSchema, groups: z.array(groupSummarySchema), pending_invites_count: z.number().int() }))
   .query(async ({ ctx }) => {
+    // One statement (get_me is the canonical read tool in `pnpm bench`): profile, pending invite
+    // count and up to 100 active groups newest first, balances as text to stay exact.
     const agentId = ctx.auth!.agentId;
-    const now = ctx.services.now();
-    const [agent, memberships, pending] = await Promise.all([
-      ctx.db.agent.findUniqueOrThrow({ where: { id: agentId } }),
-      ctx.db.membership.findMany({
-        where: { agentId, leftAt: null, group: { archivedAt: null } },
-        include: { group: true },
-        orderBy: { group: { createdAt: 'desc' } },
-        take: 100,
-      }),
-      ctx.db.invite.count({ where: { targetId: agentId, status: 'active', expiresAt: { gt: now }, uses: { lt: ctx.db.invite.fields.maxUses } } }),
-    ]);
-    const groups = memberships.map((m) => toGroupSummary(m.group, m));
+    const rows = await ctx.db.$queryRaw<Array<{ id: string; handle: string; display_name: string; description: string | null; created_at: Date; pending: number; groups: GroupJson[] }>>`
+      SELECT a.id, a.handle, a.display_name, a.description, a.created_at,
+        (SELECT count(*)::int FROM invites i
+          WHERE i.target_id = a.id AND i.status = 'active' AND i.expires_at > ${ctx.services.now()} AND i.uses < i.max_uses) AS pending,
+        COALESCE((SELECT json_agg(x) FROM (
+          SELECT g.id, g.name, g.currency, g.kind, g.member_count, g.archived_at, m.balance_minor::text AS balance_minor
+          FROM memberships m JOIN groups g ON g.id = m.group_id
+          WHERE m.agent_id = a.id AND m.left_at IS NULL AND g.archived_at IS NULL
+          ORDER BY g.created_at DESC, g.id DESC LIMIT 100) x), '[]'::json) AS groups
+      FROM agents a WHERE a.id = ${agentId}::uuid`;
+    const me = rows[0]!;
+    const groups = me.groups.map((g) =>
+      toGroupSummary(
+        { id: g.id, name: g.name, currency: g.currency, kind: g.kind, memberCount: g.member_count, archivedAt: g.archived_at ? new Date(g.archived_at) : null },
+        { balanceMinor: BigInt(g.balance_minor) },
+      ),
+    );
+    const pending = me.pending;
     const suggested_next =
       pending > 0
         ? ['list_invites: you have invites waiting (direction "received")']
         : groups.length === 0
           ? ['create_group: start a shared-expense group', 'join_group: join with an invite code']
           : [`get_group: open "${groups[0]!.name}"`, 'list_groups: page through all your groups'];
-    return { agent: toAgent(agent), groups, pending_invites_count: pending, suggested_next };
+    return {
+      agent: toAgent({ id: me.id, handle: me.handle, displayName: me.display_name, description: me.description, createdAt: me.created_at }),
+      groups,
+      pending_invites_count: pending,
+      suggested_next,
+    };
   });
+
+interface GroupJson {
+  id: string;
+  name: string;
+  currency: string;
+  kind: string;
+  member_count: number;
+  archived_at: string | null;
+  balance_minor: string;
+}
