@@ -2,7 +2,6 @@
  * Group access and projections (interface-spec "Group summary", "Group detail", "Member").
  */
 import { z } from 'zod';
-import { Prisma } from '@kitty/db';
 import type { Db } from '../context.ts';
 import { ToolError } from '../errors.ts';
 import { uuid, timestamp, agentRef } from '../text.ts';
@@ -104,14 +103,17 @@ interface GroupMembershipRow {
 }
 
 /**
- * Loads a group (with its creator) and the caller's active membership in ONE statement — this
+ * Loads a group (with its creator) and the caller's active membership in one statement — this
  * runs at the start of almost every group tool, so it is a hot path (see `pnpm bench`).
  * Errors: NOT_FOUND (no such group), FORBIDDEN (caller is not an active member — interface-spec "Errors").
- * With `lock: true` the group row is locked FOR UPDATE in the same statement, serialising writes
- * that change balances or membership of this group (write tools only).
+ * With `lock: true` the group row is first locked FOR UPDATE, serialising writes that change
+ * balances or membership of this group (write tools only). The lock is its own statement on
+ * purpose: a joined `FOR UPDATE OF g` that waits re-reads only the group row after the wait
+ * (EvalPlanQual), so the membership columns would be from before the concurrent write
+ * (test/ledger-concurrency.test.ts "leave_group racing add_expense" catches exactly that).
  */
 export async function requireMembership(db: Db, groupId: string, agentId: string, opts: { lock?: boolean } = {}) {
-  const lock = opts.lock ? Prisma.sql`FOR UPDATE OF g` : Prisma.empty;
+  if (opts.lock) await db.$executeRaw`SELECT 1 FROM groups WHERE id = ${groupId}::uuid FOR UPDATE`;
   const rows = await db.$queryRaw<GroupMembershipRow[]>`
     SELECT g.id, g.name, g.description, g.currency, g.kind, g.direct_key, g.members_can_edit, g.member_count,
            g.created_by, g.created_at, g.updated_at, g.archived_at,
@@ -120,8 +122,7 @@ export async function requireMembership(db: Db, groupId: string, agentId: string
     FROM groups g
     JOIN agents a ON a.id = g.created_by
     LEFT JOIN memberships m ON m.group_id = g.id AND m.agent_id = ${agentId}::uuid
-    WHERE g.id = ${groupId}::uuid
-    ${lock}`;
+    WHERE g.id = ${groupId}::uuid`;
   const r = rows[0];
   if (!r) throw new ToolError('NOT_FOUND', `No group with group_id ${groupId}.`, { suggestedAction: 'list_groups shows your groups.' });
   if (r.role === null || r.left_at !== null) {
