@@ -31,6 +31,19 @@ export async function groupBalances(db: Db, groupId: string) {
   });
 }
 
+/** memberBalanceSchema rows from groupBalances(). */
+export function toMemberBalances(rows: Awaited<ReturnType<typeof groupBalances>>, currency: string): Array<z.infer<typeof memberBalanceSchema>> {
+  return rows.map((m) => ({
+    agent_id: m.agent.id,
+    handle: m.agent.handle,
+    display_name: m.agent.displayName,
+    balance_minor: toNumber(m.balanceMinor),
+    balance: formatMinor(m.balanceMinor, currency),
+    balance_pending_minor: toNumber(m.balancePendingMinor),
+    pending_payments: m.pendingCount,
+  }));
+}
+
 /** Pairwise debts (before simplification) from pair_debts: one entry per pair with a non-zero amount. */
 export async function pairwiseDebts(db: Db, groupId: string, currency: string) {
   const rows = await db.pairDebt.findMany({ where: { groupId, NOT: { amountMinor: 0n } }, orderBy: [{ agentA: 'asc' }, { agentB: 'asc' }] });

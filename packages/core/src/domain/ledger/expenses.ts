@@ -4,12 +4,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { Db } from '../../context.ts';
+import type { Db, ToolContext } from '../../context.ts';
 import { ToolError, validationError } from '../../errors.ts';
 import { uuid, handle, text, longText, isoDate, currencyCode, amountMinor, timestamp, agentRef, MAX_AMOUNT_MINOR } from '../../text.ts';
 import { requireCurrency, currencyInfo, formatMinor, toNumber } from '../money.ts';
 import { toAgentRef } from '../agents.ts';
 import { appendActivity } from '../activity.ts';
+import { requireMembership, assertNotArchived } from '../groups.ts';
+import { notifyAll } from '../inbox.ts';
+import { assertCanEdit } from './access.ts';
 import { allocate, parseScaled, scaledToString, convertAmount, HUNDRED_PERCENT, type ShareLine } from './split.ts';
 import { LedgerDelta, applyDelta } from './effects.ts';
 
@@ -456,3 +459,43 @@ export const expenseTextFields = {
   category: text(0, 50, 'category').optional().describe('Free category label, e.g. "food", 0-50 chars.'),
   notes: longText(0, 1000, 'notes').optional().describe('Notes, 0-1000 chars (newlines allowed).'),
 };
+
+/**
+ * delete_expense (deleted: true) and restore_expense (deleted: false): locks the group, checks
+ * archive and edit rights, and — unless the expense is already in that state — flips the
+ * soft-delete flag, removes (or re-applies) its balance effect, logs the activity and notifies
+ * everyone it involves. Returns the group and the expense as it now is.
+ */
+export async function setExpenseDeleted(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, expenseId: string, deleted: boolean) {
+  const { db } = ctx;
+  const agentId = ctx.auth!.agentId;
+  const first = await findExpense(db, expenseId);
+  const { group, membership } = await requireMembership(db, first.groupId, agentId, { lock: true });
+  const e = await findExpense(db, expenseId);
+  assertNotArchived(group);
+  assertCanEdit(group, membership, e);
+  if ((e.deletedAt !== null) !== deleted) {
+    await applyDelta(db, group.id, new LedgerDelta().addLines(e.shares, deleted ? -1n : 1n));
+    const now = ctx.services.now();
+    await db.expense.update({ where: { id: e.id }, data: { deletedAt: deleted ? now : null, updatedAt: now } });
+    const live = snapshot(e.description, e.amountMinor, isoFromDate(e.date), e.shares);
+    await appendActivity(db, {
+      groupId: group.id,
+      actorId: agentId,
+      action: deleted ? 'expense.deleted' : 'expense.restored',
+      entityType: 'expense',
+      entityId: e.id,
+      before: deleted ? live : { deleted: true },
+      after: deleted ? { deleted: true } : live,
+    });
+    await notifyAll(db, e.shares.map((s) => s.agentId).sort(), agentId, {
+      kind: 'expense_changed',
+      text: `@${ctx.auth!.handle} ${deleted ? 'deleted' : 'restored'} "${e.description}" in "${group.name}"`,
+      entityType: 'expense',
+      entityId: e.id,
+      groupId: group.id,
+    });
+  }
+  const [expense] = await toExpenses(db, [await findExpense(db, e.id)], group.currency);
+  return { group, expense: expense! };
+}

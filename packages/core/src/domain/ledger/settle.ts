@@ -13,6 +13,8 @@
  *   north-west-corner rule), so a partial payment along a suggested transfer leaves the rest of
  *   the plan unchanged and only shrinks that transfer.
  */
+import { northWestCorner } from './split.ts';
+
 export const EXACT_LIMIT = 20;
 
 export interface BalanceEntry {
@@ -26,23 +28,7 @@ export interface Transfer {
 }
 
 function settleSubset(members: BalanceEntry[]): Transfer[] {
-  const sorted = [...members].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const debtors = sorted.filter((m) => m.amount < 0n).map((m) => ({ key: m.key, left: -m.amount }));
-  const creditors = sorted.filter((m) => m.amount > 0n).map((m) => ({ key: m.key, left: m.amount }));
-  const out: Transfer[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < debtors.length && j < creditors.length) {
-    const d = debtors[i]!;
-    const c = creditors[j]!;
-    const amt = d.left < c.left ? d.left : c.left;
-    if (amt > 0n) out.push({ from: d.key, to: c.key, amount: amt });
-    d.left -= amt;
-    c.left -= amt;
-    if (d.left === 0n) i++;
-    if (c.left === 0n) j++;
-  }
-  return out;
+  return northWestCorner([...members].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)));
 }
 
 /** Largest number of zero-sum blocks, and one partition achieving it (exact; n ≤ EXACT_LIMIT). */

@@ -142,21 +142,31 @@ export interface DebtEdge {
 export function pairEdges(lines: readonly ShareLine[]): DebtEdge[] {
   const net = new Map<string, bigint>();
   for (const l of lines) net.set(l.agentId, (net.get(l.agentId) ?? 0n) + l.paidMinor - l.owedMinor);
-  const ids = [...net.keys()].sort();
-  const debtors = ids.filter((id) => net.get(id)! < 0n).map((id) => ({ id, left: -net.get(id)! }));
-  const creditors = ids.filter((id) => net.get(id)! > 0n).map((id) => ({ id, left: net.get(id)! }));
-  const edges: DebtEdge[] = [];
+  const nets = [...net.keys()].sort().map((key) => ({ key, amount: net.get(key)! }));
+  return northWestCorner(nets).map((t) => ({ debtorId: t.from, creditorId: t.to, amount: t.amount }));
+}
+
+/**
+ * The north-west-corner rule: the debtors (amount < 0) and creditors (amount > 0) of `nets`, each
+ * kept in the given order, are laid end to end on two number lines and matched where their
+ * intervals overlap. Shared by pairEdges (pair debts of one entry) and settle.ts (transfers
+ * inside a zero-sum block). Sort `nets` by key first for a deterministic result.
+ */
+export function northWestCorner(nets: ReadonlyArray<{ key: string; amount: bigint }>): Array<{ from: string; to: string; amount: bigint }> {
+  const debtors = nets.filter((m) => m.amount < 0n).map((m) => ({ key: m.key, left: -m.amount }));
+  const creditors = nets.filter((m) => m.amount > 0n).map((m) => ({ key: m.key, left: m.amount }));
+  const out: Array<{ from: string; to: string; amount: bigint }> = [];
   let i = 0;
   let j = 0;
   while (i < debtors.length && j < creditors.length) {
     const d = debtors[i]!;
     const c = creditors[j]!;
     const amt = d.left < c.left ? d.left : c.left;
-    if (amt > 0n) edges.push({ debtorId: d.id, creditorId: c.id, amount: amt });
+    if (amt > 0n) out.push({ from: d.key, to: c.key, amount: amt });
     d.left -= amt;
     c.left -= amt;
     if (d.left === 0n) i++;
     if (c.left === 0n) j++;
   }
-  return edges;
+  return out;
 }

@@ -57,18 +57,21 @@ export async function verifyLedger(db: Db, opts: { groupId?: string } = {}): Pro
     GROUP BY group_id HAVING sum(balance_minor) <> 0 LIMIT ${LIMIT}`);
   for (const r of sums) problems.push(`group ${r.group_id}: balances sum to ${r.s}, not 0`);
 
-  const bal = await q<{ group_id: string; agent_id: string; stored: string; recomputed: string }>(`
-    WITH hist AS (
-      SELECT e.group_id, s.agent_id, (s.paid_minor - s.owed_minor) AS v
-      FROM expense_shares s JOIN expenses e ON e.id = s.expense_id WHERE e.deleted_at IS NULL
-      UNION ALL SELECT group_id, payer_id, amount_minor FROM payments WHERE status = 'confirmed'
-      UNION ALL SELECT group_id, payee_id, -amount_minor FROM payments WHERE status = 'confirmed'
-    ), r AS (SELECT group_id, agent_id, sum(v) AS v FROM hist GROUP BY 1, 2)
+  /** Members whose stored balance_minor differs from the per-member sum of `hist` (rows group_id, agent_id, v). */
+  const balanceMismatches = (hist: string) =>
+    q<{ group_id: string; agent_id: string; stored: string; recomputed: string }>(`
+    WITH hist AS (${hist}), r AS (SELECT group_id, agent_id, sum(v) AS v FROM hist GROUP BY 1, 2)
     SELECT coalesce(m.group_id, r.group_id)::text AS group_id, coalesce(m.agent_id, r.agent_id)::text AS agent_id,
            coalesce(m.balance_minor, 0)::text AS stored, coalesce(r.v, 0)::text AS recomputed
     FROM memberships m FULL JOIN r ON r.group_id = m.group_id AND r.agent_id = m.agent_id
     WHERE coalesce(m.balance_minor, 0) <> coalesce(r.v, 0) AND ${gf('coalesce(m.group_id, r.group_id)')}
     LIMIT ${LIMIT}`);
+
+  const bal = await balanceMismatches(`
+      SELECT e.group_id, s.agent_id, (s.paid_minor - s.owed_minor) AS v
+      FROM expense_shares s JOIN expenses e ON e.id = s.expense_id WHERE e.deleted_at IS NULL
+      UNION ALL SELECT group_id, payer_id, amount_minor FROM payments WHERE status = 'confirmed'
+      UNION ALL SELECT group_id, payee_id, -amount_minor FROM payments WHERE status = 'confirmed'`);
   for (const r of bal) problems.push(`group ${r.group_id} member ${r.agent_id}: stored balance ${r.stored} ≠ recomputed ${r.recomputed}`);
 
   const pend = await q<{ group_id: string; agent_id: string; stored: string; recomputed: string; sc: number; rc: number }>(`
@@ -94,17 +97,10 @@ export async function verifyLedger(db: Db, opts: { groupId?: string } = {}): Pro
     LIMIT ${LIMIT}`);
   for (const r of exp) problems.push(`expense ${r.id}: amount ${r.amount}, paid sum ${r.paid}, owed sum ${r.owed}`);
 
-  const pairBal = await q<{ group_id: string; agent_id: string; pairs: string; balance: string }>(`
-    WITH p AS (
+  const pairBal = await balanceMismatches(`
       SELECT group_id, agent_a AS agent_id, amount_minor AS v FROM pair_debts
-      UNION ALL SELECT group_id, agent_b, -amount_minor FROM pair_debts
-    ), r AS (SELECT group_id, agent_id, sum(v) AS v FROM p GROUP BY 1, 2)
-    SELECT coalesce(m.group_id, r.group_id)::text AS group_id, coalesce(m.agent_id, r.agent_id)::text AS agent_id,
-           coalesce(r.v, 0)::text AS pairs, coalesce(m.balance_minor, 0)::text AS balance
-    FROM memberships m FULL JOIN r ON r.group_id = m.group_id AND r.agent_id = m.agent_id
-    WHERE coalesce(m.balance_minor, 0) <> coalesce(r.v, 0) AND ${gf('coalesce(m.group_id, r.group_id)')}
-    LIMIT ${LIMIT}`);
-  for (const r of pairBal) problems.push(`group ${r.group_id} member ${r.agent_id}: pair debts sum to ${r.pairs} ≠ balance ${r.balance}`);
+      UNION ALL SELECT group_id, agent_b, -amount_minor FROM pair_debts`);
+  for (const r of pairBal) problems.push(`group ${r.group_id} member ${r.agent_id}: pair debts sum to ${r.recomputed} ≠ balance ${r.stored}`);
 
   const pairHist = await q<{ group_id: string; a: string; b: string; stored: string; recomputed: string }>(`
     WITH r AS (${PAIR_HISTORY_SQL})

@@ -3,8 +3,7 @@ import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
 import { uuid, output } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
-import { formatMinor, toNumber } from '../../domain/money.ts';
-import { memberBalanceSchema, debtSchema, groupBalances, pairwiseDebts } from '../../domain/ledger/balances.ts';
+import { memberBalanceSchema, debtSchema, groupBalances, pairwiseDebts, toMemberBalances } from '../../domain/ledger/balances.ts';
 
 export const get_balances = readTool
   .meta({
@@ -34,15 +33,7 @@ export const get_balances = readTool
     const { group } = await requireMembership(ctx.db, input.group_id, agentId);
     const rows = await groupBalances(ctx.db, group.id);
     const debts = await pairwiseDebts(ctx.db, group.id, group.currency);
-    const members = rows.map((m) => ({
-      agent_id: m.agent.id,
-      handle: m.agent.handle,
-      display_name: m.agent.displayName,
-      balance_minor: toNumber(m.balanceMinor),
-      balance: formatMinor(m.balanceMinor, group.currency),
-      balance_pending_minor: toNumber(m.balancePendingMinor),
-      pending_payments: m.pendingCount,
-    }));
+    const members = toMemberBalances(rows, group.currency);
     const settled = rows.every((m) => m.balanceMinor === 0n && m.pendingCount === 0);
     const me = rows.find((m) => m.agentId === agentId);
     const suggested_next: string[] = [];

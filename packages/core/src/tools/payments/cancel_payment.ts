@@ -2,11 +2,8 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { uuid, idempotencyKey, output } from '../../text.ts';
-import { appendActivity } from '../../domain/activity.ts';
-import { resolveAction } from '../../domain/inbox.ts';
-import { applyPending } from '../../domain/ledger/effects.ts';
-import { paymentSchema, toPayments } from '../../domain/ledger/payments.ts';
-import { lockPendingPayment } from '../../domain/ledger/transition.ts';
+import { paymentSchema } from '../../domain/ledger/payments.ts';
+import { transitionPayment } from '../../domain/ledger/transition.ts';
 
 export const cancel_payment = writeTool
   .meta({
@@ -22,13 +19,6 @@ export const cancel_payment = writeTool
   .input(z.strictObject({ payment_id: uuid, idempotency_key: idempotencyKey }))
   .output(output({ payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
-    const agentId = ctx.auth!.agentId;
-    const { group, p } = await lockPendingPayment(ctx.db, input.payment_id, agentId, 'payer', 'cancel');
-    const now = ctx.services.now();
-    await applyPending(ctx.db, group.id, p.payerId, p.payeeId, p.amountMinor, -1n);
-    const updated = await ctx.db.payment.update({ where: { id: p.id }, data: { status: 'cancelled', resolvedAt: now, updatedAt: now } });
-    await resolveAction(ctx.db, { entityType: 'payment', entityId: p.id });
-    await appendActivity(ctx.db, { groupId: group.id, actorId: agentId, action: 'payment.cancelled', entityType: 'payment', entityId: p.id, before: { status: 'pending' }, after: { status: 'cancelled' } });
-    const [payment] = await toPayments(ctx.db, [updated], group.currency);
-    return { payment: payment!, suggested_next: [`record_payment: record the payment again if you do send it`, `get_balances: balances in "${group.name}"`] };
+    const { group, payment } = await transitionPayment(ctx, input.payment_id, 'cancelled');
+    return { payment, suggested_next: [`record_payment: record the payment again if you do send it`, `get_balances: balances in "${group.name}"`] };
   });

@@ -2,10 +2,9 @@ import { z } from 'zod';
 import type { Prisma } from '@kitty/db';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { validationError } from '../../errors.ts';
 import { uuid, handle, cursor, limit, timestamp, output } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
-import { encodeCursor, decodeCursor } from '../../domain/cursor.ts';
+import { decodeCursor, olderThan, pageOf, parseUpdatedAfter, UUID_CURSOR_ID } from '../../domain/cursor.ts';
 import { paymentSchema, toPayments, PAYMENT_STATUSES } from '../../domain/ledger/payments.ts';
 
 export const list_payments = readTool
@@ -42,21 +41,11 @@ export const list_payments = readTool
       if (!a) return { payments: [], next_cursor: null, suggested_next: [`get_group: see the members of "${group.name}"`] };
       and.push({ OR: [{ payerId: a.id }, { payeeId: a.id }] });
     }
-    if (input.updated_after) {
-      const t = new Date(input.updated_after);
-      if (Number.isNaN(t.getTime())) throw validationError('updated_after', 'must be an ISO 8601 timestamp', 'invalid_timestamp');
-      where.updatedAt = { gt: t };
-    }
-    if (input.cursor) {
-      const c = decodeCursor(input.cursor);
-      if (!/^[0-9a-f-]{36}$/.test(c.id)) throw validationError('cursor', 'not a cursor returned by this list', 'invalid_cursor');
-      and.push({ OR: [{ createdAt: { lt: c.t } }, { createdAt: c.t, id: { lt: c.id } }] });
-    }
+    if (input.updated_after) where.updatedAt = { gt: parseUpdatedAfter(input.updated_after) };
+    if (input.cursor) and.push(olderThan(decodeCursor(input.cursor, UUID_CURSOR_ID)));
     if (and.length) where.AND = and;
     const rows = await ctx.db.payment.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: take + 1 });
-    const page = rows.slice(0, take);
-    const last = page[page.length - 1];
-    const next_cursor = rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null;
+    const { page, next_cursor } = pageOf(rows, take);
     const suggested_next: string[] = [];
     if (next_cursor) suggested_next.push('list_payments: pass next_cursor for the next page');
     const waiting = page.find((p) => p.status === 'pending' && p.payeeId === agentId);

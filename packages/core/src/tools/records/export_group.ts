@@ -4,10 +4,10 @@ import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
 import { uuid, output } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
-import { currencyInfo, formatMinor, toNumber } from '../../domain/money.ts';
+import { currencyInfo } from '../../domain/money.ts';
 import { expenseSchema, toExpenses, EXPENSE_INCLUDE } from '../../domain/ledger/expenses.ts';
 import { paymentSchema, toPayments } from '../../domain/ledger/payments.ts';
-import { memberBalanceSchema, debtSchema, groupBalances, pairwiseDebts } from '../../domain/ledger/balances.ts';
+import { memberBalanceSchema, debtSchema, groupBalances, pairwiseDebts, toMemberBalances } from '../../domain/ledger/balances.ts';
 
 /** At most this many expenses and payments each in one export. */
 export const EXPORT_LIMIT = 20_000;
@@ -58,15 +58,7 @@ export const export_group = readTool
     const truncated = rows.length > EXPORT_LIMIT || pays.length > EXPORT_LIMIT;
     const expenses = await toExpenses(ctx.db, rows.slice(0, EXPORT_LIMIT), group.currency);
     const payments = await toPayments(ctx.db, pays.slice(0, EXPORT_LIMIT), group.currency);
-    const balances = (await groupBalances(ctx.db, group.id)).map((m) => ({
-      agent_id: m.agent.id,
-      handle: m.agent.handle,
-      display_name: m.agent.displayName,
-      balance_minor: toNumber(m.balanceMinor),
-      balance: formatMinor(m.balanceMinor, group.currency),
-      balance_pending_minor: toNumber(m.balancePendingMinor),
-      pending_payments: m.pendingCount,
-    }));
+    const balances = toMemberBalances(await groupBalances(ctx.db, group.id), group.currency);
     const format = input.format ?? 'json';
     const head = { group_id: group.id, name: group.name, currency: group.currency, minor_unit_exponent: exp, exported_at: ctx.services.now().toISOString() };
     const suggested_next = [`get_balances: live balances of "${group.name}"`];

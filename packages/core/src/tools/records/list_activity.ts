@@ -2,10 +2,9 @@ import { z } from 'zod';
 import type { Prisma } from '@kitty/db';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { validationError } from '../../errors.ts';
 import { uuid, cursor, limit, timestamp, agentRef, output } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
-import { encodeCursor, decodeCursor } from '../../domain/cursor.ts';
+import { decodeCursor, pageOf, parseUpdatedAfter, SERIAL_CURSOR_ID } from '../../domain/cursor.ts';
 import { toAgentRef } from '../../domain/agents.ts';
 import { agentsById } from '../../domain/ledger/expenses.ts';
 
@@ -54,19 +53,10 @@ export const list_activity = readTool
     const where: Prisma.ActivityWhereInput = { groupId: group.id };
     if (input.entity_type) where.entityType = input.entity_type;
     if (input.entity_id) where.entityId = input.entity_id;
-    if (input.updated_after) {
-      const t = new Date(input.updated_after);
-      if (Number.isNaN(t.getTime())) throw validationError('updated_after', 'must be an ISO 8601 timestamp', 'invalid_timestamp');
-      where.createdAt = { gt: t };
-    }
-    if (input.cursor) {
-      const c = decodeCursor(input.cursor);
-      if (!/^\d{1,19}$/.test(c.id)) throw validationError('cursor', 'not a cursor returned by this list', 'invalid_cursor');
-      where.id = { lt: BigInt(c.id) };
-    }
+    if (input.updated_after) where.createdAt = { gt: parseUpdatedAfter(input.updated_after) };
+    if (input.cursor) where.id = { lt: BigInt(decodeCursor(input.cursor, SERIAL_CURSOR_ID).id) };
     const rows = await ctx.db.activity.findMany({ where, orderBy: { id: 'desc' }, take: take + 1 });
-    const page = rows.slice(0, take);
-    const last = page[page.length - 1];
+    const { page, next_cursor } = pageOf(rows, take);
     const agents = await agentsById(ctx.db, page.map((r) => r.actorId));
     return {
       activities: page.map((r) => ({
@@ -79,7 +69,7 @@ export const list_activity = readTool
         after: r.after ?? null,
         created_at: r.createdAt.toISOString(),
       })),
-      next_cursor: rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null,
+      next_cursor,
       suggested_next: rows.length > take ? ['list_activity: pass next_cursor for older entries'] : ['list_expenses: the expenses of this group'],
     };
   });
