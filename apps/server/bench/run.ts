@@ -3,7 +3,8 @@
  * against their baselines (goals from issues 2 and 3). Nothing here fails on a slow machine:
  * it reports.
  *
- *   read tool over REST (get_me)            vs bare Fastify route, same JSON     goal ≥ 0.45x
+ *   read tool over REST (get_me)            vs bare Fastify route doing the same DB read with raw pg, same JSON   goal ≥ 0.45x
+ *   list_currencies (no DB)                 vs bare Fastify route returning fixed JSON (framework overhead only)
  *   MCP tools/call get_me                   vs REST get_me                       goal ≥ 0.5x
  *   write tool over REST (create_group)     vs raw pg single-row transactions    goal ≥ 0.5x
  *   add_expense over REST                   vs raw pg single-row transactions    goal ≥ 0.5x
@@ -107,15 +108,21 @@ async function main() {
     const key: string = reg.api_key;
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const me = await post('/v1/tools/get_me', {}, key);
-    await fetch(`${bareUrl}/set-body`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ok: true, data: me }) });
+    const setBody = (which: string, data: unknown) => fetch(`${bareUrl}/set-body/${which}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ok: true, data }) });
+    await setBody('db', me);
+    await setBody('static', await post('/v1/tools/list_currencies', {}, key));
 
     // Warm up both paths.
     await load({ url: `${bareUrl}/bare`, method: 'POST', duration: 1 });
     await load({ url: `${kittyUrl}/v1/tools/get_me`, method: 'POST', headers: auth, body: '{}', duration: 1 });
 
-    const bare = await load({ url: `${bareUrl}/bare`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    await fetch(`${bareUrl}/set-agent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ agent_id: me.agent.agent_id }) });
+    const bareDb = await load({ url: `${bareUrl}/bare-db`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
     const rest = await load({ url: `${kittyUrl}/v1/tools/get_me`, method: 'POST', headers: auth, body: '{}' });
-    compare('Read tool over REST vs bare Fastify', rest, 'REST POST /v1/tools/get_me', bare, 'bare Fastify route, same JSON', '≥ 0.45x');
+    compare('Read tool over REST vs bare Fastify (same DB read)', rest, 'REST POST /v1/tools/get_me', bareDb, 'bare Fastify + raw pg SELECT, same JSON', '≥ 0.45x');
+    const bare = await load({ url: `${bareUrl}/bare`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const currencies = await load({ url: `${kittyUrl}/v1/tools/list_currencies`, method: 'POST', headers: auth, body: '{}' });
+    compare('Static read tool vs bare static route (framework only)', currencies, 'REST list_currencies (no DB)', bare, 'bare Fastify route, fixed JSON', 'informational');
 
     const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_me', arguments: {} } });
     const mcpHeaders = { ...auth, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };

@@ -3,15 +3,29 @@
  * JSON body (the baseline for "REST vs bare Fastify"). Prints one JSON line with both URLs.
  */
 import Fastify from 'fastify';
+import pg from 'pg';
 import { startKitty } from '../src/index.ts';
 
 const kitty = await startKitty({ port: 0, logLevel: 'silent', scheduler: false, rateLimitPoints: 1e9, rateLimitAnonPoints: 1e9 });
-let body = '{"ok":true,"data":{}}';
+// Bodies the bare routes send: the same JSON Kitty answers (set by the driver).
+const bodies = { static: '{"ok":true,"data":{}}', db: '{"ok":true,"data":{}}' };
 const bare = Fastify({ logger: false });
-bare.post('/bare', (_req, reply) => reply.type('application/json; charset=utf-8').send(body));
-bare.post('/set-body', (req, reply) => {
-  body = JSON.stringify(req.body);
+bare.post('/bare', (_req, reply) => reply.type('application/json; charset=utf-8').send(bodies.static));
+bare.post('/set-body/:which', (req, reply) => {
+  bodies[(req.params as { which: 'static' | 'db' }).which] = JSON.stringify(req.body);
   reply.send({ ok: true });
+});
+// The hand-written minimum for a DB-backed read: one primary-key SELECT with raw pg, same JSON out.
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+let agentId = '';
+bare.post('/set-agent', (req, reply) => {
+  agentId = (req.body as { agent_id: string }).agent_id;
+  reply.send({ ok: true });
+});
+bare.post('/bare-db', async (_req, reply) => {
+  const r = await pool.query('SELECT id, handle, display_name, description, created_at FROM agents WHERE id = $1', [agentId]);
+  if (!r.rows[0]) throw new Error('no agent');
+  return reply.type('application/json; charset=utf-8').send(bodies.db);
 });
 await bare.listen({ port: 0, host: '127.0.0.1' });
 const addr = bare.server.address() as { port: number };
@@ -19,5 +33,6 @@ console.log(JSON.stringify({ kittyUrl: kitty.url, bareUrl: `http://127.0.0.1:${a
 process.on('SIGTERM', async () => {
   await kitty.close();
   await bare.close();
+  await pool.end();
   process.exit(0);
 });
