@@ -149,12 +149,10 @@ export interface MemberRef {
 
 /** Active members of a group keyed by handle. */
 export async function activeMembersByHandle(db: Db, groupId: string): Promise<Map<string, MemberRef>> {
-  const rows = await db.membership.findMany({
-    where: { groupId, leftAt: null },
-    select: { agent: { select: { id: true, handle: true, displayName: true } } },
-    orderBy: { joinedAt: 'asc' },
-  });
-  return new Map(rows.map((r) => [r.agent.handle, { agentId: r.agent.id, handle: r.agent.handle, displayName: r.agent.displayName }]));
+  const rows = await db.$queryRaw<Array<{ id: string; handle: string; display_name: string }>>`
+    SELECT a.id, a.handle, a.display_name FROM memberships m JOIN agents a ON a.id = m.agent_id
+    WHERE m.group_id = ${groupId}::uuid AND m.left_at IS NULL ORDER BY m.joined_at`;
+  return new Map(rows.map((r) => [r.handle, { agentId: r.id, handle: r.handle, displayName: r.display_name }]));
 }
 
 function memberAt(members: Map<string, MemberRef>, h: string, path: string): MemberRef {
@@ -307,10 +305,10 @@ export async function insertExpense(
     importKey?: string | null;
     action?: string;
   },
-): Promise<{ id: string; lines: Array<ShareLine & { splitValue: string | null }> }> {
+): Promise<{ id: string; lines: Array<ShareLine & { splitValue: string | null }>; row: ExpenseRow }> {
   const id = a.id ?? randomUUID();
   const lines = computeShares(a.spec, id);
-  await db.expense.create({
+  const created = await db.expense.create({
     data: {
       id,
       groupId: a.groupId,
@@ -343,7 +341,8 @@ export async function insertExpense(
     entityId: id,
     after: snapshot(a.fields.description, a.spec.amountMinor, a.date, lines),
   });
-  return { id, lines };
+  // The row as written, so callers can answer without reading it back (recurrence: the caller's).
+  return { id, lines, row: { ...created, shares: lines, recurrence: null } };
 }
 
 /** Compact before/after form for the activity log. */
@@ -360,7 +359,7 @@ export function snapshot(description: string, amount: bigint, date: string, line
 
 export const EXPENSE_INCLUDE = { shares: true, recurrence: true } as const;
 
-type ExpenseRow = {
+export type ExpenseRow = {
   id: string;
   groupId: string;
   description: string;
@@ -390,15 +389,18 @@ type ExpenseRow = {
   } | null;
 };
 
-export async function agentsById(db: Db, ids: Iterable<string>): Promise<Map<string, { id: string; handle: string; displayName: string }>> {
+type AgentRefRow = { id: string; handle: string; displayName: string };
+
+export async function agentsById(db: Db, ids: Iterable<string>): Promise<Map<string, AgentRefRow>> {
   const list = [...new Set(ids)];
   if (!list.length) return new Map();
   const rows = await db.agent.findMany({ where: { id: { in: list } }, select: { id: true, handle: true, displayName: true } });
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-export async function toExpenses(db: Db, rows: ExpenseRow[], currency: string): Promise<ExpenseOut[]> {
-  const agents = await agentsById(db, rows.flatMap((r) => [r.createdById, ...r.shares.map((s) => s.agentId)]));
+export async function toExpenses(db: Db, rows: ExpenseRow[], currency: string, known?: ReadonlyMap<string, AgentRefRow>): Promise<ExpenseOut[]> {
+  const ids = rows.flatMap((r) => [r.createdById, ...r.shares.map((s) => s.agentId)]);
+  const agents = known && ids.every((id) => known.has(id)) ? known : await agentsById(db, ids);
   const ref = (id: string) => toAgentRef(agents.get(id) ?? { id, handle: 'unknown', displayName: 'unknown' });
   return rows.map((r) => ({
     expense_id: r.id,

@@ -8,8 +8,9 @@ import { formatMinor } from '../../domain/money.ts';
 import { notifyAll } from '../../domain/inbox.ts';
 import {
   expenseSchema, expenseTextFields, payersInput, splitInput, repeatInput, foreignFields,
-  activeMembersByHandle, resolveAmount, resolvePayers, resolveSplit, insertExpense, findExpense, toExpenses, todayUtc, dateFromIso,
+  activeMembersByHandle, resolveAmount, resolvePayers, resolveSplit, insertExpense, toExpenses, todayUtc, dateFromIso,
   type ExpenseFields,
+  type ExpenseRow,
 } from '../../domain/ledger/expenses.ts';
 import { occurrenceDate, occurrenceExists, toTemplate, type RecurrenceRule } from '../../domain/ledger/recurrence.ts';
 import { randomUUID } from 'node:crypto';
@@ -59,12 +60,13 @@ export const add_expense = writeTool
     const date = input.date ?? todayUtc(now);
 
     let recurrenceId: string | null = null;
+    let recurrence: ExpenseRow['recurrence'] = null;
     if (input.repeat) {
       const r = input.repeat;
       if (r.until && r.until < date) throw validationError('repeat.until', 'must not be before date', 'before_start');
       const rule: RecurrenceRule = { startDate: date, unit: r.unit, every: r.every ?? 1, until: r.until ?? null, count: r.count ?? null };
       recurrenceId = randomUUID();
-      await ctx.db.recurrence.create({
+      recurrence = await ctx.db.recurrence.create({
         data: {
           id: recurrenceId,
           groupId: group.id,
@@ -82,7 +84,7 @@ export const add_expense = writeTool
         },
       });
     }
-    const { id, lines } = await insertExpense(ctx.db, {
+    const { id, lines, row } = await insertExpense(ctx.db, {
       groupId: group.id, actorId: agentId, createdById: agentId, spec, fields, date, now,
       recurrenceId, occurrenceIndex: recurrenceId ? 0 : null,
     });
@@ -94,7 +96,9 @@ export const add_expense = writeTool
       entityId: id,
       groupId: group.id,
     });
-    const [expense] = await toExpenses(ctx.db, [await findExpense(ctx.db, id)], group.currency);
+    // Answer from what was written (no read-back): members are known, the recurrence was just created.
+    const known = new Map([...members.values()].map((m) => [m.agentId, { id: m.agentId, handle: m.handle, displayName: m.displayName }]));
+    const [expense] = await toExpenses(ctx.db, [{ ...row, recurrence }], group.currency, known);
     return {
       expense: expense!,
       suggested_next: [

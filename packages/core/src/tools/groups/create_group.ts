@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { text, description, currencyCode, idempotencyKey, output } from '../../text.ts';
-import { groupDetailSchema, toGroupDetail, GROUP_DETAIL_INCLUDE } from '../../domain/groups.ts';
+import { groupDetailSchema, toGroupDetail } from '../../domain/groups.ts';
 import { requireCurrency } from '../../domain/money.ts';
 import { appendActivity } from '../../domain/activity.ts';
 
@@ -39,10 +39,9 @@ export const create_group = writeTool
         createdById: agentId,
         createdAt: now,
         memberCount: 1,
-        memberships: { create: { agentId, role: 'admin', joinedAt: now } },
       },
-      include: GROUP_DETAIL_INCLUDE,
     });
+    await ctx.db.membership.createMany({ data: [{ groupId: group.id, agentId, role: 'admin', joinedAt: now }] });
     await appendActivity(ctx.db, {
       groupId: group.id,
       actorId: agentId,
@@ -52,7 +51,8 @@ export const create_group = writeTool
       after: { name: group.name, currency: group.currency, description: group.description },
     });
     return {
-      group: toGroupDetail(group, { balanceMinor: 0n }),
+      // The creator is the caller: no read-back of the agent row.
+      group: toGroupDetail({ ...group, createdBy: { id: agentId, handle: ctx.auth!.handle, displayName: ctx.auth!.displayName } }, { balanceMinor: 0n }),
       suggested_next: [
         `create_invite: invite members to "${group.name}" (group_id ${group.id})`,
         `add_expense: record the first expense in "${group.name}"`,
