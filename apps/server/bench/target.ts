@@ -7,12 +7,12 @@ import pg from 'pg';
 import { startKitty } from '../src/index.ts';
 
 const kitty = await startKitty({ port: 0, logLevel: 'silent', scheduler: false, rateLimitPoints: 1e9, rateLimitAnonPoints: 1e9 });
-// Bodies the bare routes send: the same JSON Kitty answers (set by the driver).
-const bodies = { static: '{"ok":true,"data":{}}', db: '{"ok":true,"data":{}}' };
+// Objects the bare routes send (serialised per request, as Kitty does): the same JSON Kitty answers (set by the driver).
+const bodies: Record<'static' | 'db', unknown> = { static: { ok: true, data: {} }, db: { ok: true, data: {} } };
 const bare = Fastify({ logger: false });
-bare.post('/bare', (_req, reply) => reply.type('application/json; charset=utf-8').send(bodies.static));
+bare.post('/bare', (_req, reply) => reply.send(bodies.static));
 bare.post('/set-body/:which', (req, reply) => {
-  bodies[(req.params as { which: 'static' | 'db' }).which] = JSON.stringify(req.body);
+  bodies[(req.params as { which: 'static' | 'db' }).which] = req.body;
   reply.send({ ok: true });
 });
 // The hand-written minimum for a DB-backed read: one primary-key SELECT with raw pg, same JSON out.
@@ -25,7 +25,7 @@ bare.post('/set-agent', (req, reply) => {
 bare.post('/bare-db', async (_req, reply) => {
   const r = await pool.query('SELECT id, handle, display_name, description, created_at FROM agents WHERE id = $1', [agentId]);
   if (!r.rows[0]) throw new Error('no agent');
-  return reply.type('application/json; charset=utf-8').send(bodies.db);
+  return reply.send(bodies.db);
 });
 await bare.listen({ port: 0, host: '127.0.0.1' });
 const addr = bare.server.address() as { port: number };

@@ -2,6 +2,7 @@
  * Prisma Client 7 over @prisma/adapter-pg with a pg.Pool we own, so hot paths can also use the
  * raw pool (STACK-NOTES: Prisma runs at ~0.4-0.5x raw pg on single-row queries).
  */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from './generated/prisma/client.ts';
@@ -32,7 +33,9 @@ export function createDb(
   const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.poolMax ?? 20 });
   pool.on('error', opts.onPoolError ?? ((err) => console.error('[db] idle client error:', err.message)));
   // With an external pool, adapter-pg never ends it (disposeExternalPool defaults to false).
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  // Named statements: PostgreSQL parses and plans each distinct query once per connection instead
+  // of on every execution (measured on get_me's query: 373 µs unnamed → 128 µs prepared).
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { statementNameGenerator: (q) => statementName(q.sql) }) });
   let closing: Promise<void> | undefined;
   return {
     prisma,
@@ -45,4 +48,21 @@ export function createDb(
       return closing;
     },
   };
+}
+
+const statementNames = new Map<string, string>();
+
+/**
+ * A stable prepared-statement name for a SQL text (hash of the text). The set of distinct texts
+ * is bounded by the code's query shapes; the memo is capped so a pathological workload cannot
+ * grow it without bound (names stay stable either way: they are derived, not counted).
+ */
+export function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `k_${createHash('sha256').update(sql).digest('base64url').slice(0, 24)}`;
+    if (statementNames.size >= 10_000) statementNames.clear();
+    statementNames.set(sql, name);
+  }
+  return name;
 }
