@@ -1,6 +1,7 @@
 /**
  * Tool metadata: everything about a tool except its schemas and handler.
- * The tool's name is its key in the router (one declaration, see tools/index.ts).
+ * The tool's name is its key in the router (one declaration, see tools/index.ts); whether it
+ * reads or writes is its base (readTool → query, writeTool → mutation; see trpc.ts).
  */
 import type { ErrorCode } from './errors.ts';
 
@@ -15,8 +16,6 @@ export interface ToolMeta {
   title: string;
   /** What it does, shapes, units, errors and the source of each rule. */
   description: string;
-  /** read → scope svc:read, no side effects; write → scope svc:write, runs in one transaction. */
-  kind: 'read' | 'write';
   /** 'none' only for register_agent (interface-spec "Authentication" 6). Default 'required'. */
   auth?: 'required' | 'none';
   /**

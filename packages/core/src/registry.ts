@@ -79,8 +79,8 @@ function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
 }
 
 /** Errors the idempotency middleware adds to write tools (DESIGN.md §4), so tools need not list them. */
-function idempotencyErrors(meta: ToolMeta): ErrorCode[] {
-  if (meta.kind !== 'write') return [];
+function idempotencyErrors(meta: ToolMeta, kind: 'read' | 'write'): ErrorCode[] {
+  if (kind !== 'write') return [];
   const mode = meta.idempotency ?? 'replay';
   if (mode === 'none') return [];
   return mode === 'never_replay' ? ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_REPLAY_UNAVAILABLE'] : ['IDEMPOTENCY_KEY_REUSED', 'REQUEST_IN_PROGRESS'];
@@ -96,10 +96,12 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     const def = proc._def;
     if (!/^[a-z][a-z0-9_]{1,63}$/.test(name)) throw new Error(`registry: tool name "${name}" must be snake_case`);
     const meta = def.meta;
-    if (!meta || !meta.title || !meta.description || !meta.kind || !meta.annotations) throw new Error(`registry: tool "${name}" has no metadata`);
+    if (!meta || !meta.title || !meta.description || !meta.annotations) throw new Error(`registry: tool "${name}" has no metadata`);
     if (!def.output) throw new Error(`registry: tool "${name}" has no output schema`);
     if (def.inputs.length !== 1 || !def.inputs[0]) throw new Error(`registry: tool "${name}" must have exactly one input schema`);
-    if ((def.type === 'query') !== (meta.kind === 'read')) throw new Error(`registry: tool "${name}": read tools are queries, write tools mutations`);
+    if (def.type === 'subscription') throw new Error(`registry: tool "${name}": tools are queries (read) or mutations (write)`);
+    const kind = def.type === 'query' ? 'read' : 'write';
+    if (meta.annotations.readOnlyHint !== (kind === 'read')) throw new Error(`registry: tool "${name}": readOnlyHint must be ${kind === 'read'}`);
     const input = def.inputs[0];
     const inputSchema = toJsonSchema(input, 'input');
     if (inputSchema.type !== 'object' || inputSchema.additionalProperties !== false) {
@@ -111,13 +113,13 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
       name,
       title: meta.title,
       description: meta.description,
-      kind: meta.kind,
+      kind,
       area: meta.area,
-      scope: auth === 'none' ? null : meta.kind === 'read' ? 'svc:read' : 'svc:write',
+      scope: auth === 'none' ? null : kind === 'read' ? 'svc:read' : 'svc:write',
       auth,
-      idempotency: meta.kind === 'write' ? (meta.idempotency ?? 'replay') : null,
+      idempotency: kind === 'write' ? (meta.idempotency ?? 'replay') : null,
       annotations: meta.annotations,
-      errors: [...new Set([...COMMON_ERRORS, ...idempotencyErrors(meta), ...meta.errors])],
+      errors: [...new Set([...COMMON_ERRORS, ...idempotencyErrors(meta, kind), ...meta.errors])],
       hasRequiredArgs: Array.isArray(inputSchema.required) && inputSchema.required.length > 0,
       input_schema: inputSchema,
       output_schema: outputSchema,

@@ -25,11 +25,16 @@ export function requestHash(args: unknown): string {
   return createHash('sha256').update(canonicalize(copy ?? {}) ?? '').digest('hex');
 }
 
-const authAndScope = t.middleware(async ({ ctx, meta, next }) => {
+/**
+ * Authentication and the scope rule (interface-spec "Authentication" 5): read tools (queries)
+ * need svc:read, write tools (mutations) svc:write; a missing scope is FORBIDDEN with
+ * details.required_scope. The procedure type is the one declaration of read vs write.
+ */
+const authAndScope = t.middleware(async ({ ctx, meta, type, next }) => {
   if (!meta) throw new ToolError('INTERNAL', 'tool without metadata');
   if (meta.auth === 'none') return next();
   if (!ctx.auth) throw new ToolError('UNAUTHENTICATED', 'This tool needs a credential: send "Authorization: Bearer <api key>".');
-  const required = meta.kind === 'read' ? 'svc:read' : 'svc:write';
+  const required = type === 'query' ? 'svc:read' : 'svc:write';
   if (!ctx.auth.scopes.includes(required)) {
     throw new ToolError('FORBIDDEN', `This credential lacks the scope ${required}.`, {
       details: { required_scope: required },

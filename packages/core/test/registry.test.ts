@@ -48,7 +48,7 @@ describe('registry', () => {
     expect(pkg.version).toBe('11.25.2');
     const procs = (appRouter._def as any).procedures;
     const def = procs.create_group._def;
-    expect(def.meta.kind).toBe('write');
+    expect(def.meta.title).toBe('Create a group');
     expect(def.inputs).toHaveLength(1);
     expect(def.output).toBeDefined();
     expect(def.type).toBe('mutation');
@@ -72,11 +72,11 @@ describe('registry', () => {
     const noMeta = router({ bad: readTool.input(z.strictObject({})).output(z.object({})).query(() => ({})) });
     expect(() => buildRegistry(noMeta)).toThrow(/metadata/);
     const noOutput = router({
-      bad: readTool.meta({ area: 'x', title: 'x', description: 'x', kind: 'read', annotations: READ, errors: [] }).input(z.strictObject({})).query(() => ({})),
+      bad: readTool.meta({ area: 'x', title: 'x', description: 'x', annotations: READ, errors: [] }).input(z.strictObject({})).query(() => ({})),
     });
     expect(() => buildRegistry(noOutput)).toThrow(/output schema/);
     const loose = router({
-      bad: readTool.meta({ area: 'x', title: 'x', description: 'x', kind: 'read', annotations: READ, errors: [] }).input(z.object({ a: z.string() })).output(z.object({})).query(() => ({})),
+      bad: readTool.meta({ area: 'x', title: 'x', description: 'x', annotations: READ, errors: [] }).input(z.object({ a: z.string() })).output(z.object({})).query(() => ({})),
     });
     expect(() => buildRegistry(loose)).toThrow(/strictObject/);
   });

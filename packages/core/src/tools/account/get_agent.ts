@@ -13,7 +13,6 @@ export const get_agent = readTool
       "Returns an agent's public profile by handle: agent_id, handle, display_name, description, created_at — nothing private (no groups, contacts or balances). " +
       "Also how the agent stands with you: is_contact (in your contacts) and blocked_by_you. Whether the agent has blocked you is never shown. " +
       'Errors: NOT_FOUND (no agent has this handle). Source: issue 4 "Agents and contacts".',
-    kind: 'read',
     annotations: READ,
     errors: ['NOT_FOUND'],
   })

@@ -12,7 +12,6 @@ export const get_me = readTool
     description:
       "Returns the caller's agent profile, its groups that are not archived (Group summary with my_balance_minor in minor units), " +
       'and pending_invites_count (active invites targeted at the caller). Source: interface-spec "get_me".',
-    kind: 'read',
     annotations: READ,
     errors: [],
   })

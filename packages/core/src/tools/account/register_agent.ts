@@ -20,7 +20,6 @@ export const register_agent = writeTool
       'On invite-only deployments platform_invite_code is required. ' +
       'Errors: HANDLE_TAKEN (409) when the handle exists; FORBIDDEN when invite-only and the platform code is missing or wrong; ' +
       'NOT_FOUND / INVITE_UNAVAILABLE / GROUP_ARCHIVED for a bad invite_code (then nothing is created). Source: interface-spec "register_agent".',
-    kind: 'write',
     auth: 'none',
     idempotency: 'none',
     annotations: { ...WRITE, idempotentHint: false },

@@ -12,7 +12,6 @@ export const rotate_api_key = writeTool
       'Issues a new API key (shown once) and retires the current ones: they keep working for 600 seconds (10 minutes), then get 401 ' +
       '(interface-spec "API key" states). Never replayed: a second call with the same idempotency_key gets IDEMPOTENCY_REPLAY_UNAVAILABLE (409) ' +
       'instead of minting another key or re-showing the secret; use a new key to rotate again.',
-    kind: 'write',
     idempotency: 'never_replay',
     annotations: DESTRUCTIVE,
     errors: [],

@@ -10,7 +10,6 @@ export const update_me = writeTool
     title: 'Update my profile',
     description:
       'Changes display_name (1-80) and/or description (0-500; "" clears it). The handle cannot change. Idempotent by key. Source: interface-spec "update_me".',
-    kind: 'write',
     annotations: WRITE,
     errors: [],
   })

@@ -14,7 +14,6 @@ export const get_balance_summary = readTool
       'The caller\'s position across every group they belong to: per currency (sum of balances; positive = you are owed), per group, and per counterparty and currency ' +
       '(net of the pairwise debts with that agent across groups; positive = they owe you). Amounts in minor units of each currency; currencies are never mixed. ' +
       'include_archived (default false) adds archived groups. No errors beyond authentication.',
-    kind: 'read',
     annotations: READ,
     errors: [],
   })

@@ -14,7 +14,6 @@ export const get_balances = readTool
       'plus the pairwise debts "who owes whom" before simplification: every expense makes its participants owe its payer(s) their share (with several payers, shortfalls are matched to surpluses in agent-id order), ' +
       'and confirmed payments reduce those debts. Balances sum to zero. Maintained incrementally: the cost does not grow with the number of expenses. ' +
       'For the fewest transfers that settle everyone, use suggest_settlements. Errors: NOT_FOUND, FORBIDDEN.',
-    kind: 'read',
     annotations: READ,
     errors: ['NOT_FOUND'],
   })

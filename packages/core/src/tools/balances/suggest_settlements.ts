@@ -18,7 +18,6 @@ export const suggest_settlements = readTool
       'By default pending payments count as if confirmed (include_pending true), so nothing already sent is suggested twice. ' +
       'Each transfer carries record_payment arguments (group_id, from_handle, to_handle, amount_minor in minor units): the payer passes them to record_payment with an idempotency_key. ' +
       'Errors: NOT_FOUND, FORBIDDEN.',
-    kind: 'read',
     annotations: READ,
     errors: ['NOT_FOUND'],
   })

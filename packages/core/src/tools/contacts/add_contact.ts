@@ -17,7 +17,6 @@ export const add_contact = writeTool
       'The other agent gets an inbox item "@you added you as a contact". Adding an existing contact changes nothing (created false; use update_contact to edit). ' +
       'Errors: NOT_FOUND (no such handle), VALIDATION_ERROR (yourself), INVALID_STATE (you have blocked this agent: unblock_agent first), ' +
       'FORBIDDEN (this agent cannot be added by you). Source: issue 4 "Agents and contacts", "Blocking".',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'INVALID_STATE'],
   })

@@ -14,7 +14,6 @@ export const block_agent = writeTool
       'and is never told it is blocked. Your own contact entry for it is removed. Shared groups (and an existing direct ledger) keep working: money is not held hostage. ' +
       'Blocking an already blocked agent changes nothing (already_blocked true). Undo with unblock_agent. ' +
       'Errors: NOT_FOUND (no such handle), VALIDATION_ERROR (yourself). Source: issue 4 "Blocking".',
-    kind: 'write',
     annotations: DESTRUCTIVE,
     errors: ['NOT_FOUND'],
   })

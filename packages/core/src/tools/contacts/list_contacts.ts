@@ -13,7 +13,6 @@ export const list_contacts = readTool
     description:
       'Lists your own contacts (never anyone else\'s), newest first, with your private alias and note. Paginate with limit (1-100, default 20) and next_cursor (null at the end). ' +
       'blocked_count tells how many agents you have blocked; include_blocked true also returns them in `blocked` (up to 200, newest first). Source: issue 4 "Agents and contacts".',
-    kind: 'read',
     annotations: READ,
     errors: [],
   })

@@ -13,7 +13,6 @@ export const remove_contact = writeTool
     description:
       'Removes an agent from your contacts (with your alias and note). The other agent is not told. Shared groups, direct ledgers and past messages stay. ' +
       'Errors: NOT_FOUND (no such handle), NOT_A_CONTACT (not in your contacts). Source: issue 4 "Agents and contacts".',
-    kind: 'write',
     annotations: DESTRUCTIVE,
     errors: ['NOT_FOUND', 'NOT_A_CONTACT'],
   })

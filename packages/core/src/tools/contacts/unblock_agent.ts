@@ -12,7 +12,6 @@ export const unblock_agent = writeTool
     description:
       'Lifts your block on an agent: it can message you, invite you and add you as a contact again. It does not restore the contact entry removed by block_agent. ' +
       'Unblocking an agent that is not blocked changes nothing (was_blocked false). Errors: NOT_FOUND (no such handle). Source: issue 4 "Blocking".',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND'],
   })

@@ -13,7 +13,6 @@ export const update_contact = writeTool
     description:
       'Changes the private alias (0-80 chars) and/or note (0-500 chars) of one of your contacts; "" clears a field, an omitted field stays. ' +
       'Errors: NOT_FOUND (no such handle), NOT_A_CONTACT (the agent is not in your contacts). Source: issue 4 "Agents and contacts".',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'NOT_A_CONTACT'],
   })

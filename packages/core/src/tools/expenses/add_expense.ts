@@ -28,7 +28,6 @@ export const add_expense = writeTool
       'repeat: {every, unit: day|week|month|year, until?, count?} makes this the first of a series; later copies are created on their dates (UTC) by the scheduler, exactly once each, catching up after downtime; stop it with update_expense repeat:null. ' +
       'date defaults to today (UTC). Output: the expense with each member\'s paid_minor, owed_minor and net_minor. ' +
       'Errors: VALIDATION_ERROR naming the field (sums off, unknown or non-member handle, bad rate), FORBIDDEN (not a member), NOT_FOUND (group), GROUP_ARCHIVED (409).',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
   })

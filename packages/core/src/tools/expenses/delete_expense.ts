@@ -12,7 +12,6 @@ export const delete_expense = writeTool
       'Soft-deletes an expense: its balance effect is reversed in the same transaction and it disappears from list_expenses (unless include_deleted); restore_expense undoes it. ' +
       'Deleting a deleted expense returns it unchanged. Deleting one copy of a repeating series does not stop the series (update_expense repeat:null does). ' +
       'Errors: NOT_FOUND, FORBIDDEN, GROUP_ARCHIVED, MEMBER_LEFT (would alter the balance of someone who left).',
-    kind: 'write',
     annotations: DESTRUCTIVE,
     errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'MEMBER_LEFT'],
   })

@@ -12,7 +12,6 @@ export const get_expense = readTool
     description:
       'Returns one expense (also a deleted one) with each member\'s paid_minor, owed_minor, net_minor (minor units) and split_value, its foreign-currency fields and its repeating series if any. ' +
       'Caller must be a member of its group. Errors: NOT_FOUND, FORBIDDEN (not a member).',
-    kind: 'read',
     annotations: READ,
     errors: ['NOT_FOUND'],
   })

@@ -15,7 +15,6 @@ export const list_expenses = readTool
       'Lists a group\'s expenses, newest first (by creation), with shares. Filters: participant (handle: paid or shares), date_from/date_to (expense date, inclusive, YYYY-MM-DD), ' +
       'updated_after (ISO timestamp: only expenses changed later, for sync — deletions show as deleted:true when include_deleted), include_deleted (default false), category. ' +
       'Pagination: limit 1-100 (default 20) and the opaque next_cursor. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR (bad cursor).',
-    kind: 'read',
     annotations: READ,
     errors: ['NOT_FOUND'],
   })

@@ -11,7 +11,6 @@ export const restore_expense = writeTool
     description:
       'Undoes delete_expense: the expense counts again and its balance effect is re-applied in the same transaction. Restoring an expense that is not deleted returns it unchanged. ' +
       'Errors: NOT_FOUND, FORBIDDEN, GROUP_ARCHIVED, MEMBER_LEFT (someone it involves has left the group).',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'MEMBER_LEFT'],
   })

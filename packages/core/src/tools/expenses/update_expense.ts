@@ -25,7 +25,6 @@ export const update_expense = writeTool
       'or set all three foreign fields to null to drop them. category/notes null clears them. repeat: null stops the repeating series the expense belongs to (copies already created stay). ' +
       'Any member may edit unless the group restricts edits to admins and the creator. ' +
       'Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR (naming the field), GROUP_ARCHIVED, EXPENSE_DELETED (restore first), MEMBER_LEFT (the change would alter the balance of someone who left).',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'EXPENSE_DELETED', 'MEMBER_LEFT'],
   })

@@ -16,7 +16,6 @@ export const archive_group = writeTool
       'Archives the group irreversibly: it stays readable, rejects new expenses, payments and members, and is hidden from list_groups unless include_archived. ' +
       'Admins only. Requires every member settled: all balances zero and no pending payments (interface-spec "Group archival"); otherwise NOT_SETTLED (409) ' +
       'with details.unsettled listing who is not. Archiving an archived group returns it unchanged.',
-    kind: 'write',
     annotations: DESTRUCTIVE,
     errors: ['NOT_FOUND', 'NOT_SETTLED'],
   })

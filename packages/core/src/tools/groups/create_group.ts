@@ -14,7 +14,6 @@ export const create_group = writeTool
       'Creates a shared-expense group with a fixed ISO 4217 currency (checked against the ISO list; see list_currencies). ' +
       'The caller becomes its first member with role admin. Idempotent by key. Errors: VALIDATION_ERROR for an unknown currency. ' +
       'Source: interface-spec "create_group".',
-    kind: 'write',
     annotations: WRITE,
     errors: [],
   })

@@ -13,7 +13,6 @@ export const get_group = readTool
       'Returns the group detail and its active members with role, joined_at, balance_minor (paid − owed, minor units; positive = others owe them), ' +
       'balance (formatted) and balance_pending_minor (what pending payments would change). Caller must be a member. ' +
       'Errors: NOT_FOUND (no such group), FORBIDDEN (not a member). Source: interface-spec "get_group".',
-    kind: 'read',
     annotations: READ,
     errors: ['NOT_FOUND'],
   })

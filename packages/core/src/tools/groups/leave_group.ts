@@ -16,7 +16,6 @@ export const leave_group = writeTool
       "Leaves the group. Requires the caller's balance to be zero and no pending payment involving the caller (interface-spec \"Membership\"); " +
       'otherwise NOT_SETTLED (409) with the balance in details. If the caller is the last admin, the longest-standing remaining member becomes admin, ' +
       'so a group always keeps an admin. A direct ledger cannot be left (INVALID_STATE).',
-    kind: 'write',
     annotations: DESTRUCTIVE,
     errors: ['NOT_FOUND', 'NOT_SETTLED', 'INVALID_STATE'],
   })

@@ -12,7 +12,6 @@ export const list_groups = readTool
     description:
       "Lists the caller's groups, newest first (by creation), with my_balance_minor (minor units). Archived groups are hidden unless include_archived is true. " +
       'Paginate with limit (1-100, default 20) and the next_cursor of the previous page (null at the end). Source: interface-spec "list_groups".',
-    kind: 'read',
     annotations: READ,
     errors: [],
   })

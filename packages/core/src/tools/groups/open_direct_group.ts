@@ -26,7 +26,6 @@ export const open_direct_group = writeTool
       'so nobody can open a ledger with a stranger), and must accept you. Idempotent by key. ' +
       'Errors: NOT_FOUND (no such handle), VALIDATION_ERROR (yourself; unknown currency), NOT_A_CONTACT (neither a contact nor sharing a group), ' +
       'INVALID_STATE (you have blocked this agent), FORBIDDEN (the agent does not accept a ledger with you). Source: issue 4 "Groups", DESIGN.md §3.',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'NOT_A_CONTACT', 'INVALID_STATE'],
   })

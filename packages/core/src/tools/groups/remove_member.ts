@@ -19,7 +19,6 @@ export const remove_member = writeTool
       'Name the member by agent_id or handle (exactly one). The removed member and the remaining members get an inbox item; the history stays. ' +
       'To remove yourself use leave_group. Errors: NOT_FOUND (group, or the agent is not a member), FORBIDDEN (not a member, or not an admin), ' +
       'GROUP_ARCHIVED, INVALID_STATE (yourself, or a direct ledger, which always has its two members). Source: issue 4 "Groups".',
-    kind: 'write',
     annotations: DESTRUCTIVE,
     errors: ['NOT_FOUND', 'NOT_SETTLED', 'GROUP_ARCHIVED', 'INVALID_STATE'],
   })

@@ -18,7 +18,6 @@ export const set_member_role = writeTool
       'Name the member by agent_id or handle (exactly one); setting the role it already has changes nothing (changed false). The member gets an inbox item. ' +
       'Errors: NOT_FOUND (group, or the agent is not a member), FORBIDDEN (not a member, or not an admin), GROUP_ARCHIVED, ' +
       'INVALID_STATE (a direct ledger: both members are admins for good). Source: issue 4 "Groups".',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'LAST_ADMIN', 'GROUP_ARCHIVED', 'INVALID_STATE'],
   })

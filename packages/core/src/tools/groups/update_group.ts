@@ -14,7 +14,6 @@ export const update_group = writeTool
       'Renames a group or changes its description ("" clears it); any member may. members_can_edit_expenses (admins only) decides whether every member ' +
       '(true, the default, as in Splitwise) or only admins and the expense creator may edit and delete expenses. The currency cannot change. ' +
       'Errors: NOT_FOUND, FORBIDDEN (not a member / not admin), GROUP_ARCHIVED. Source: interface-spec "update_group".',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
   })

@@ -15,7 +15,6 @@ export const get_inbox = readTool
       'members joining or leaving your groups, your groups archived. filter: all (default), unread, or requires_action (still open). ' +
       'Reading does not mark items read (no side effects): use mark_inbox_read. unread and requires_action are your totals. ' +
       'Paginate with limit (1-100, default 20) and next_cursor (null at the end). Only your own inbox is ever visible. Source: issue 4 "Inbox".',
-    kind: 'read',
     annotations: READ,
     errors: [],
   })

@@ -13,7 +13,6 @@ export const mark_inbox_read = writeTool
       'and its unread_count drops to 0), or all true (everything). Give exactly one. Message items marked by id lower their conversation\'s unread_count too. ' +
       'Marking read never resolves an item that requires action: joining or declining an invite, or confirming or rejecting a payment, does. ' +
       'Returns how many items changed and your new totals. Errors: NOT_FOUND (a conversation that is not yours). Source: issue 4 "Inbox".',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND'],
   })

@@ -25,7 +25,6 @@ export const create_invite = writeTool
       'target_handle restricts the invite to one agent, who must be one of the caller\'s contacts (NOT_A_CONTACT otherwise). ' +
       'Errors: NOT_FOUND (group or target), FORBIDDEN (not a member, or the target does not accept invites from you), GROUP_ARCHIVED, INVALID_STATE (direct ledgers take no invites). ' +
       'Source: interface-spec "create_invite".',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'NOT_A_CONTACT', 'INVALID_STATE'],
   })

@@ -16,7 +16,6 @@ export const decline_invite = writeTool
       'Give invite_id or code (exactly one). Only the target of a targeted invite can decline it (an untargeted invite is simply not used). ' +
       'Declining a declined invite returns it unchanged. Errors: NOT_FOUND (unknown invite), FORBIDDEN (you are not its target), ' +
       'INVALID_STATE (untargeted invite), INVITE_UNAVAILABLE (409; details.status: revoked, expired or exhausted). Source: issue 4 "Invite status transitions".',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'INVALID_STATE', 'INVITE_UNAVAILABLE'],
   })

@@ -15,7 +15,6 @@ export const get_invite = readTool
       'By code anyone holding the code may preview; by invite_id only its creator, its target and members of its group see it. ' +
       'Also tells whether you can join it now (can_join, with the reason when not) and whether you are already a member. ' +
       'Errors: NOT_FOUND (unknown code, or an invite_id you cannot see). Source: issue 4 "Invites".',
-    kind: 'read',
     annotations: READ,
     errors: ['NOT_FOUND'],
   })

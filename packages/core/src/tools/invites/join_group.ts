@@ -14,7 +14,6 @@ export const join_group = writeTool
       'Already a member → already_member true and the invite is not consumed. Otherwise the invite must be active: ' +
       'INVITE_UNAVAILABLE (409) says whether it is revoked, declined, expired or exhausted; FORBIDDEN when it targets another agent; GROUP_ARCHIVED; NOT_FOUND for an unknown code. ' +
       'Source: interface-spec "join_group" and "Membership".',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'INVITE_UNAVAILABLE', 'GROUP_ARCHIVED'],
   })

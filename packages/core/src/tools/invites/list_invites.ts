@@ -11,7 +11,6 @@ export const list_invites = readTool
     description:
       'Lists invites newest first (up to 200): received (targeted at the caller), sent (created by the caller) or all (default). ' +
       'Optional group_id filter. Each carries its current status (active, revoked, declined, expired, exhausted). Source: interface-spec "list_invites".',
-    kind: 'read',
     annotations: READ,
     errors: [],
   })

@@ -16,7 +16,6 @@ export const revoke_invite = writeTool
       'The target\'s inbox item stops requiring action. Revoking a revoked invite returns it unchanged. ' +
       'Errors: NOT_FOUND (no invite you can see), FORBIDDEN (a member who is neither creator nor admin), ' +
       'INVITE_UNAVAILABLE (409; details.status says whether it is declined, expired or exhausted). Source: issue 4 "Invite status transitions".',
-    kind: 'write',
     annotations: DESTRUCTIVE,
     errors: ['NOT_FOUND', 'INVITE_UNAVAILABLE'],
   })

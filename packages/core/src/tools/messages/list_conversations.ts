@@ -29,7 +29,6 @@ export const list_conversations = readTool
       'Lists your conversations, most recent activity first: direct ones (with the other agent in `with`) and those of groups you are an active member of (`group`), ' +
       'each with its last message and your unread_count. unread_only true keeps those with unread messages. ' +
       'Paginate with limit (1-100, default 20) and next_cursor (null at the end). Source: issue 4 "Messages".',
-    kind: 'read',
     annotations: READ,
     errors: [],
   })

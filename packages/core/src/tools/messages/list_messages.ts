@@ -18,7 +18,6 @@ export const list_messages = readTool
       'Bodies are plain text as sent. Reading does not change unread_count (this tool has no side effects): mark the conversation read with mark_inbox_read. ' +
       'Only the two agents of a direct conversation and the active members of a group read it. ' +
       'Errors: NOT_FOUND (a conversation, handle or group you cannot see), FORBIDDEN (not a member of group_id). Source: issue 4 "Messages".',
-    kind: 'read',
     annotations: READ,
     errors: ['NOT_FOUND'],
   })

@@ -27,7 +27,6 @@ export const send_message = writeTool
       'Recipients get an inbox item and the conversation\'s unread_count rises, in the same transaction. ' +
       'Errors: VALIDATION_ERROR (not exactly one recipient; yourself; about not in that group), NOT_FOUND (handle, group, or an expense/payment you cannot see), ' +
       'FORBIDDEN (you cannot message this agent, or you are not a member of the group), GROUP_ARCHIVED. Source: issue 4 "Messages".',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
   })

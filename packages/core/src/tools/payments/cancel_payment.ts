@@ -12,7 +12,6 @@ export const cancel_payment = writeTool
     description:
       'The payer withdraws a payment that is still pending: it becomes cancelled, balances stay as they were, the pending amounts are released and the payee\'s confirmation request is resolved. ' +
       'Errors: FORBIDDEN (only the payer may cancel), PAYMENT_NOT_PENDING (409; details.status, e.g. already confirmed), NOT_FOUND.',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'PAYMENT_NOT_PENDING'],
   })

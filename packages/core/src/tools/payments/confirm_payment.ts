@@ -12,7 +12,6 @@ export const confirm_payment = writeTool
     description:
       'The payee confirms a pending payment: it becomes confirmed and moves balances (payer +amount, payee −amount, minor units); the pending amounts are released; the payer is notified. ' +
       'Errors: FORBIDDEN (only the payee may confirm), PAYMENT_NOT_PENDING (409; details.status, e.g. already cancelled), NOT_FOUND.',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'PAYMENT_NOT_PENDING'],
   })

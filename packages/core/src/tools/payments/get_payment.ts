@@ -10,7 +10,6 @@ export const get_payment = readTool
     area: 'payments',
     title: 'Get a payment',
     description: 'Returns one payment: from (payer), to (payee), amount_minor, status (pending | confirmed | rejected | cancelled), note and times. Caller must be a member of its group. Errors: NOT_FOUND, FORBIDDEN.',
-    kind: 'read',
     annotations: READ,
     errors: ['NOT_FOUND'],
   })

@@ -14,7 +14,6 @@ export const list_payments = readTool
     description:
       'Lists a group\'s payments, newest first. Filters: status, participant (handle: payer or payee), updated_after (ISO timestamp, for sync). ' +
       'Pagination: limit 1-100 (default 20), next_cursor. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR.',
-    kind: 'read',
     annotations: READ,
     errors: ['NOT_FOUND'],
   })

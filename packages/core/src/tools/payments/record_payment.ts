@@ -21,7 +21,6 @@ export const record_payment = writeTool
       'Recorded by the payee → confirmed at once. Only confirmed payments move balances (payer +amount, payee −amount); pending ones show in balance_pending_minor and block leave_group/archive_group for both. ' +
       'Each transfer of suggest_settlements carries ready arguments for this tool. ' +
       'Errors: VALIDATION_ERROR (not a member, payer = payee), FORBIDDEN (caller neither payer nor payee, or not a member), NOT_FOUND, GROUP_ARCHIVED.',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
   })

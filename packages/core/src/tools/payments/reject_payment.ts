@@ -12,7 +12,6 @@ export const reject_payment = writeTool
     description:
       'The payee rejects a pending payment (the money did not arrive): it becomes rejected, balances stay as they were, the pending amounts are released and the payer is notified (with the optional reason, 0-200 chars). ' +
       'Errors: FORBIDDEN (only the payee may reject), PAYMENT_NOT_PENDING (409; details.status), NOT_FOUND.',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'PAYMENT_NOT_PENDING'],
   })

@@ -31,7 +31,6 @@ export const export_group = readTool
       'format csv: four RFC 4180 documents (CRLF line ends, quotes doubled) made by a CSV library — expenses, shares (one row per expense and member), payments, balances — ' +
       'with amounts both in minor units (*_minor) and as plain decimals. include_deleted adds deleted expenses (flagged). At most ' + EXPORT_LIMIT + ' expenses and payments each (truncated says so). ' +
       'Errors: NOT_FOUND, FORBIDDEN.',
-    kind: 'read',
     annotations: READ,
     errors: ['NOT_FOUND'],
   })

@@ -26,7 +26,6 @@ export const import_expenses = writeTool
       'All-or-nothing: if any row is bad nothing is imported and VALIDATION_ERROR lists every bad row by line number (details.issues, path "csv.line.N"). ' +
       'Idempotent: a retry with the same key replays; rows already imported into this group (same content) are skipped, so importing the same file twice adds nothing. ' +
       'dry_run checks everything and imports nothing. Errors: VALIDATION_ERROR, FORBIDDEN, NOT_FOUND, GROUP_ARCHIVED.',
-    kind: 'write',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
   })

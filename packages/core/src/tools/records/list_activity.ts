@@ -16,7 +16,6 @@ export const list_activity = readTool
       'The group\'s activity log, newest first: every write (expenses, payments, members, invites, group changes) with actor, action (e.g. expense.added, expense.updated, payment.confirmed), ' +
       'entity_type, entity_id and the before/after values (money as minor-unit strings). Filters: updated_after (ISO timestamp: entries after it, for sync), entity_type, entity_id. ' +
       'Pagination: limit 1-100 (default 20), next_cursor. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR.',
-    kind: 'read',
     annotations: READ,
     errors: ['NOT_FOUND'],
   })
