@@ -69,6 +69,9 @@ export async function seedExpensesBulk(pool: Pool, groupId: string, memberIds: s
       );
     }
     await client.query('COMMIT');
+    // Fresh statistics after a bulk load, as any operator would run: without them the planner
+    // still believes the tables are tiny (autovacuum has not caught up) and picks nested loops.
+    await client.query('ANALYZE expenses, expense_shares, pair_debts, memberships');
   } catch (e) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw e;

@@ -6,6 +6,7 @@
  * Counter meaning: unread = items with read_at null; requires_action = items with
  * requires_action true and resolved_at null.
  */
+import { Prisma } from '@kitty/db';
 import type { Db } from '../context.ts';
 
 export interface InboxEvent {
@@ -82,7 +83,7 @@ export async function resolveAction(db: Db, where: { entityType: string; entityI
       UPDATE inbox_items SET resolved_at = now()
       WHERE entity_type = ${where.entityType} AND entity_id = ${where.entityId}
         AND requires_action AND resolved_at IS NULL
-        AND (${where.agentId ?? null}::uuid IS NULL OR agent_id = ${where.agentId ?? null}::uuid)
+        ${where.agentId ? Prisma.sql`AND agent_id = ${where.agentId}::uuid` : Prisma.empty}
       RETURNING agent_id)
     SELECT agent_id, count(*) AS n FROM resolved GROUP BY agent_id`;
   let total = 0;

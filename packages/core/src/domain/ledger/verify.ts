@@ -22,12 +22,15 @@ export interface LedgerReport {
 
 const LIMIT = 20;
 
-/** Pairwise debts recomputed from history (canonical a < b, positive = b owes a). */
-export const PAIR_HISTORY_SQL = `
+/**
+ * Pairwise debts recomputed from history (canonical a < b, positive = b owes a).
+ * `where(col)` filters every source by group (a static predicate: see verifyLedger).
+ */
+export const pairHistorySql = (where: (col: string) => string) => `
   WITH nets AS (
     SELECT e.group_id, s.expense_id AS entry, s.agent_id, (s.paid_minor - s.owed_minor) AS net
     FROM expense_shares s JOIN expenses e ON e.id = s.expense_id
-    WHERE e.deleted_at IS NULL AND s.paid_minor <> s.owed_minor
+    WHERE e.deleted_at IS NULL AND s.paid_minor <> s.owed_minor AND ${where('e.group_id')}
   ), d AS (
     SELECT group_id, entry, agent_id, -net AS amt, sum(-net) OVER (PARTITION BY entry ORDER BY agent_id) AS hi FROM nets WHERE net < 0
   ), c AS (
@@ -38,7 +41,7 @@ export const PAIR_HISTORY_SQL = `
     FROM d JOIN c ON c.entry = d.entry
     WHERE least(d.hi, c.hi) > greatest(d.hi - d.amt, c.hi - c.amt)
     UNION ALL
-    SELECT group_id, payee_id, payer_id, amount_minor FROM payments WHERE status = 'confirmed'
+    SELECT group_id, payee_id, payer_id, amount_minor FROM payments WHERE status = 'confirmed' AND ${where('group_id')}
   ), canon AS (
     SELECT group_id, least(debtor, creditor) AS a, greatest(debtor, creditor) AS b,
            CASE WHEN debtor > creditor THEN amt ELSE -amt END AS v
@@ -48,12 +51,16 @@ export const PAIR_HISTORY_SQL = `
 
 export async function verifyLedger(db: Db, opts: { groupId?: string } = {}): Promise<LedgerReport> {
   const problems: string[] = [];
-  const g = opts.groupId ?? null;
-  const q = <T>(sql: string) => db.$queryRawUnsafe<T[]>(sql, g);
-  const gf = (col: string) => `($1::uuid IS NULL OR ${col} = $1::uuid)`;
+  const g = opts.groupId;
+  // The group filter is written into every source as a static predicate (or left out), never as
+  // "$1 IS NULL OR col = $1": queries run as prepared statements, and a cached generic plan for that
+  // pattern cannot use an index (measured: a 20k-expense group took > 60 s once the plan went generic).
+  const q = <T>(sql: string) => (g ? db.$queryRawUnsafe<T[]>(sql, g) : db.$queryRawUnsafe<T[]>(sql));
+  const where = (col: string) => (g ? `${col} = $1::uuid` : 'TRUE');
+  const members = `(SELECT * FROM memberships WHERE ${where('group_id')})`;
 
   const sums = await q<{ group_id: string; s: string }>(`
-    SELECT group_id::text, sum(balance_minor)::text AS s FROM memberships WHERE ${gf('group_id')}
+    SELECT group_id::text, sum(balance_minor)::text AS s FROM memberships WHERE ${where('group_id')}
     GROUP BY group_id HAVING sum(balance_minor) <> 0 LIMIT ${LIMIT}`);
   for (const r of sums) problems.push(`group ${r.group_id}: balances sum to ${r.s}, not 0`);
 
@@ -63,58 +70,57 @@ export async function verifyLedger(db: Db, opts: { groupId?: string } = {}): Pro
     WITH hist AS (${hist}), r AS (SELECT group_id, agent_id, sum(v) AS v FROM hist GROUP BY 1, 2)
     SELECT coalesce(m.group_id, r.group_id)::text AS group_id, coalesce(m.agent_id, r.agent_id)::text AS agent_id,
            coalesce(m.balance_minor, 0)::text AS stored, coalesce(r.v, 0)::text AS recomputed
-    FROM memberships m FULL JOIN r ON r.group_id = m.group_id AND r.agent_id = m.agent_id
-    WHERE coalesce(m.balance_minor, 0) <> coalesce(r.v, 0) AND ${gf('coalesce(m.group_id, r.group_id)')}
+    FROM ${members} m FULL JOIN r ON r.group_id = m.group_id AND r.agent_id = m.agent_id
+    WHERE coalesce(m.balance_minor, 0) <> coalesce(r.v, 0)
     LIMIT ${LIMIT}`);
 
   const bal = await balanceMismatches(`
       SELECT e.group_id, s.agent_id, (s.paid_minor - s.owed_minor) AS v
-      FROM expense_shares s JOIN expenses e ON e.id = s.expense_id WHERE e.deleted_at IS NULL
-      UNION ALL SELECT group_id, payer_id, amount_minor FROM payments WHERE status = 'confirmed'
-      UNION ALL SELECT group_id, payee_id, -amount_minor FROM payments WHERE status = 'confirmed'`);
+      FROM expense_shares s JOIN expenses e ON e.id = s.expense_id WHERE e.deleted_at IS NULL AND ${where('e.group_id')}
+      UNION ALL SELECT group_id, payer_id, amount_minor FROM payments WHERE status = 'confirmed' AND ${where('group_id')}
+      UNION ALL SELECT group_id, payee_id, -amount_minor FROM payments WHERE status = 'confirmed' AND ${where('group_id')}`);
   for (const r of bal) problems.push(`group ${r.group_id} member ${r.agent_id}: stored balance ${r.stored} ≠ recomputed ${r.recomputed}`);
 
   const pend = await q<{ group_id: string; agent_id: string; stored: string; recomputed: string; sc: number; rc: number }>(`
     WITH hist AS (
-      SELECT group_id, payer_id AS agent_id, amount_minor AS v FROM payments WHERE status = 'pending'
-      UNION ALL SELECT group_id, payee_id, -amount_minor FROM payments WHERE status = 'pending'
+      SELECT group_id, payer_id AS agent_id, amount_minor AS v FROM payments WHERE status = 'pending' AND ${where('group_id')}
+      UNION ALL SELECT group_id, payee_id, -amount_minor FROM payments WHERE status = 'pending' AND ${where('group_id')}
     ), r AS (SELECT group_id, agent_id, sum(v) AS v, count(*)::int AS n FROM hist GROUP BY 1, 2)
     SELECT coalesce(m.group_id, r.group_id)::text AS group_id, coalesce(m.agent_id, r.agent_id)::text AS agent_id,
            coalesce(m.balance_pending_minor, 0)::text AS stored, coalesce(r.v, 0)::text AS recomputed,
            coalesce(m.pending_count, 0) AS sc, coalesce(r.n, 0) AS rc
-    FROM memberships m FULL JOIN r ON r.group_id = m.group_id AND r.agent_id = m.agent_id
+    FROM ${members} m FULL JOIN r ON r.group_id = m.group_id AND r.agent_id = m.agent_id
     WHERE (coalesce(m.balance_pending_minor, 0) <> coalesce(r.v, 0) OR coalesce(m.pending_count, 0) <> coalesce(r.n, 0))
-      AND ${gf('coalesce(m.group_id, r.group_id)')}
     LIMIT ${LIMIT}`);
   for (const r of pend) problems.push(`group ${r.group_id} member ${r.agent_id}: pending ${r.stored}/${r.sc} ≠ recomputed ${r.recomputed}/${r.rc}`);
 
   const exp = await q<{ id: string; amount: string; paid: string; owed: string }>(`
     SELECT e.id::text, e.amount_minor::text AS amount, coalesce(sum(s.paid_minor), 0)::text AS paid, coalesce(sum(s.owed_minor), 0)::text AS owed
     FROM expenses e LEFT JOIN expense_shares s ON s.expense_id = e.id
-    WHERE ${gf('e.group_id')}
+    WHERE ${where('e.group_id')}
     GROUP BY e.id, e.amount_minor
     HAVING coalesce(sum(s.paid_minor), 0) <> e.amount_minor OR coalesce(sum(s.owed_minor), 0) <> e.amount_minor
     LIMIT ${LIMIT}`);
   for (const r of exp) problems.push(`expense ${r.id}: amount ${r.amount}, paid sum ${r.paid}, owed sum ${r.owed}`);
 
   const pairBal = await balanceMismatches(`
-      SELECT group_id, agent_a AS agent_id, amount_minor AS v FROM pair_debts
-      UNION ALL SELECT group_id, agent_b, -amount_minor FROM pair_debts`);
+      SELECT group_id, agent_a AS agent_id, amount_minor AS v FROM pair_debts WHERE ${where('group_id')}
+      UNION ALL SELECT group_id, agent_b, -amount_minor FROM pair_debts WHERE ${where('group_id')}`);
   for (const r of pairBal) problems.push(`group ${r.group_id} member ${r.agent_id}: pair debts sum to ${r.recomputed} ≠ balance ${r.stored}`);
 
   const pairHist = await q<{ group_id: string; a: string; b: string; stored: string; recomputed: string }>(`
-    WITH r AS (${PAIR_HISTORY_SQL})
+    WITH r AS (${pairHistorySql(where)})
     SELECT coalesce(p.group_id, r.group_id)::text AS group_id, coalesce(p.agent_a, r.a)::text AS a, coalesce(p.agent_b, r.b)::text AS b,
            coalesce(p.amount_minor, 0)::text AS stored, coalesce(r.v, 0)::text AS recomputed
-    FROM pair_debts p FULL JOIN r ON r.group_id = p.group_id AND r.a = p.agent_a AND r.b = p.agent_b
-    WHERE coalesce(p.amount_minor, 0) <> coalesce(r.v, 0) AND ${gf('coalesce(p.group_id, r.group_id)')}
+    FROM (SELECT * FROM pair_debts WHERE ${where('group_id')}) p FULL JOIN r ON r.group_id = p.group_id AND r.a = p.agent_a AND r.b = p.agent_b
+    WHERE coalesce(p.amount_minor, 0) <> coalesce(r.v, 0)
     LIMIT ${LIMIT}`);
   for (const r of pairHist) problems.push(`group ${r.group_id} pair ${r.a}/${r.b}: stored ${r.stored} ≠ recomputed ${r.recomputed}`);
 
   const counts = await q<{ groups: number; expenses: number; payments: number }>(`
-    SELECT (SELECT count(*)::int FROM groups WHERE ${gf('id')}) AS groups,
-           (SELECT count(*)::int FROM expenses WHERE ${gf('group_id')}) AS expenses,
-           (SELECT count(*)::int FROM payments WHERE ${gf('group_id')}) AS payments`);
+    SELECT (SELECT count(*)::int FROM groups WHERE ${where('id')}) AS groups,
+           (SELECT count(*)::int FROM expenses WHERE ${where('group_id')}) AS expenses,
+           (SELECT count(*)::int FROM payments WHERE ${where('group_id')}) AS payments`);
   const c = counts[0]!;
   return { ok: problems.length === 0, groups: c.groups, expenses: c.expenses, payments: c.payments, problems };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Prisma } from '@kitty/db';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
 import { cursor, limit, output } from '../../text.ts';
@@ -54,9 +55,8 @@ export const list_conversations = readTool
       WHERE p.agent_id = ${me}::uuid
         AND (c.kind = 'direct' OR EXISTS (
           SELECT 1 FROM memberships ms WHERE ms.group_id = c.group_id AND ms.agent_id = ${me}::uuid AND ms.left_at IS NULL))
-        AND (NOT ${unreadOnly} OR p.unread_count > 0)
-        AND (${afterT}::timestamptz IS NULL OR c.last_message_at < ${afterT}::timestamptz
-             OR (c.last_message_at = ${afterT}::timestamptz AND c.id < ${afterId}::uuid))
+        ${unreadOnly ? Prisma.sql`AND p.unread_count > 0` : Prisma.empty}
+        ${afterT ? Prisma.sql`AND (c.last_message_at < ${afterT}::timestamptz OR (c.last_message_at = ${afterT}::timestamptz AND c.id < ${afterId}::uuid))` : Prisma.empty}
       ORDER BY c.last_message_at DESC, c.id DESC
       LIMIT ${take + 1}`;
     const page = rows.slice(0, take);
