@@ -4,6 +4,7 @@
  */
 import Fastify from 'fastify';
 import pg from 'pg';
+import { GET_ME_SQL } from '@kitty/core';
 import { startKitty } from '../src/index.ts';
 
 const kitty = await startKitty({ port: 0, logLevel: 'silent', scheduler: false, rateLimitPoints: 1e9, rateLimitAnonPoints: 1e9 });
@@ -15,7 +16,8 @@ bare.post('/set-body/:which', (req, reply) => {
   bodies[(req.params as { which: 'static' | 'db' }).which] = req.body;
   reply.send({ ok: true });
 });
-// The hand-written minimum for a DB-backed read: one primary-key SELECT with raw pg, same JSON out.
+// The hand-written minimum for the same DB-backed read: get_me's own query as a prepared
+// statement on raw pg (as Kitty runs it), and the same JSON out.
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 let agentId = '';
 bare.post('/set-agent', (req, reply) => {
@@ -23,7 +25,7 @@ bare.post('/set-agent', (req, reply) => {
   reply.send({ ok: true });
 });
 bare.post('/bare-db', async (_req, reply) => {
-  const r = await pool.query('SELECT id, handle, display_name, description, created_at FROM agents WHERE id = $1', [agentId]);
+  const r = await pool.query({ name: 'bare_get_me', text: GET_ME_SQL, values: [agentId, new Date()] });
   if (!r.rows[0]) throw new Error('no agent');
   return reply.send(bodies.db);
 });

@@ -13,3 +13,4 @@ export { verifyLedger, type LedgerReport } from './domain/ledger/verify.ts';
 export { allocate, convertAmount, pairEdges } from './domain/ledger/split.ts';
 export { planSettlements, EXACT_LIMIT } from './domain/ledger/settle.ts';
 export { inboxSummaryFor, type InboxSummary } from './domain/inbox-summary.ts';
+export { GET_ME_SQL } from './tools/account/get_me.ts';

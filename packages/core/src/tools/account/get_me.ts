@@ -18,19 +18,9 @@ export const get_me = readTool
   .input(z.strictObject({}))
   .output(output({ agent: agentSchema, groups: z.array(groupSummarySchema), pending_invites_count: z.number().int() }))
   .query(async ({ ctx }) => {
-    // One statement (get_me is the canonical read tool in `pnpm bench`): profile, pending invite
-    // count and up to 100 active groups newest first, balances as text to stay exact.
+    // One statement (get_me is the canonical read tool in `pnpm bench`).
     const agentId = ctx.auth!.agentId;
-    const rows = await ctx.db.$queryRaw<Array<{ id: string; handle: string; display_name: string; description: string | null; created_at: Date; pending: number; groups: GroupJson[] }>>`
-      SELECT a.id, a.handle, a.display_name, a.description, a.created_at,
-        (SELECT count(*)::int FROM invites i
-          WHERE i.target_id = a.id AND i.status = 'active' AND i.expires_at > ${ctx.services.now()} AND i.uses < i.max_uses) AS pending,
-        COALESCE((SELECT json_agg(x) FROM (
-          SELECT g.id, g.name, g.currency, g.kind, g.member_count, g.archived_at, m.balance_minor::text AS balance_minor
-          FROM memberships m JOIN groups g ON g.id = m.group_id
-          WHERE m.agent_id = a.id AND m.left_at IS NULL AND g.archived_at IS NULL
-          ORDER BY g.created_at DESC, g.id DESC LIMIT 100) x), '[]'::json) AS groups
-      FROM agents a WHERE a.id = ${agentId}::uuid`;
+    const rows = await ctx.db.$queryRawUnsafe<GetMeRow[]>(GET_ME_SQL, agentId, ctx.services.now());
     const me = rows[0]!;
     const groups = me.groups.map((g) =>
       toGroupSummary(
@@ -52,6 +42,32 @@ export const get_me = readTool
       suggested_next,
     };
   });
+
+/**
+ * get_me in one statement: profile, pending invite count and up to 100 active groups newest first
+ * (balances as text to stay exact). $1 = agent id, $2 = now. Exported for `pnpm bench`, whose
+ * bare-Fastify baseline runs the very same query.
+ */
+export const GET_ME_SQL = `
+  SELECT a.id, a.handle, a.display_name, a.description, a.created_at,
+    (SELECT count(*)::int FROM invites i
+      WHERE i.target_id = a.id AND i.status = 'active' AND i.expires_at > $2 AND i.uses < i.max_uses) AS pending,
+    COALESCE((SELECT json_agg(x) FROM (
+      SELECT g.id, g.name, g.currency, g.kind, g.member_count, g.archived_at, m.balance_minor::text AS balance_minor
+      FROM memberships m JOIN groups g ON g.id = m.group_id
+      WHERE m.agent_id = a.id AND m.left_at IS NULL AND g.archived_at IS NULL
+      ORDER BY g.created_at DESC, g.id DESC LIMIT 100) x), '[]'::json) AS groups
+  FROM agents a WHERE a.id = $1::uuid`;
+
+interface GetMeRow {
+  id: string;
+  handle: string;
+  display_name: string;
+  description: string | null;
+  created_at: Date;
+  pending: number;
+  groups: GroupJson[];
+}
 
 interface GroupJson {
   id: string;
