@@ -12,7 +12,8 @@
  *   authentication and inbox summary cost per request, next to a read tool
  *   peak RSS of the server process
  *
- * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_BIG (1000000).
+ * Each comparison alternates its two sides BENCH_ROUNDS times (default 3) and reports medians.
+ * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_BIG (1000000), BENCH_ROUNDS (3).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -28,6 +29,8 @@ import { ApiKeyAuthenticator } from '../src/auth.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
+/** Each comparison alternates A, B this many times and reports medians (drift and noise cancel). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 interface Result {
   rps: number;
@@ -44,8 +47,25 @@ async function load(opts: autocannon.Options): Promise<Result> {
 
 const fmt = (r: Result) => `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.errors ? `  (${r.errors} non-2xx!)` : ''}`;
 const rows: string[] = [];
-function compare(label: string, a: Result, aName: string, b: Result, bName: string, goal: string) {
-  const ratio = a.rps / b.rps;
+const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((x, y) => key(x) - key(y))[Math.floor(xs.length / 2)]!;
+
+/** Runs A and B alternately ROUNDS times; the median of each and the median of the per-round ratios. */
+async function paired(a: () => Promise<Result>, b: () => Promise<Result>): Promise<[Result, Result, number]> {
+  const as: Result[] = [];
+  const bs: Result[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const ra = await a();
+    const rb = await b();
+    as.push(ra);
+    bs.push(rb);
+    ratios.push(ra.rps / rb.rps);
+  }
+  return [median(as, (r) => r.rps), median(bs, (r) => r.rps), median(ratios, (r) => r)];
+}
+
+function compare(label: string, a: Result, aName: string, b: Result, bName: string, goal: string, medianRatio?: number) {
+  const ratio = medianRatio ?? a.rps / b.rps;
   console.log(`\n${label}\n  ${aName.padEnd(34)} ${fmt(a)}\n  ${bName.padEnd(34)} ${fmt(b)}\n  ratio ${ratio.toFixed(2)}x  (goal ${goal})`);
   rows.push(`| ${label} | ${ratio.toFixed(2)}x | ${goal} | ${a.rps.toFixed(0)} vs ${b.rps.toFixed(0)} req/s; p99 ${a.p99} vs ${b.p99} ms |`);
 }
@@ -117,33 +137,32 @@ async function main() {
     await load({ url: `${kittyUrl}/v1/tools/get_me`, method: 'POST', headers: auth, body: '{}', duration: 1 });
 
     await fetch(`${bareUrl}/set-agent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ agent_id: me.agent.agent_id }) });
-    const bareDb = await load({ url: `${bareUrl}/bare-db`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
-    const rest = await load({ url: `${kittyUrl}/v1/tools/get_me`, method: 'POST', headers: auth, body: '{}' });
-    compare('Read tool over REST vs bare Fastify (same DB read)', rest, 'REST POST /v1/tools/get_me', bareDb, 'bare Fastify + raw pg, same query & JSON', '≥ 0.45x');
-    const bare = await load({ url: `${bareUrl}/bare`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
-    const currencies = await load({ url: `${kittyUrl}/v1/tools/list_currencies`, method: 'POST', headers: auth, body: '{}' });
-    compare('Static read tool vs bare static route (framework only)', currencies, 'REST list_currencies (no DB)', bare, 'bare Fastify route, fixed JSON', 'informational');
+    const loadRest = () => load({ url: `${kittyUrl}/v1/tools/get_me`, method: 'POST', headers: auth, body: '{}' });
+    const [rest, bareDb, readRatio] = await paired(loadRest, () => load({ url: `${bareUrl}/bare-db`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }));
+    compare('Read tool over REST vs bare Fastify (same DB read)', rest, 'REST POST /v1/tools/get_me', bareDb, 'bare Fastify + raw pg, same query & JSON', '≥ 0.45x', readRatio);
+    const [currencies, bare, staticRatio] = await paired(
+      () => load({ url: `${kittyUrl}/v1/tools/list_currencies`, method: 'POST', headers: auth, body: '{}' }),
+      () => load({ url: `${bareUrl}/bare`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }),
+    );
+    compare('Static read tool vs bare static route (framework only)', currencies, 'REST list_currencies (no DB)', bare, 'bare Fastify route, fixed JSON', 'informational', staticRatio);
 
     const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_me', arguments: {} } });
     const mcpHeaders = { ...auth, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
     const probe = await fetch(`${kittyUrl}/mcp`, { method: 'POST', headers: mcpHeaders, body: mcpBody });
     if (probe.status === 200) {
       await load({ url: `${kittyUrl}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpBody, duration: 1 });
-      const mcp = await load({ url: `${kittyUrl}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpBody });
-      compare('MCP tools/call vs REST (get_me)', mcp, 'MCP tools/call get_me', rest, 'REST get_me', '≥ 0.5x');
+      const [mcp, rest2, mcpRatio] = await paired(() => load({ url: `${kittyUrl}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpBody }), loadRest);
+      compare('MCP tools/call vs REST (get_me)', mcp, 'MCP tools/call get_me', rest2, 'REST get_me', '≥ 0.5x', mcpRatio);
     } else console.log(`\nMCP: /mcp answered ${probe.status}; skipped`);
 
-    const raw = await rawPgTransactions(db.databaseUrl);
-    const writes = await load({
+    const loadRaw = () => rawPgTransactions(db.databaseUrl);
+    const [writes, raw, writeRatio] = await paired(() => load({
       url: `${kittyUrl}/v1/tools/create_group`,
       method: 'POST',
       headers: auth,
-      setupClient: (client) => {
-        client.setBody = client.setBody.bind(client);
-      },
       requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }) }) }],
-    });
-    compare('Write tool vs raw pg single-row transactions', writes, 'REST create_group', raw, 'raw pg BEGIN/INSERT/COMMIT', '≥ 0.5x');
+    }), loadRaw);
+    compare('Write tool vs raw pg single-row transactions', writes, 'REST create_group', raw, 'raw pg BEGIN/INSERT/COMMIT', '≥ 0.5x', writeRatio);
 
     const registry = buildRegistry(appRouter);
     if (registry.has('add_expense') && registry.has('get_balances')) {
@@ -153,12 +172,12 @@ async function main() {
       const gids: string[] = [];
       for (let i = 0; i < CONNECTIONS; i++) gids.push((await post('/v1/tools/create_group', { name: `Ledger bench ${i}`, currency: 'EUR', idempotency_key: randomUUID() }, key)).group.group_id);
       let next = 0;
-      const expenses = await load({
+      const [expenses, raw2, expenseRatio] = await paired(() => load({
         url: `${kittyUrl}/v1/tools/add_expense`,
         method: 'POST',
         headers: auth,
         requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ group_id: gids[next++ % gids.length], description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() }) }) }],
-      });
+      }), loadRaw);
       const oneGroup = await load({
         url: `${kittyUrl}/v1/tools/add_expense`,
         method: 'POST',
@@ -166,7 +185,7 @@ async function main() {
         requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ group_id: gids[0], description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() }) }) }],
       });
       console.log(`\nadd_expense all into ONE group (serialised by the group lock): ${fmt(oneGroup)}`);
-      compare('add_expense vs raw pg single-row transactions', expenses, `REST add_expense (${CONNECTIONS} groups)`, raw, 'raw pg BEGIN/INSERT/COMMIT', '≥ 0.5x');
+      compare('add_expense vs raw pg single-row transactions', expenses, `REST add_expense (${CONNECTIONS} groups)`, raw2, 'raw pg BEGIN/INSERT/COMMIT', '≥ 0.5x', expenseRatio);
       await benchBalances(post, key, kittyUrl, auth, db.databaseUrl);
     } else console.log('\n(ledger tools not present: add_expense / get_balances benchmarks skipped)');
 
