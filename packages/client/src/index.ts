@@ -23,6 +23,8 @@ export type ToolOutput<K extends ToolName> = Outputs[K];
 type ClientInput<K extends ToolName> = Inputs[K] extends { idempotency_key: string }
   ? Omit<Inputs[K], 'idempotency_key'> & { idempotency_key?: string }
   : Inputs[K];
+// `{}` on purpose: "does an empty argument object satisfy T?" is the question.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
 type HasRequired<T> = {} extends T ? false : true;
 type Method<K extends ToolName> = HasRequired<ClientInput<K>> extends true
   ? (args: ClientInput<K>, opts?: CallOptions) => Promise<Outputs[K]>

@@ -4,8 +4,9 @@
  */
 import { z } from 'zod';
 
-/** U+0000-U+001F and U+007F-U+009F are rejected in every text field (interface-spec "Limits"). */
-export const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/u;
+/** U+0000-U+001F and U+007F-U+009F are rejected in every text field (interface-spec "Limits"). Global flag: for `replace`, not `test`. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the rule here
+export const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/gu;
 
 /** Text of `min`-`max` characters without control characters; the rule is also in the JSON Schema (`pattern`). */
 export function text(min: number, max: number, what = 'text') {
@@ -13,6 +14,7 @@ export function text(min: number, max: number, what = 'text') {
     .string()
     .min(min, `${what} must be at least ${min} characters`)
     .max(max, `${what} must be at most ${max} characters`)
+    // eslint-disable-next-line no-control-regex -- matching control characters is the rule here
     .regex(/^[^\u0000-\u001f\u007f-\u009f]*$/u, `${what} must not contain control characters (U+0000-U+001F, U+007F-U+009F)`);
 }
 
@@ -22,6 +24,7 @@ export function longText(min: number, max: number, what = 'text') {
     .string()
     .min(min, `${what} must be at least ${min} characters`)
     .max(max, `${what} must be at most ${max} characters`)
+    // eslint-disable-next-line no-control-regex -- matching control characters is the rule here
     .regex(/^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$/u, `${what} must not contain control characters other than newline and tab`);
 }
 

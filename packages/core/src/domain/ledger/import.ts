@@ -19,6 +19,7 @@ import { createHash } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { allocate, type ShareLine } from './split.ts';
 import type { ExpenseSpec } from './expenses.ts';
+import { CONTROL_CHARS } from '../../text.ts';
 
 export type ImportFormat = 'splitwise' | 'spliit';
 
@@ -59,7 +60,7 @@ export function decimalToMinor(s: string, exponent: number): bigint | null {
   return m[1] ? -v : v;
 }
 
-const clean = (s: string, max: number) => s.replace(/[\u0000-\u001f\u007f-\u009f]/gu, ' ').trim().slice(0, max);
+const clean = (s: string, max: number) => s.replace(CONTROL_CHARS, ' ').trim().slice(0, max);
 
 export interface ParseContext {
   format: ImportFormat;
