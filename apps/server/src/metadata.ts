@@ -6,7 +6,7 @@
  *   negotiation (DESIGN.md §4 "Invites"); it never consumes the invite.
  */
 import type { FastifyInstance } from 'fastify';
-import { findInviteByCode, toInvite, ToolError } from '@kitty/core';
+import { findInviteByCode, toInvite } from '@kitty/core';
 import type { AppDeps } from './http.ts';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -32,13 +32,8 @@ export async function registerMetadataRoutes(app: FastifyInstance, deps: AppDeps
 
   app.get<{ Params: { code: string } }>('/i/:code', async (req, reply) => {
     const now = deps.services.now();
-    let invite;
-    try {
-      invite = toInvite(await findInviteByCode(deps.services.prisma, req.params.code), base, now);
-    } catch (e) {
-      if (e instanceof ToolError && e.kittyCode === 'NOT_FOUND') throw e;
-      throw e;
-    }
+    // An unknown code is NOT_FOUND in the usual envelope (the server's error handler).
+    const invite = toInvite(await findInviteByCode(deps.services.prisma, req.params.code), base, now);
     const preview = {
       group_name: invite.group_name,
       invited_by: invite.created_by,
