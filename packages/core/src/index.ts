@@ -14,3 +14,4 @@ export { allocate, convertAmount, pairEdges } from './domain/ledger/split.ts';
 export { planSettlements, EXACT_LIMIT } from './domain/ledger/settle.ts';
 export { inboxSummaryFor, type InboxSummary } from './domain/inbox-summary.ts';
 export { GET_ME_SQL } from './tools/account/get_me.ts';
+export * from './people/sessions.ts';
