@@ -62,6 +62,8 @@ export class ApiKeyAuthenticator {
       displayName: key.agent.displayName,
       scopes: key.scopes,
       credential: 'api_key',
+      keyId: key.id,
+      retired: key.rotatedAt !== null,
     };
     this.cache.set(digest, { auth, keyExpiresAt });
     let set = this.byAgent.get(auth.agentId);

@@ -157,6 +157,39 @@ describe('API keys', () => {
     expectEnvelope(await s.http('/v1', { apiKey: a.apiKey }), 401, 'UNAUTHENTICATED');
     expect((await s.http('/v1', { apiKey: newKey })).status).toBe(200);
   });
+
+  it('a key in its grace period still calls tools but never rotates: FORBIDDEN, and the fresh key stays the only permanent one', async () => {
+    const a = await s.agent('graced');
+    const first = await s.http('/v1/tools/rotate_api_key', { body: { idempotency_key: `rot-${randomUUID()}` }, apiKey: a.apiKey });
+    expect(first.status).toBe(200);
+    const fresh = first.json.data.api_key as string;
+    // The retired key keeps working for ordinary tools during its grace …
+    expect((await s.http('/v1/tools/get_me', { body: {}, apiKey: a.apiKey })).status).toBe(200);
+    // … but not for key management.
+    const again = await s.http('/v1/tools/rotate_api_key', { body: { idempotency_key: `rot-${randomUUID()}` }, apiKey: a.apiKey });
+    expectEnvelope(again, 403, 'FORBIDDEN');
+    expect(again.json.error.message).toMatch(/grace/);
+    expect(again.json.error.suggested_action).toMatch(/newest key/);
+    const keys = await s.kitty.services.prisma.apiKey.findMany({ where: { agentId: a.agentId }, orderBy: { createdAt: 'asc' } });
+    expect(keys).toHaveLength(2);
+    expect(keys[0]!.rotatedAt).not.toBeNull();
+    expect(keys[1]!.rotatedAt).toBeNull();
+    expect(keys[1]!.expiresAt).toBeNull(); // the owner's fresh key was not cut short
+    // The same holds when the retired key is not in the authentication cache (another instance, or after 30 s).
+    s.kitty.services.onCredentialsChanged?.(a.agentId);
+    expectEnvelope(await s.http('/v1/tools/rotate_api_key', { body: { idempotency_key: `rot-${randomUUID()}` }, apiKey: a.apiKey }), 403, 'FORBIDDEN');
+    // The fresh key may rotate.
+    expect((await s.http('/v1/tools/rotate_api_key', { body: { idempotency_key: `rot-${randomUUID()}` }, apiKey: fresh })).status).toBe(200);
+  });
+
+  it('rotation decided on another instance: a key still cached here as current cannot rotate once the database says it is retired', async () => {
+    const b = await s.agent('stale');
+    expect((await s.http('/v1/tools/get_me', { body: {}, apiKey: b.apiKey })).status).toBe(200); // cached as current
+    await s.kitty.services.prisma.$executeRaw`UPDATE api_keys SET rotated_at = now(), expires_at = now() + interval '10 minutes' WHERE agent_id = ${b.agentId}::uuid`;
+    const r = await s.http('/v1/tools/rotate_api_key', { body: { idempotency_key: `rot-${randomUUID()}` }, apiKey: b.apiKey });
+    expectEnvelope(r, 403, 'FORBIDDEN');
+    expect(await s.kitty.services.prisma.apiKey.count({ where: { agentId: b.agentId } })).toBe(1);
+  });
 });
 
 describe('idempotency', () => {

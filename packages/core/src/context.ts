@@ -42,6 +42,13 @@ export interface AuthInfo {
   /** e.g. ["svc:read","svc:write"] */
   scopes: string[];
   credential: 'api_key' | 'oauth';
+  /** The id of the API key used (api_keys.id), when the credential is an API key. */
+  keyId?: string;
+  /**
+   * True when that API key was replaced by rotation (api_keys.rotated_at set) and is in its
+   * 10-minute grace: it still calls tools, but never manages keys (rotate_api_key refuses it).
+   */
+  retired?: boolean;
 }
 
 /** Filled by the idempotency middleware for the adapter (e.g. an `Idempotent-Replayed` header). */

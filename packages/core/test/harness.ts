@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createDb, createTestDatabase } from '@kitty/db';
-import { appRouter, buildRegistry, ToolError, type AuthInfo, type Services, type Registry } from '../src/index.ts';
+import { appRouter, buildRegistry, digestApiKey, ToolError, type AuthInfo, type Services, type Registry } from '../src/index.ts';
 
 export interface TestAgent {
   agentId: string;
@@ -69,7 +69,8 @@ export async function createHarness(): Promise<Harness> {
   const agent: Harness['agent'] = async (prefix = 'agent') => {
     const handle = `${prefix}-${randomUUID().slice(0, 8)}`;
     const r = await call(null, 'register_agent', { handle, display_name: prefix });
-    const auth: AuthInfo = { agentId: r.agent.agent_id, handle, displayName: prefix, scopes: ['svc:read', 'svc:write'], credential: 'api_key' };
+    const key = await db.prisma.apiKey.findUniqueOrThrow({ where: { digest: digestApiKey(r.api_key) }, select: { id: true } });
+    const auth: AuthInfo = { agentId: r.agent.agent_id, handle, displayName: prefix, scopes: ['svc:read', 'svc:write'], credential: 'api_key', keyId: key.id, retired: false };
     return { agentId: r.agent.agent_id, handle, apiKey: r.api_key, auth };
   };
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { DESTRUCTIVE } from '../../meta.ts';
+import { ToolError } from '../../errors.ts';
 import { idempotencyKey, output } from '../../text.ts';
 import { generateApiKey, API_KEY_SCOPES, ROTATION_GRACE_SECONDS } from '../../domain/api-keys.ts';
 
@@ -11,10 +12,13 @@ export const rotate_api_key = writeTool
     description:
       'Issues a new API key (shown once) and retires the current ones: they keep working for 600 seconds (10 minutes), then get 401 ' +
       '(interface-spec "API key" states). Never replayed: a second call with the same idempotency_key gets IDEMPOTENCY_REPLAY_UNAVAILABLE (409) ' +
-      'instead of minting another key or re-showing the secret; use a new key to rotate again.',
+      'instead of minting another key or re-showing the secret; use a new key to rotate again. ' +
+      'Only a current API key manages keys: a key already replaced by rotation (in its grace period) still works for every other tool, ' +
+      'but calling rotate_api_key with it is FORBIDDEN, so a leaked old key can never mint a permanent one or cut the fresh key short; ' +
+      'an OAuth access token cannot rotate API keys either (FORBIDDEN). Errors: FORBIDDEN.',
     idempotency: 'never_replay',
     annotations: DESTRUCTIVE,
-    errors: [],
+    errors: ['FORBIDDEN'],
   })
   .input(z.strictObject({ idempotency_key: idempotencyKey }))
   .output(
@@ -24,9 +28,33 @@ export const rotate_api_key = writeTool
     }),
   )
   .mutation(async ({ ctx }) => {
-    const agentId = ctx.auth!.agentId;
-    const graceEnd = new Date(ctx.services.now().getTime() + ROTATION_GRACE_SECONDS * 1000);
-    await ctx.db.apiKey.updateMany({ where: { agentId, OR: [{ expiresAt: null }, { expiresAt: { gt: graceEnd } }] }, data: { expiresAt: graceEnd } });
+    const auth = ctx.auth!;
+    const agentId = auth.agentId;
+    if (auth.credential !== 'api_key' || !auth.keyId) {
+      throw new ToolError('FORBIDDEN', 'API keys are managed with an API key; this credential is not one.', {
+        suggestedAction: 'Call rotate_api_key with the agent\'s current API key as the Bearer token.',
+      });
+    }
+    // All keys of the agent, locked in id order: rotations of one agent serialise, and the check
+    // below reads the database, not the authentication cache (which may be another instance's).
+    const keys = await ctx.db.$queryRaw<Array<{ id: string; rotated_at: Date | null; expires_at: Date | null }>>`
+      SELECT id, rotated_at, expires_at FROM api_keys WHERE agent_id = ${agentId}::uuid ORDER BY id FOR UPDATE`;
+    const mine = keys.find((k) => k.id === auth.keyId);
+    if (auth.retired || !mine || mine.rotated_at !== null) {
+      throw new ToolError(
+        'FORBIDDEN',
+        'This API key was replaced by rotation and is in its grace period' +
+          (mine?.expires_at ? ` (until ${mine.expires_at.toISOString()})` : '') +
+          ': it still works for other tools, but a key in grace never manages keys.',
+        { details: { key_state: 'in_grace' }, suggestedAction: 'Call rotate_api_key with the newest key (the one the last rotation returned).' },
+      );
+    }
+    const now = ctx.services.now();
+    const graceEnd = new Date(now.getTime() + ROTATION_GRACE_SECONDS * 1000);
+    // Every key not yet retired becomes "in grace": rotated_at = now, expiry at most graceEnd.
+    await ctx.db.$executeRaw`
+      UPDATE api_keys SET rotated_at = ${now}::timestamptz, expires_at = LEAST(COALESCE(expires_at, ${graceEnd}::timestamptz), ${graceEnd}::timestamptz)
+      WHERE agent_id = ${agentId}::uuid AND rotated_at IS NULL`;
     const key = generateApiKey();
     await ctx.db.apiKey.create({ data: { agentId, digest: key.digest, prefix: key.prefix, scopes: [...API_KEY_SCOPES] } });
     ctx.services.onCredentialsChanged?.(agentId);
