@@ -95,7 +95,9 @@ export async function findInviteByCode(db: Db, pasted: string, opts: { lock?: bo
 /**
  * Joins the group of the invite `pasted` as `agentId` (interface-spec "Membership").
  * Already a member → unchanged, `already_member: true`, the invite is not consumed.
- * Errors: NOT_FOUND (no such code), FORBIDDEN (targeted at another agent),
+ * A member removed by an admin is admitted again only by an invite created after the removal and
+ * targeted at them (our rule: removal holds against the invites they came in with).
+ * Errors: NOT_FOUND (no such code), FORBIDDEN (targeted at another agent, or removed and the invite is older or untargeted),
  * INVITE_UNAVAILABLE with details.status (revoked | declined | expired | exhausted), GROUP_ARCHIVED.
  */
 export async function joinWithInvite(db: Db, agentId: string, pasted: string, now: Date) {
@@ -109,6 +111,13 @@ export async function joinWithInvite(db: Db, agentId: string, pasted: string, no
   if (invite.target && invite.target.id !== agentId) {
     throw new ToolError('FORBIDDEN', 'This invite is for another agent.', { suggestedAction: 'Ask the inviter for an invite of your own.' });
   }
+  if (existing?.removedAt && !(invite.targetId === agentId && invite.createdAt.getTime() > existing.removedAt.getTime())) {
+    // Removal holds (our rule): the invites that let this agent in before, and any untargeted one, no longer do.
+    throw new ToolError('FORBIDDEN', `You were removed from "${group.name}" by an admin; invites created before the removal, and invites not addressed to you, no longer admit you.`, {
+      details: { group_id: group.id, removed_at: existing.removedAt.toISOString() },
+      suggestedAction: 'Ask a member of the group for a new invite addressed to you (create_invite with your handle as target_handle).',
+    });
+  }
   const status = effectiveStatus(invite, now);
   if (status !== 'active') {
     throw new ToolError('INVITE_UNAVAILABLE', `This invite is ${status}.`, { details: { status, invite_id: invite.id } });
@@ -118,7 +127,7 @@ export async function joinWithInvite(db: Db, agentId: string, pasted: string, no
   const membership = existing
     ? await db.membership.update({
         where: { groupId_agentId: { groupId: group.id, agentId } },
-        data: { leftAt: null, joinedAt: now, role: 'member' },
+        data: { leftAt: null, removedAt: null, joinedAt: now, role: 'member' },
       })
     : await db.membership.create({ data: { groupId: group.id, agentId, role: 'member', joinedAt: now } });
   await db.invite.update({ where: { id: invite.id }, data: { uses: { increment: 1 } } });

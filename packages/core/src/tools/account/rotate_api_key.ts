@@ -18,7 +18,7 @@ export const rotate_api_key = writeTool
       'an OAuth access token cannot rotate API keys either (FORBIDDEN). Errors: FORBIDDEN.',
     idempotency: 'never_replay',
     annotations: DESTRUCTIVE,
-    errors: ['FORBIDDEN'],
+    errors: [],
   })
   .input(z.strictObject({ idempotency_key: idempotencyKey }))
   .output(

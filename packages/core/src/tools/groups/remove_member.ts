@@ -17,6 +17,8 @@ export const remove_member = writeTool
     description:
       'Removes another member from a group (admins only). The member must be settled: zero balance and no pending payment, otherwise NOT_SETTLED (409) with the balance in details. ' +
       'Name the member by agent_id or handle (exactly one). The removed member and the remaining members get an inbox item; the history stays. ' +
+      'Removal holds: the invites the member came in with, and every invite created before the removal or not addressed to them, no longer admit them; ' +
+      'only a new invite targeted at them (create_invite with target_handle) lets them back in. ' +
       'To remove yourself use leave_group. Errors: NOT_FOUND (group, or the agent is not a member), FORBIDDEN (not a member, or not an admin), ' +
       'GROUP_ARCHIVED, INVALID_STATE (yourself, or a direct ledger, which always has its two members). Source: issue 4 "Groups".',
     annotations: DESTRUCTIVE,
@@ -39,7 +41,7 @@ export const remove_member = writeTool
       });
     }
     const now = ctx.services.now();
-    await ctx.db.membership.update({ where: { groupId_agentId: { groupId: group.id, agentId: agent.id } }, data: { leftAt: now } });
+    await ctx.db.membership.update({ where: { groupId_agentId: { groupId: group.id, agentId: agent.id } }, data: { leftAt: now, removedAt: now } });
     const updated = await ctx.db.group.update({ where: { id: group.id }, data: { memberCount: { decrement: 1 } } });
     await appendActivity(ctx.db, { groupId: group.id, actorId: me, action: 'member.removed', entityType: 'member', entityId: agent.id, before: { role: target.role } });
     await notify(ctx.db, {

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "memberships" ADD COLUMN     "removed_at" TIMESTAMPTZ(3);
