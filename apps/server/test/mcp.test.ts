@@ -290,6 +290,22 @@ describe('/mcp/docs', () => {
     expect(r.results.some((x: any) => x.type === 'tool' && x.name === 'create_invite')).toBe(true);
     const e = (await c.callTool({ name: 'search_docs', arguments: { query: 'VALIDATION_ERROR' } })).structuredContent as any;
     expect(e.results.some((x: any) => x.type === 'doc' && x.uri === 'kitty://docs/errors')).toBe(true);
+    const exact = (await c.callTool({ name: 'search_docs', arguments: { query: 'create_invite', limit: 3 } })).structuredContent as any;
+    expect(exact.results[0]).toMatchObject({ type: 'tool', name: 'create_invite', uri: 'kitty://docs/tools/create_invite' });
+    expect(exact.results).toHaveLength(3);
+    const prefix = (await c.callTool({ name: 'search_docs', arguments: { query: 'settlem' } })).structuredContent as any;
+    expect(prefix.results.some((x: any) => x.name === 'suggest_settlements')).toBe(true);
+    const none = (await c.callTool({ name: 'search_docs', arguments: { query: 'qqqqzzzz' } })).structuredContent as any;
+    expect(none.results).toEqual([]);
+  });
+
+  it('search_docs arguments: out-of-range limit and unknown keys are VALIDATION_ERROR naming the field', async () => {
+    const c = await connect('/mcp/docs');
+    const limit = await c.callTool({ name: 'search_docs', arguments: { query: 'x', limit: 0 } });
+    expect(limit.isError).toBe(true);
+    expect(JSON.parse((limit.content as any)[0].text).error).toMatchObject({ code: 'VALIDATION_ERROR', details: { issues: [{ path: 'limit' }] } });
+    const extra = await c.callTool({ name: 'list_tools', arguments: { verbose: true } });
+    expect(JSON.parse((extra.content as any)[0].text).error.code).toBe('VALIDATION_ERROR');
   });
 
   it('resources: overview, authentication, errors (every ERROR_TABLE code), tools, and a page per tool', async () => {
@@ -305,6 +321,7 @@ describe('/mcp/docs', () => {
     const page = (await c.readResource({ uri: 'kitty://docs/tools/get_group' })).contents[0] as any;
     expect(page.text).toContain('# get_group');
     await expect(c.readResource({ uri: 'kitty://docs/nope' })).rejects.toThrow(/not found/i);
+    await expect(c.readResource({ uri: 'kitty://docs/tools/nope' })).rejects.toMatchObject({ code: -32002 });
   });
 
   it('the docs server has no /mcp tools', async () => {

@@ -27,11 +27,12 @@ import { ToolError, type Registry, type CallRequest } from '@kitty/core';
 import { hostGuard } from './guard.ts';
 import { ServerPool } from './pool.ts';
 import { toolsServerFactory, CONTEXT_KEY, type McpCallContext } from './tools-server.ts';
-import { docsServerFactory } from './docs.ts';
+import { docsServerFactory } from './docs/server.ts';
 
 export { hostGuard, LOOPBACK_HOSTS } from './guard.ts';
 export { toMcpTool, toolsServerFactory, toolErrorResult, toolSuccessResult } from './tools-server.ts';
-export { docsServerFactory, buildDocs, type DocPage } from './docs.ts';
+export { docsServerFactory } from './docs/server.ts';
+export { buildDocs, type DocPage } from './docs/pages.ts';
 export { ServerPool } from './pool.ts';
 
 export interface McpAdapterOptions {
