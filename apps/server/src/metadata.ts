@@ -6,12 +6,18 @@
  *   negotiation (DESIGN.md §4 "Invites"); it never consumes the invite.
  */
 import type { FastifyInstance } from 'fastify';
-import { findInviteByCode, toInvite } from '@kitty/core';
-import type { AppDeps } from './http.ts';
+import { findInviteByCode, toInvite, type Services } from '@kitty/core';
+
+/** What these routes need (a subset of the server's AppDeps). */
+export interface MetadataDeps {
+  /** Public base URL, no trailing slash. */
+  baseUrl: string;
+  services: Pick<Services, 'prisma' | 'now'>;
+}
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-export async function registerMetadataRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function registerMetadataRoutes(app: FastifyInstance, deps: MetadataDeps): Promise<void> {
   const base = deps.baseUrl;
   const resourceMetadata = (resource: string) => ({
     resource,

@@ -5,9 +5,19 @@
  */
 import type { PrismaClient, Prisma } from '@kitty/db';
 import type { Pool } from 'pg';
-import type { InboxSummary } from './domain/inbox-summary.ts';
 
 export type Db = Prisma.TransactionClient;
+
+/** Prisma interactive-transaction limits for one write call (milliseconds): wait for a connection, then run. */
+export const TX_OPTIONS = { maxWait: 10_000, timeout: 20_000 } as const;
+
+/** The inbox summary on every successful response: counters and up to 3 short lines, most urgent first (domain/inbox-summary.ts). */
+export interface InboxSummary {
+  unread: number;
+  requires_action: number;
+  /** Up to 3 short lines, most urgent first. */
+  top: string[];
+}
 
 export interface KittyConfig {
   /** Public base URL, no trailing slash, e.g. "http://127.0.0.1:3000". */

@@ -12,6 +12,6 @@ export { runRecurrences, type RecurrenceRunResult } from './domain/ledger/recurr
 export { verifyLedger, type LedgerReport } from './domain/ledger/verify.ts';
 export { allocate, convertAmount, pairEdges } from './domain/ledger/split.ts';
 export { planSettlements, EXACT_LIMIT } from './domain/ledger/settle.ts';
-export { inboxSummaryFor, type InboxSummary } from './domain/inbox-summary.ts';
+export { inboxSummaryFor } from './domain/inbox-summary.ts';
 export { GET_ME_SQL } from './tools/account/get_me.ts';
 export * from './people/sessions.ts';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { initTRPC } from '@trpc/server';
 import canonicalize from 'canonicalize';
-import type { ToolContext, AuthedContext } from './context.ts';
+import { TX_OPTIONS, type ToolContext, type AuthedContext } from './context.ts';
 import type { ToolMeta } from './meta.ts';
 import { ToolError, validationError } from './errors.ts';
 
@@ -14,9 +14,6 @@ const t = initTRPC.context<ToolContext>().meta<ToolMeta>().create({ isServer: tr
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
-
-/** Prisma interactive-transaction limits for one write call (milliseconds). */
-export const TX_OPTIONS = { maxWait: 10_000, timeout: 20_000 } as const;
 
 /** SHA-256 of the canonical JSON (RFC 8785) of the arguments without the idempotency key. */
 export function requestHash(args: unknown): string {

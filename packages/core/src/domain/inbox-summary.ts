@@ -10,14 +10,7 @@
  * with 5,000 read items, 2.1 ms/call for the former two Prisma queries (count-free but scanning
  * the agent's items), ≈0.6 ms now, about one primary-key read.
  */
-import type { Db } from '../context.ts';
-
-export interface InboxSummary {
-  unread: number;
-  requires_action: number;
-  /** Up to 3 short lines, most urgent first. */
-  top: string[];
-}
+import type { Db, InboxSummary } from '../context.ts';
 
 export async function inboxSummaryFor(db: Db, agentId: string): Promise<InboxSummary | undefined> {
   const rows = await db.$queryRaw<Array<{ unread: number; requires_action: number; top: string[] | null }>>`

@@ -13,8 +13,7 @@
  * a unique (recurrence_id, occurrence_index), so a duplicate can never be committed.
  */
 import { Prisma } from '@kitty/db';
-import type { Db, Services } from '../../context.ts';
-import { TX_OPTIONS } from '../../trpc.ts';
+import { TX_OPTIONS, type Db, type Services } from '../../context.ts';
 import { appendActivity } from '../activity.ts';
 import { notify } from '../inbox.ts';
 import { insertExpense, todayUtc, isoFromDate, dateFromIso, type ExpenseSpec, type ExpenseFields, type RepeatUnit } from './expenses.ts';
