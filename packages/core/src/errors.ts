@@ -33,6 +33,8 @@ export const ERROR_TABLE = {
   PAYMENT_NOT_PENDING: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
   EXPENSE_DELETED: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
   MEMBER_LEFT: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  /** A direct ledger whose other agent has not accepted it yet: nothing can be booked in it. */
+  DIRECT_LEDGER_NOT_ACCEPTED: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
   PAYLOAD_TOO_LARGE: { status: 413, trpc: 'PAYLOAD_TOO_LARGE', mcp: 'tool_error' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, trpc: 'UNSUPPORTED_MEDIA_TYPE', mcp: 'tool_error' },
   RATE_LIMITED: { status: 429, trpc: 'TOO_MANY_REQUESTS', mcp: 'tool_error' },
@@ -78,6 +80,7 @@ const DEFAULT_ACTION: Record<ErrorCode, string> = {
   PAYMENT_NOT_PENDING: 'Only a pending payment can be confirmed, rejected or cancelled; read it with get_payment (details.status).',
   EXPENSE_DELETED: 'The expense is deleted; restore_expense brings it back first.',
   MEMBER_LEFT: 'The change involves a member who left the group settled; leave their part unchanged.',
+  DIRECT_LEDGER_NOT_ACCEPTED: 'Wait until the other agent accepts the direct ledger (they call open_direct_group with your handle, or join_group with the code); get_group shows member_count 2 once they have.',
   PAYLOAD_TOO_LARGE: 'Send a smaller body.',
   UNSUPPORTED_MEDIA_TYPE: 'Send Content-Type: application/json.',
   RATE_LIMITED: 'Wait retry_after seconds, then retry with the same idempotency_key.',

@@ -63,3 +63,86 @@ describe('removed members cannot rejoin with an earlier invite', () => {
     expect((await h.call(fay, 'join_group', { code: inv.code })).already_member).toBe(false);
   });
 });
+
+describe('a direct ledger books nothing on an agent who has not accepted it', () => {
+  const summary = async (a: Parameters<Harness['call']>[0]) => (await h.call(a, 'get_inbox', {})) as { unread: number; requires_action: number; items: any[] };
+
+  it('a one-sided contact opens it awaiting acceptance: every booking is refused with DIRECT_LEDGER_NOT_ACCEPTED and the other agent is untouched', async () => {
+    const [ann, bob] = [await h.agent('ann'), await h.agent('bob')];
+    await h.call(ann, 'add_contact', { handle: bob.handle }); // one-sided
+    const before = await summary(bob);
+    const opened = await h.call(ann, 'open_direct_group', { handle: bob.handle, currency: 'EUR' });
+    expect(opened).toMatchObject({ created: true, accepted: false, group: { kind: 'direct', member_count: 1 } });
+    expect(opened.acceptance_invite).toMatchObject({ status: 'active', target: { handle: bob.handle } });
+    const g = opened.group.group_id;
+    const after = await summary(bob);
+    expect(after.requires_action).toBe(before.requires_action + 1);
+    expect(after.items[0]).toMatchObject({ requires_action: true });
+    expect(after.items[0].text).toContain(`@${ann.handle}`);
+
+    const refusals = [
+      await h.fail(ann, 'add_expense', { group_id: g, description: 'Dinner', amount_minor: 5000, split: { method: 'equal', participants: [{ handle: ann.handle }, { handle: bob.handle }] } }),
+      await h.fail(ann, 'add_expense', { group_id: g, description: 'Solo', amount_minor: 5000 }),
+      await h.fail(ann, 'add_expense', { group_id: g, description: 'Rent', amount_minor: 5000, repeat: { every: 1, unit: 'month' } }),
+      await h.fail(ann, 'record_payment', { group_id: g, to_handle: bob.handle, amount_minor: 100 }),
+      await h.fail(ann, 'record_payment', { group_id: g, from_handle: bob.handle, to_handle: ann.handle, amount_minor: 100 }),
+      await h.fail(ann, 'import_expenses', { group_id: g, format: 'splitwise', csv: `Date,Description,Category,Cost,Currency,${ann.handle},${bob.handle}\n2026-01-02,Taxi,Transport,10.00,EUR,10.00,-10.00\n` }),
+    ];
+    for (const e of refusals) {
+      expect(e.kittyCode).toBe('DIRECT_LEDGER_NOT_ACCEPTED');
+      expect(e.status).toBe(409);
+      expect(e.message).toContain(`@${bob.handle}`);
+      expect(e.suggestedAction).toMatch(/accept/);
+    }
+    // Bob is not in it: no balance, no membership.
+    expect((await h.fail(bob, 'get_group', { group_id: g })).kittyCode).toBe('FORBIDDEN');
+    expect(await h.services.prisma.membership.count({ where: { groupId: g, agentId: bob.agentId } })).toBe(0);
+    expect(await h.services.prisma.expense.count({ where: { groupId: g } })).toBe(0);
+    // Opening again changes nothing and does not nag bob again.
+    const again = await h.call(ann, 'open_direct_group', { handle: bob.handle, currency: 'EUR' });
+    expect(again).toMatchObject({ created: false, accepted: false, group: { group_id: g, member_count: 1 } });
+    expect((await summary(bob)).requires_action).toBe(after.requires_action);
+
+    // Bob accepts by opening the ledger with ann: now both are members (admins) and booking works.
+    const accepted = await h.call(bob, 'open_direct_group', { handle: ann.handle, currency: 'EUR' });
+    expect(accepted).toMatchObject({ created: false, accepted: true, group: { group_id: g, member_count: 2 } });
+    expect((await summary(bob)).requires_action).toBe(before.requires_action);
+    const detail = await h.call(ann, 'get_group', { group_id: g });
+    expect(detail.members.map((m: any) => m.role)).toEqual(['admin', 'admin']);
+    await h.call(ann, 'add_expense', { group_id: g, description: 'Dinner', amount_minor: 5000 });
+    expect((await h.call(bob, 'get_group', { group_id: g })).group.my_balance_minor).toBe(-2500);
+    await expectLedgerOk(h);
+  });
+
+  it('accepting with join_group and the code from the inbox; declining keeps it closed', async () => {
+    const [cat, dan, eve] = [await h.agent('cat'), await h.agent('dan'), await h.agent('eve')];
+    await h.call(cat, 'add_contact', { handle: dan.handle });
+    const opened = await h.call(cat, 'open_direct_group', { handle: dan.handle, currency: 'USD' });
+    // The code admits only dan.
+    expect((await h.fail(eve, 'join_group', { code: opened.acceptance_invite.code })).kittyCode).toBe('FORBIDDEN');
+    const joined = await h.call(dan, 'join_group', { code: opened.acceptance_invite.code });
+    expect(joined.membership.role).toBe('admin');
+    expect(joined.group.member_count).toBe(2);
+    await h.call(dan, 'add_expense', { group_id: opened.group.group_id, description: 'Taxi', amount_minor: 1000 });
+
+    await h.call(cat, 'add_contact', { handle: eve.handle });
+    const toEve = await h.call(cat, 'open_direct_group', { handle: eve.handle, currency: 'USD' });
+    await h.call(eve, 'decline_invite', { invite_id: toEve.acceptance_invite.invite_id });
+    const e = await h.fail(cat, 'add_expense', { group_id: toEve.group.group_id, description: 'x', amount_minor: 100 });
+    expect(e.kittyCode).toBe('DIRECT_LEDGER_NOT_ACCEPTED');
+    const again = await h.call(cat, 'open_direct_group', { handle: eve.handle, currency: 'USD' });
+    expect(again).toMatchObject({ accepted: false, acceptance_invite: { status: 'declined' } });
+    expect((await h.fail(eve, 'join_group', { code: toEve.acceptance_invite.code })).kittyCode).toBe('INVITE_UNAVAILABLE');
+    await expectLedgerOk(h);
+  });
+
+  it('an agent who has you as a contact has accepted you: the ledger opens with both at once', async () => {
+    const [fox, gus] = [await h.agent('fox'), await h.agent('gus')];
+    await h.call(gus, 'add_contact', { handle: fox.handle });
+    await h.call(fox, 'add_contact', { handle: gus.handle });
+    const opened = await h.call(fox, 'open_direct_group', { handle: gus.handle, currency: 'EUR' });
+    expect(opened).toMatchObject({ created: true, accepted: true, acceptance_invite: null, group: { member_count: 2 } });
+    await h.call(fox, 'add_expense', { group_id: opened.group.group_id, description: 'Lunch', amount_minor: 2000 });
+    await expectLedgerOk(h);
+  });
+});

@@ -173,13 +173,14 @@ describe('open_direct_group', () => {
     await h.call(a, 'add_contact', { handle: b.handle });
     const r1 = await h.call(a, 'open_direct_group', { handle: b.handle, currency: 'EUR' });
     expect(r1.created).toBe(true);
-    expect(r1.group).toMatchObject({ kind: 'direct', member_count: 2, currency: 'EUR' });
+    // b has not added a: the ledger waits for b's acceptance
+    expect(r1).toMatchObject({ accepted: false, group: { kind: 'direct', member_count: 1, currency: 'EUR' } });
     expect(r1.group.name).toContain(`@${a.handle}`);
     expect(r1.group.name).toContain(`@${b.handle}`);
-    // either side gets the same ledger back; b does not need a as a contact (they share it now)
+    // either side gets the same ledger back; b opening it is b's acceptance (b does not need a as a contact)
     const r2 = await h.call(b, 'open_direct_group', { handle: a.handle, currency: 'EUR' });
     expect(r2.created).toBe(false);
-    expect(r2.group.group_id).toBe(r1.group.group_id);
+    expect(r2).toMatchObject({ accepted: true, group: { group_id: r1.group.group_id, member_count: 2 } });
     // another currency → another ledger
     const r3 = await h.call(a, 'open_direct_group', { handle: b.handle, currency: 'USD' });
     expect(r3.group.group_id).not.toBe(r1.group.group_id);
@@ -220,6 +221,8 @@ describe('open_direct_group', () => {
     const g = await group(a);
     await joinVia(a, g, b);
     const r = await h.call(b, 'open_direct_group', { handle: a.handle, currency: 'EUR' });
+    expect(r.accepted).toBe(false); // sharing a group is not consent to a direct ledger
+    expect((await h.call(a, 'open_direct_group', { handle: b.handle, currency: 'EUR' })).accepted).toBe(true);
     await h.call(a, 'archive_group', { group_id: r.group.group_id });
     const r2 = await h.call(b, 'open_direct_group', { handle: a.handle, currency: 'EUR' });
     expect(r2.created).toBe(true);
@@ -500,6 +503,7 @@ describe('messages', () => {
     const b = await h.agent('bob');
     await h.call(a, 'add_contact', { handle: b.handle });
     const d = await h.call(a, 'open_direct_group', { handle: b.handle, currency: 'EUR' });
+    await h.call(b, 'open_direct_group', { handle: a.handle, currency: 'EUR' }); // b accepts
     const s1 = await h.call(a, 'send_message', { group_id: d.group.group_id, body: 'via ledger' });
     const s2 = await h.call(b, 'send_message', { to_handle: a.handle, body: 'via handle' });
     expect(s1.conversation_id).toBe(s2.conversation_id);

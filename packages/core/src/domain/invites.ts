@@ -7,7 +7,8 @@ import type { Db } from '../context.ts';
 import { ToolError } from '../errors.ts';
 import { uuid, timestamp, agentRef } from '../text.ts';
 import { toAgentRef, AGENT_REF_SELECT } from './agents.ts';
-import { inviteCodeKey, inviteUrl } from './invite-codes.ts';
+import { Prisma } from '@kitty/db';
+import { generateInviteCode, inviteCodeKey, inviteUrl } from './invite-codes.ts';
 import { toGroupSummary } from './groups.ts';
 import { appendActivity } from './activity.ts';
 import { notifyAll, resolveAction } from './inbox.ts';
@@ -124,13 +125,32 @@ export async function joinWithInvite(db: Db, agentId: string, pasted: string, no
   }
   if (group.archivedAt) throw new ToolError('GROUP_ARCHIVED', 'This group is archived; it takes no new members.', { details: { group_id: group.id } });
 
-  const membership = existing
+  const { membership, group: updated } = await admitMember(db, { group, agentId, role: group.kind === 'direct' ? 'admin' : 'member', rejoining: existing !== null, inviteId: invite.id, now });
+  return {
+    group: toGroupSummary(updated, membership),
+    membership: { role: membership.role as 'admin' | 'member', joined_at: membership.joinedAt.toISOString() },
+    already_member: false,
+    invite,
+  };
+}
+
+/**
+ * Makes `agentId` an active member of `group` (the group row must be locked by the caller):
+ * membership (re)activated, member_count + 1, the invite used (when one), activity, an inbox
+ * item for the other members, and the agent's open "invite" action items for it resolved.
+ */
+export async function admitMember(
+  db: Db,
+  a: { group: { id: string; name: string }; agentId: string; role: 'admin' | 'member'; rejoining: boolean; inviteId: string | null; now: Date; text?: string },
+) {
+  const { group, agentId, now } = a;
+  const membership = a.rejoining
     ? await db.membership.update({
         where: { groupId_agentId: { groupId: group.id, agentId } },
-        data: { leftAt: null, removedAt: null, joinedAt: now, role: 'member' },
+        data: { leftAt: null, removedAt: null, joinedAt: now, role: a.role },
       })
-    : await db.membership.create({ data: { groupId: group.id, agentId, role: 'member', joinedAt: now } });
-  await db.invite.update({ where: { id: invite.id }, data: { uses: { increment: 1 } } });
+    : await db.membership.create({ data: { groupId: group.id, agentId, role: a.role, joinedAt: now } });
+  if (a.inviteId) await db.invite.update({ where: { id: a.inviteId }, data: { uses: { increment: 1 } } });
   const updated = await db.group.update({ where: { id: group.id }, data: { memberCount: { increment: 1 } } });
   const joiner = await db.agent.findUniqueOrThrow({ where: { id: agentId }, select: AGENT_REF_SELECT });
   await appendActivity(db, {
@@ -139,21 +159,35 @@ export async function joinWithInvite(db: Db, agentId: string, pasted: string, no
     action: 'member.joined',
     entityType: 'member',
     entityId: agentId,
-    after: { role: 'member', invite_id: invite.id },
+    after: { role: a.role, invite_id: a.inviteId },
   });
   const others = await db.membership.findMany({ where: { groupId: group.id, leftAt: null }, select: { agentId: true } });
   await notifyAll(db, others.map((o) => o.agentId), agentId, {
     kind: 'member_joined',
-    text: `@${joiner.handle} joined "${group.name}"`,
+    text: a.text ?? `@${joiner.handle} joined "${group.name}"`,
     entityType: 'group',
     entityId: group.id,
     groupId: group.id,
   });
-  await resolveAction(db, { entityType: 'invite', entityId: invite.id, agentId });
-  return {
-    group: toGroupSummary(updated, membership),
-    membership: { role: membership.role as 'admin' | 'member', joined_at: membership.joinedAt.toISOString() },
-    already_member: false,
-    invite,
-  };
+  if (a.inviteId) await resolveAction(db, { entityType: 'invite', entityId: a.inviteId, agentId });
+  return { membership, group: updated };
+}
+
+/**
+ * Inserts an invite with a fresh code (retrying the rare collision of a 44-bit code).
+ * @returns the invite row with INVITE_INCLUDE.
+ */
+export async function insertInvite(
+  db: Db,
+  data: { groupId: string; createdById: string; targetId: string | null; note: string | null; expiresAt: Date; maxUses: number; createdAt: Date },
+) {
+  for (let attempt = 0; ; attempt++) {
+    const code = generateInviteCode();
+    try {
+      return await db.invite.create({ data: { ...data, code, codeKey: inviteCodeKey(code) }, include: INVITE_INCLUDE });
+    } catch (e) {
+      if (attempt < 3 && e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') continue;
+      throw e;
+    }
+  }
 }

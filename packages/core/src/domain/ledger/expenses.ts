@@ -10,7 +10,7 @@ import { uuid, handle, text, longText, isoDate, currencyCode, amountMinor, times
 import { requireCurrency, currencyInfo, formatMinor, toNumber } from '../money.ts';
 import { toAgentRef } from '../agents.ts';
 import { appendActivity } from '../activity.ts';
-import { requireMembership, assertNotArchived } from '../groups.ts';
+import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
 import { notifyAll } from '../inbox.ts';
 import { assertCanEdit } from './access.ts';
 import { allocate, parseScaled, scaledToString, convertAmount, HUNDRED_PERCENT, type ShareLine } from './split.ts';
@@ -475,6 +475,7 @@ export async function setExpenseDeleted(ctx: Pick<ToolContext, 'db' | 'services'
   const { group, membership } = await requireMembership(db, first.groupId, agentId, { lock: true });
   const e = await findExpense(db, expenseId);
   assertNotArchived(group);
+  await assertLedgerAccepted(db, group);
   assertCanEdit(group, membership, e);
   if ((e.deletedAt !== null) !== deleted) {
     await applyDelta(db, group.id, new LedgerDelta().addLines(e.shares, deleted ? -1n : 1n));

@@ -3,7 +3,7 @@ import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { validationError } from '../../errors.ts';
 import { uuid, isoDate, amountMinor, idempotencyKey, output } from '../../text.ts';
-import { requireMembership, assertNotArchived } from '../../domain/groups.ts';
+import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../domain/groups.ts';
 import { formatMinor } from '../../domain/money.ts';
 import { notifyAll } from '../../domain/inbox.ts';
 import {
@@ -27,9 +27,10 @@ export const add_expense = writeTool
       'Foreign currency: give original_currency, original_amount_minor and exchange_rate (decimal string, group units per original unit); amount_minor = original × rate × 10^(group exponent − original exponent), rounded to the nearest minor unit, halves away from zero (amount_minor may be omitted; if given it must match). ' +
       'repeat: {every, unit: day|week|month|year, until?, count?} makes this the first of a series; later copies are created on their dates (UTC) by the scheduler, exactly once each, catching up after downtime; stop it with update_expense repeat:null. ' +
       'date defaults to today (UTC). Output: the expense with each member\'s paid_minor, owed_minor and net_minor. ' +
-      'Errors: VALIDATION_ERROR naming the field (sums off, unknown or non-member handle, bad rate), FORBIDDEN (not a member), NOT_FOUND (group), GROUP_ARCHIVED (409).',
+      'Errors: VALIDATION_ERROR naming the field (sums off, unknown or non-member handle, bad rate), FORBIDDEN (not a member), NOT_FOUND (group), GROUP_ARCHIVED (409).' +
+      ' Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'DIRECT_LEDGER_NOT_ACCEPTED'],
   })
   .input(
     z.strictObject({
@@ -50,6 +51,7 @@ export const add_expense = writeTool
     const now = ctx.services.now();
     const { group } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
     assertNotArchived(group);
+    await assertLedgerAccepted(ctx.db, group);
     const { amountMinor, foreign } = resolveAmount(group.currency, input);
     const members = await activeMembersByHandle(ctx.db, group.id);
     const payers = resolvePayers(members, amountMinor, input.payers, agentId);

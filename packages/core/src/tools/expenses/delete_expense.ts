@@ -11,9 +11,10 @@ export const delete_expense = writeTool
     description:
       'Soft-deletes an expense: its balance effect is reversed in the same transaction and it disappears from list_expenses (unless include_deleted); restore_expense undoes it. ' +
       'Deleting a deleted expense returns it unchanged. Deleting one copy of a repeating series does not stop the series (update_expense repeat:null does). ' +
-      'Errors: NOT_FOUND, FORBIDDEN, GROUP_ARCHIVED, MEMBER_LEFT (would alter the balance of someone who left).',
+      'Errors: NOT_FOUND, FORBIDDEN, GROUP_ARCHIVED, MEMBER_LEFT (would alter the balance of someone who left).' +
+      ' Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'MEMBER_LEFT'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'MEMBER_LEFT', 'DIRECT_LEDGER_NOT_ACCEPTED'],
   })
   .input(z.strictObject({ expense_id: uuid, idempotency_key: idempotencyKey }))
   .output(output({ expense: expenseSchema }))

@@ -10,9 +10,10 @@ export const restore_expense = writeTool
     title: 'Restore a deleted expense',
     description:
       'Undoes delete_expense: the expense counts again and its balance effect is re-applied in the same transaction. Restoring an expense that is not deleted returns it unchanged. ' +
-      'Errors: NOT_FOUND, FORBIDDEN, GROUP_ARCHIVED, MEMBER_LEFT (someone it involves has left the group).',
+      'Errors: NOT_FOUND, FORBIDDEN, GROUP_ARCHIVED, MEMBER_LEFT (someone it involves has left the group).' +
+      ' Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'MEMBER_LEFT'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'MEMBER_LEFT', 'DIRECT_LEDGER_NOT_ACCEPTED'],
   })
   .input(z.strictObject({ expense_id: uuid, idempotency_key: idempotencyKey }))
   .output(output({ expense: expenseSchema }))

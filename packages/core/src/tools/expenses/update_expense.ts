@@ -3,7 +3,7 @@ import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError, validationError } from '../../errors.ts';
 import { uuid, text, longText, isoDate, amountMinor, idempotencyKey, output, currencyCode } from '../../text.ts';
-import { requireMembership, assertNotArchived } from '../../domain/groups.ts';
+import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../domain/groups.ts';
 import { appendActivity } from '../../domain/activity.ts';
 import { notifyAll } from '../../domain/inbox.ts';
 import { LedgerDelta, applyDelta } from '../../domain/ledger/effects.ts';
@@ -24,9 +24,10 @@ export const update_expense = writeTool
       'without split: the same method and participants are re-applied (exact splits need a new split). On a foreign-currency expense change original_amount_minor/exchange_rate, ' +
       'or set all three foreign fields to null to drop them. category/notes null clears them. repeat: null stops the repeating series the expense belongs to (copies already created stay). ' +
       'Any member may edit unless the group restricts edits to admins and the creator. ' +
-      'Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR (naming the field), GROUP_ARCHIVED, EXPENSE_DELETED (restore first), MEMBER_LEFT (the change would alter the balance of someone who left).',
+      'Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR (naming the field), GROUP_ARCHIVED, EXPENSE_DELETED (restore first), MEMBER_LEFT (the change would alter the balance of someone who left).' +
+      ' Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'EXPENSE_DELETED', 'MEMBER_LEFT'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'EXPENSE_DELETED', 'MEMBER_LEFT', 'DIRECT_LEDGER_NOT_ACCEPTED'],
   })
   .input(
     z.strictObject({
@@ -53,6 +54,7 @@ export const update_expense = writeTool
     const { group, membership } = await requireMembership(ctx.db, first.groupId, agentId, { lock: true });
     const e = await findExpense(ctx.db, input.expense_id); // re-read under the group lock
     assertNotArchived(group);
+    await assertLedgerAccepted(ctx.db, group);
     if (e.deletedAt) throw new ToolError('EXPENSE_DELETED', 'This expense is deleted.', { details: { expense_id: e.id } });
     assertCanEdit(group, membership, e);
     const changes = Object.keys(input).filter((k) => k !== 'expense_id' && k !== 'idempotency_key');

@@ -4,9 +4,11 @@ import { WRITE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
 import { handle, currencyCode, idempotencyKey, output } from '../../text.ts';
 import { groupDetailSchema, toGroupDetail, GROUP_DETAIL_INCLUDE } from '../../domain/groups.ts';
+import { inviteSchema, toInvite, effectiveStatus, admitMember, insertInvite, INVITE_INCLUDE } from '../../domain/invites.ts';
 import { requireCurrency } from '../../domain/money.ts';
 import { appendActivity } from '../../domain/activity.ts';
-import { notify } from '../../domain/inbox.ts';
+import { notify, resolveAction } from '../../domain/inbox.ts';
+import type { AuthedContext } from '../../context.ts';
 import { agentByHandle, assertNotSelf, canReach, hasBlocked, isContact, sharesGroup, pairKey } from '../../domain/network.ts';
 
 /** The unique key of the live direct ledger of a pair in a currency (schema: groups.direct_key). */
@@ -14,18 +16,26 @@ export function directGroupKey(a: string, b: string, currency: string): string {
   return `${pairKey(a, b)}:${currency}`;
 }
 
+/** How long the other agent has to accept a direct ledger (the longest invite: 30 days). */
+const ACCEPT_WITHIN_MS = 30 * 86_400_000;
+
 export const open_direct_group = writeTool
   .meta({
     area: 'groups',
     title: 'Open a direct ledger with one agent',
     description:
-      'Get-or-create the `direct` ledger between you and one other agent in one currency (ISO 4217): a group with kind "direct", exactly two members (both admins), ' +
-      'named from the pair ("@ann & @bob (EUR)"), which takes no invites and cannot be left. One live direct ledger per pair and currency: ' +
+      'Get-or-create the `direct` ledger between you and one other agent in one currency (ISO 4217): a group with kind "direct", at most two members (both admins), ' +
+      'named from the pair ("@ann & @bob (EUR)"), which takes no other invites and cannot be left. One live direct ledger per pair and currency: ' +
       'calling again (by either agent) returns the same group with created false. Once archived, the next call opens a fresh one. ' +
-      'Who: the other agent must be one of your contacts or a fellow member of a group you share (our rule; it is the same bar as messaging minus "has you as a contact", ' +
-      'so nobody can open a ledger with a stranger), and must accept you. Idempotent by key. ' +
-      'Errors: NOT_FOUND (no such handle), VALIDATION_ERROR (yourself; unknown currency), NOT_A_CONTACT (neither a contact nor sharing a group), ' +
-      'INVALID_STATE (you have blocked this agent), FORBIDDEN (the agent does not accept a ledger with you). Source: issue 4 "Groups", DESIGN.md §3.',
+      'Who: the other agent must be one of your contacts or a fellow member of a group you share (our rule; nobody can open a ledger with a stranger). ' +
+      'Consent (our rule, protecting the agent whose balance would move): nobody can be put in debt in a ledger they have not agreed to share. ' +
+      'If the other agent has you among their contacts, they have accepted you and the ledger opens with both of you (accepted true). ' +
+      'Otherwise it opens with you alone (accepted false, member_count 1) and the other agent gets an inbox item that requires action, with acceptance_invite: ' +
+      'they accept by calling open_direct_group with your handle and the same currency (or join_group with the code), or decline with decline_invite. ' +
+      'Until they accept, every booking in it (add_expense, update_expense, delete/restore_expense, record_payment, import_expenses) fails with DIRECT_LEDGER_NOT_ACCEPTED (409). ' +
+      'Calling again while it waits changes nothing; an expired request is sent again, a declined one is not (archive the ledger and open a new one to ask again). ' +
+      'Idempotent by key. Errors: NOT_FOUND (no such handle), VALIDATION_ERROR (yourself; unknown currency), NOT_A_CONTACT (neither a contact nor sharing a group), ' +
+      'INVALID_STATE (you have blocked this agent), FORBIDDEN (the agent does not accept a ledger with you).',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'NOT_A_CONTACT', 'INVALID_STATE'],
   })
@@ -36,7 +46,16 @@ export const open_direct_group = writeTool
       idempotency_key: idempotencyKey,
     }),
   )
-  .output(output({ group: groupDetailSchema, created: z.boolean().describe('False when the direct ledger already existed.') }))
+  .output(
+    output({
+      group: groupDetailSchema,
+      created: z.boolean().describe('False when the direct ledger already existed.'),
+      accepted: z.boolean().describe('True when both agents are members and expenses and payments can be booked; false while the other agent has not accepted.'),
+      acceptance_invite: inviteSchema
+        .nullable()
+        .describe('While the ledger waits for the other agent: the request they received (its status shows whether it is active, declined or expired). Null once accepted.'),
+    }),
+  )
   .mutation(async ({ ctx, input }) => {
     requireCurrency(input.currency);
     const me = ctx.auth!.agentId;
@@ -45,10 +64,7 @@ export const open_direct_group = writeTool
     const key = directGroupKey(me, other.id, input.currency);
     // Serialise get-or-create of this pair+currency (both agents may open it at once).
     await ctx.db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`direct:${key}`}, 0))`;
-    const suggestions = (g: { id: string; name: string }) => [
-      `add_expense: record an expense in "${g.name}" (group_id ${g.id})`,
-      `send_message: write to @${other.handle} about it (group_id ${g.id})`,
-    ];
+    const now = ctx.services.now();
 
     let existing = await ctx.db.group.findUnique({ where: { directKey: key }, include: GROUP_DETAIL_INCLUDE });
     if (existing?.archivedAt) {
@@ -57,24 +73,37 @@ export const open_direct_group = writeTool
       existing = null;
     }
     if (existing) {
-      const m = await ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId: existing.id, agentId: me } } });
-      return { group: toGroupDetail(existing, m), created: false, suggested_next: suggestions(existing) };
+      // Lock and re-read: join_group with the request's code may have admitted the other agent meanwhile.
+      await ctx.db.$executeRaw`SELECT 1 FROM groups WHERE id = ${existing.id}::uuid FOR UPDATE`;
+      existing = await ctx.db.group.findUniqueOrThrow({ where: { id: existing.id }, include: GROUP_DETAIL_INCLUDE });
+      const mine = await ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId: existing.id, agentId: me } } });
+      if (mine && existing.memberCount >= 2) return answer(ctx as AuthedContext, other, existing.id, false, null);
+      if (!mine) {
+        // The other agent opened it and waits for me: calling this is my acceptance.
+        await assertMayOpen(ctx as AuthedContext, other, { needsAcquaintance: false });
+        const request = await latestRequest(ctx as AuthedContext, existing.id, me);
+        const active = request && effectiveStatus(request, now) === 'active' ? request.id : null;
+        await admitMember(ctx.db, { group: existing, agentId: me, role: 'admin', rejoining: false, inviteId: active, now, text: `@${ctx.auth!.handle} accepted the direct ledger "${existing.name}"` });
+        if (!active && request) await resolveOpenItems(ctx as AuthedContext, request.id);
+        return answer(ctx as AuthedContext, other, existing.id, false, null);
+      }
+      // I opened it and it still waits for the other agent.
+      if (await isContact(ctx.db, other.id, me)) {
+        // They have since added me as a contact: that is acceptance.
+        const request = await latestRequest(ctx as AuthedContext, existing.id, other.id);
+        const active = request && effectiveStatus(request, now) === 'active' ? request.id : null;
+        await admitMember(ctx.db, { group: existing, agentId: other.id, role: 'admin', rejoining: false, inviteId: active, now });
+        if (!active && request) await resolveOpenItems(ctx as AuthedContext, request.id, other.id);
+        return answer(ctx as AuthedContext, other, existing.id, false, null);
+      }
+      let request = await latestRequest(ctx as AuthedContext, existing.id, other.id);
+      const status = request ? effectiveStatus(request, now) : null;
+      if (status !== 'active' && status !== 'declined') request = await sendRequest(ctx as AuthedContext, existing, other, input.currency);
+      return answer(ctx as AuthedContext, other, existing.id, false, request);
     }
 
-    if (await hasBlocked(ctx.db, me, other.id)) {
-      throw new ToolError('INVALID_STATE', `You have blocked @${other.handle}.`, { suggestedAction: `Call unblock_agent with handle "${other.handle}" first.` });
-    }
-    if (!(await isContact(ctx.db, me, other.id)) && !(await sharesGroup(ctx.db, me, other.id))) {
-      throw new ToolError('NOT_A_CONTACT', `@${other.handle} is neither one of your contacts nor in a group with you.`, {
-        details: { handle: other.handle },
-        suggestedAction: `Call add_contact with handle "${other.handle}" first.`,
-      });
-    }
-    if (!(await canReach(ctx.db, me, other.id))) {
-      throw new ToolError('FORBIDDEN', `@${other.handle} does not accept a direct ledger with you.`);
-    }
-
-    const now = ctx.services.now();
+    await assertMayOpen(ctx as AuthedContext, other, { needsAcquaintance: true });
+    const accepted = await isContact(ctx.db, other.id, me);
     const me_ = { id: me, handle: ctx.auth!.handle };
     const [first, second] = [me_, other].sort((a, b) => a.handle.localeCompare(b.handle));
     const group = await ctx.db.group.create({
@@ -85,12 +114,9 @@ export const open_direct_group = writeTool
         directKey: key,
         createdById: me,
         createdAt: now,
-        memberCount: 2,
+        memberCount: accepted ? 2 : 1,
         memberships: {
-          create: [
-            { agentId: me, role: 'admin', joinedAt: now },
-            { agentId: other.id, role: 'admin', joinedAt: now },
-          ],
+          create: [{ agentId: me, role: 'admin', joinedAt: now }, ...(accepted ? [{ agentId: other.id, role: 'admin', joinedAt: now }] : [])],
         },
       },
       include: GROUP_DETAIL_INCLUDE,
@@ -101,15 +127,89 @@ export const open_direct_group = writeTool
       action: 'group.created',
       entityType: 'group',
       entityId: group.id,
-      after: { name: group.name, currency: group.currency, kind: 'direct', members: [ctx.auth!.handle, other.handle] },
+      after: { name: group.name, currency: group.currency, kind: 'direct', members: accepted ? [ctx.auth!.handle, other.handle] : [ctx.auth!.handle] },
     });
-    await notify(ctx.db, {
-      agentId: other.id,
-      kind: 'member_joined',
-      text: `@${ctx.auth!.handle} opened a direct ${input.currency} ledger with you`,
-      entityType: 'group',
-      entityId: group.id,
-      groupId: group.id,
-    });
-    return { group: toGroupDetail(group, { balanceMinor: 0n }), created: true, suggested_next: suggestions(group) };
+    if (accepted) {
+      await notify(ctx.db, {
+        agentId: other.id,
+        kind: 'member_joined',
+        text: `@${ctx.auth!.handle} opened a direct ${input.currency} ledger with you`,
+        entityType: 'group',
+        entityId: group.id,
+        groupId: group.id,
+      });
+      return answer(ctx as AuthedContext, other, group.id, true, null);
+    }
+    const request = await sendRequest(ctx as AuthedContext, group, other, input.currency);
+    return answer(ctx as AuthedContext, other, group.id, true, request);
   });
+
+type Other = { id: string; handle: string };
+
+/** Blocks and the acquaintance rule (contact or shared group) for the caller opening or accepting a ledger with `other`. */
+async function assertMayOpen(ctx: AuthedContext, other: Other, opts: { needsAcquaintance: boolean }): Promise<void> {
+  const me = ctx.auth.agentId;
+  if (await hasBlocked(ctx.db, me, other.id)) {
+    throw new ToolError('INVALID_STATE', `You have blocked @${other.handle}.`, { suggestedAction: `Call unblock_agent with handle "${other.handle}" first.` });
+  }
+  if (opts.needsAcquaintance && !(await isContact(ctx.db, me, other.id)) && !(await sharesGroup(ctx.db, me, other.id))) {
+    throw new ToolError('NOT_A_CONTACT', `@${other.handle} is neither one of your contacts nor in a group with you.`, {
+      details: { handle: other.handle },
+      suggestedAction: `Call add_contact with handle "${other.handle}" first.`,
+    });
+  }
+  if (!(await canReach(ctx.db, me, other.id))) {
+    throw new ToolError('FORBIDDEN', `@${other.handle} does not accept a direct ledger with you.`);
+  }
+}
+
+/** The newest acceptance request of a direct ledger addressed to `targetId`, or null. */
+async function latestRequest(ctx: AuthedContext, groupId: string, targetId: string) {
+  return ctx.db.invite.findFirst({ where: { groupId, targetId }, orderBy: { createdAt: 'desc' }, include: INVITE_INCLUDE });
+}
+
+/** Clears open "requires action" items of an acceptance request that was not used (expired, revoked, declined). */
+async function resolveOpenItems(ctx: AuthedContext, inviteId: string, agentId = ctx.auth.agentId): Promise<void> {
+  await resolveAction(ctx.db, { entityType: 'invite', entityId: inviteId, agentId });
+}
+
+/** Sends the other agent a request to accept the ledger: a single-use invite targeted at them and an inbox item that requires action. */
+async function sendRequest(ctx: AuthedContext, group: { id: string; name: string }, other: Other, currency: string) {
+  const now = ctx.services.now();
+  const invite = await insertInvite(ctx.db, {
+    groupId: group.id,
+    createdById: ctx.auth.agentId,
+    targetId: other.id,
+    note: `Accept to share a direct ${currency} ledger with @${ctx.auth.handle}`,
+    expiresAt: new Date(now.getTime() + ACCEPT_WITHIN_MS),
+    maxUses: 1,
+    createdAt: now,
+  });
+  await appendActivity(ctx.db, { groupId: group.id, actorId: ctx.auth.agentId, action: 'invite.created', entityType: 'invite', entityId: invite.id, after: { target: other.handle, max_uses: 1, expires_at: invite.expiresAt.toISOString() } });
+  await notify(ctx.db, {
+    agentId: other.id,
+    kind: 'invite_received',
+    text: `@${ctx.auth.handle} asks to share a direct ${currency} ledger: accept with open_direct_group handle "${ctx.auth.handle}"`,
+    requiresAction: true,
+    entityType: 'invite',
+    entityId: invite.id,
+    groupId: group.id,
+  });
+  return invite;
+}
+
+async function answer(ctx: AuthedContext, other: Other, groupId: string, created: boolean, request: Awaited<ReturnType<typeof latestRequest>>) {
+  const group = await ctx.db.group.findUniqueOrThrow({ where: { id: groupId }, include: GROUP_DETAIL_INCLUDE });
+  const m = await ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId, agentId: ctx.auth.agentId } } });
+  const accepted = group.memberCount >= 2;
+  const now = ctx.services.now();
+  return {
+    group: toGroupDetail(group, m),
+    created,
+    accepted,
+    acceptance_invite: !accepted && request ? toInvite(request, ctx.services.config.baseUrl, now) : null,
+    suggested_next: accepted
+      ? [`add_expense: record an expense in "${group.name}" (group_id ${group.id})`, `send_message: write to @${other.handle} about it (group_id ${group.id})`]
+      : [`send_message: ask @${other.handle} to accept (they call open_direct_group with handle "${ctx.auth.handle}" and currency "${group.currency}")`, 'get_group: member_count becomes 2 once they accept'],
+  };
+}

@@ -13,6 +13,7 @@ export const join_group = writeTool
       'Joins the group of an invite. code: 8-64 chars; case, spaces and dashes are ignored, a whole invite link may be pasted, legacy inv_ codes work. ' +
       'Already a member → already_member true and the invite is not consumed. Otherwise the invite must be active: ' +
       'INVITE_UNAVAILABLE (409) says whether it is revoked, declined, expired or exhausted; FORBIDDEN when it targets another agent, or when an admin removed you from the group and the invite was created before the removal or is not addressed to you (a removed member comes back only with a new invite targeted at them); GROUP_ARCHIVED; NOT_FOUND for an unknown code. ' +
+      'A request to share a direct ledger (open_direct_group) arrives as an invite targeted at you: joining with its code accepts that ledger (you become its second admin). ' +
       'Source: interface-spec "join_group" and "Membership".',
     annotations: WRITE,
     errors: ['NOT_FOUND', 'INVITE_UNAVAILABLE', 'GROUP_ARCHIVED'],

@@ -3,7 +3,7 @@ import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError, validationError } from '../../errors.ts';
 import { uuid, handle, text, positiveAmountMinor, idempotencyKey, output } from '../../text.ts';
-import { requireMembership, assertNotArchived } from '../../domain/groups.ts';
+import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../domain/groups.ts';
 import { formatMinor } from '../../domain/money.ts';
 import { appendActivity } from '../../domain/activity.ts';
 import { notify } from '../../domain/inbox.ts';
@@ -20,9 +20,10 @@ export const record_payment = writeTool
       'The caller must be the payer or the payee. Recorded by the payer → status pending until the payee confirms (confirm_payment) or rejects (reject_payment); the payer may cancel it while pending (cancel_payment). ' +
       'Recorded by the payee → confirmed at once. Only confirmed payments move balances (payer +amount, payee −amount); pending ones show in balance_pending_minor and block leave_group/archive_group for both. ' +
       'Each transfer of suggest_settlements carries ready arguments for this tool. ' +
-      'Errors: VALIDATION_ERROR (not a member, payer = payee), FORBIDDEN (caller neither payer nor payee, or not a member), NOT_FOUND, GROUP_ARCHIVED.',
+      'Errors: VALIDATION_ERROR (not a member, payer = payee), FORBIDDEN (caller neither payer nor payee, or not a member), NOT_FOUND, GROUP_ARCHIVED.' +
+      ' Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'DIRECT_LEDGER_NOT_ACCEPTED'],
   })
   .input(
     z.strictObject({
@@ -39,6 +40,7 @@ export const record_payment = writeTool
     const agentId = ctx.auth!.agentId;
     const { group } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
     assertNotArchived(group);
+    await assertLedgerAccepted(ctx.db, group);
     const members = await activeMembersByHandle(ctx.db, group.id);
     const fromHandle = input.from_handle ?? ctx.auth!.handle;
     const payer = members.get(fromHandle);

@@ -3,7 +3,7 @@ import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
 import { uuid, handle, idempotencyKey, output } from '../../text.ts';
-import { requireMembership, assertNotArchived } from '../../domain/groups.ts';
+import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../domain/groups.ts';
 import { currencyInfo } from '../../domain/money.ts';
 import { appendActivity } from '../../domain/activity.ts';
 import { LedgerDelta, applyDelta } from '../../domain/ledger/effects.ts';
@@ -25,9 +25,10 @@ export const import_expenses = writeTool
       'other rows become expenses with an exact split reproducing the nets (a named payer paid the cost; otherwise people with positive nets paid). ' +
       'All-or-nothing: if any row is bad nothing is imported and VALIDATION_ERROR lists every bad row by line number (details.issues, path "csv.line.N"). ' +
       'Idempotent: a retry with the same key replays; rows already imported into this group (same content) are skipped, so importing the same file twice adds nothing. ' +
-      'dry_run checks everything and imports nothing. Errors: VALIDATION_ERROR, FORBIDDEN, NOT_FOUND, GROUP_ARCHIVED.',
+      'dry_run checks everything and imports nothing. Errors: VALIDATION_ERROR, FORBIDDEN, NOT_FOUND, GROUP_ARCHIVED.' +
+      ' Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'DIRECT_LEDGER_NOT_ACCEPTED'],
   })
   .input(
     z.strictObject({
@@ -55,6 +56,7 @@ export const import_expenses = writeTool
     const now = ctx.services.now();
     const { group } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
     assertNotArchived(group);
+    await assertLedgerAccepted(ctx.db, group);
     const members = await activeMembersByHandle(ctx.db, group.id);
     const byName = new Map<string, string>();
     for (const m of members.values()) {
