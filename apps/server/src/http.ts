@@ -6,14 +6,14 @@
  * (scope, idempotency + transaction) → tool handler. Every failure, including framework
  * errors (bad JSON, 413, unknown route), leaves through one error handler as the envelope.
  */
-import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import { ToolError, toErrorEnvelope, type AuthInfo, type Registry, type Services, type CallRequest } from '@kitty/core';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { ToolError, toErrorEnvelope, inputIssues, type AuthInfo, type Registry, type Services, type CallRequest } from '@kitty/core';
 import { registerRestRoutes } from '@kitty/rest-adapter';
 import { registerMcpRoutes } from '@kitty/mcp-adapter';
 import type { ApiKeyAuthenticator } from './auth.ts';
 import type { KittyRateLimiter } from './rate-limit.ts';
 import { registerMetadataRoutes } from './metadata.ts';
+import { clientErrorHandler, frameworkErrorToTool, newRequestId, toWireBody } from './wire-errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,8 +54,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logLevel === 'silent' ? false : { level: deps.logLevel },
     bodyLimit: deps.bodyLimit,
-    genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
+    genReqId: newRequestId,
     return503OnClosing: true,
+    // Refusals below the routes keep Kitty's shapes (wire-errors.ts).
+    clientErrorHandler(err, socket) {
+      // Fastify binds the handler to the instance.
+      clientErrorHandler((this as unknown as FastifyInstance).log)(err, socket);
+    },
+    frameworkErrors(err, req, reply) {
+      const { status, body } = toErrorEnvelope(frameworkErrorToTool(err), req.id);
+      void (reply as FastifyReply).code(status).header('X-Request-Id', req.id).send(toWireBody(req.url, body));
+    },
   });
   app.decorateRequest('kittyAuth', null);
 
@@ -75,6 +84,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
+    // Route parameters get the tools' string rule (no NUL, no lone surrogate) before any lookup.
+    const paramIssues = inputIssues(req.params ?? {});
+    if (paramIssues.length) {
+      throw new ToolError('VALIDATION_ERROR', `Invalid URL: ${paramIssues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { details: { issues: paramIssues } });
+    }
     const authz = req.headers.authorization;
     // The docs MCP server takes no credential: a stale or foreign bearer must not lock readers out.
     if (authz && !req.url.startsWith('/mcp/docs')) {
@@ -95,14 +109,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setErrorHandler((err, req, reply) => {
     const tool = err instanceof ToolError ? err : (err as { name?: string }).name === 'ToolError' ? (err as ToolError) : fastifyErrorToTool(err as never);
     const { status, body, error } = toErrorEnvelope(tool, req.id);
-    // On the MCP endpoints a body that is not JSON is a JSON-RPC parse error (-32700), as MCP clients expect.
-    if (req.url.startsWith('/mcp') && (error.details?.issues as Array<{ code?: string }> | undefined)?.[0]?.code === 'invalid_json') {
-      return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${error.message}` } });
-    }
     if (error.kittyCode === 'INTERNAL') req.log.error({ err: error.cause ?? err }, 'internal error');
     if (status === 401) reply.header('WWW-Authenticate', wwwAuthenticate(deps.baseUrl, req.url.startsWith('/mcp') ? '/mcp' : ''));
     if (error.retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(error.retryAfter)));
-    return reply.code(status).send(body);
+    // On /mcp, transport-level refusals (bad JSON, 413, 415) are JSON-RPC errors (wire-errors.ts).
+    return reply.code(status).send(toWireBody(req.url, body));
   });
 
   app.setNotFoundHandler((req) => {

@@ -12,6 +12,8 @@ type TrpcCode = ConstructorParameters<typeof TRPCError>[0]['code'];
 /** code → HTTP status → tRPC code → how MCP carries it. */
 export const ERROR_TABLE = {
   VALIDATION_ERROR: { status: 400, trpc: 'BAD_REQUEST', mcp: 'tool_error' },
+  /** The HTTP message itself is malformed (e.g. Content-Length with Transfer-Encoding, a bad URL encoding): refused before any route. */
+  BAD_REQUEST: { status: 400, trpc: 'BAD_REQUEST', mcp: 'tool_error' },
   UNAUTHENTICATED: { status: 401, trpc: 'UNAUTHORIZED', mcp: 'tool_error' },
   FORBIDDEN: { status: 403, trpc: 'FORBIDDEN', mcp: 'tool_error' },
   NOT_FOUND: { status: 404, trpc: 'NOT_FOUND', mcp: 'tool_error' },
@@ -35,8 +37,12 @@ export const ERROR_TABLE = {
   MEMBER_LEFT: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
   /** A direct ledger whose other agent has not accepted it yet: nothing can be booked in it. */
   DIRECT_LEDGER_NOT_ACCEPTED: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  /** The client took too long to send the request (headers or body). */
+  REQUEST_TIMEOUT: { status: 408, trpc: 'TIMEOUT', mcp: 'tool_error' },
   PAYLOAD_TOO_LARGE: { status: 413, trpc: 'PAYLOAD_TOO_LARGE', mcp: 'tool_error' },
+  URI_TOO_LONG: { status: 414, trpc: 'BAD_REQUEST', mcp: 'tool_error' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, trpc: 'UNSUPPORTED_MEDIA_TYPE', mcp: 'tool_error' },
+  HEADERS_TOO_LARGE: { status: 431, trpc: 'BAD_REQUEST', mcp: 'tool_error' },
   RATE_LIMITED: { status: 429, trpc: 'TOO_MANY_REQUESTS', mcp: 'tool_error' },
   INTERNAL: { status: 500, trpc: 'INTERNAL_SERVER_ERROR', mcp: 'tool_error' },
 } as const satisfies Record<string, { status: number; trpc: TrpcCode; mcp: 'tool_error' }>;
@@ -61,6 +67,7 @@ export interface ErrorBody {
 
 const DEFAULT_ACTION: Record<ErrorCode, string> = {
   VALIDATION_ERROR: 'Fix the fields listed in details.issues and call again.',
+  BAD_REQUEST: 'Send a well-formed HTTP/1.1 request: one Content-Length or Transfer-Encoding (not both), a percent-encoded URL.',
   UNAUTHENTICATED: 'Send "Authorization: Bearer <api key>"; register with register_agent to get one.',
   FORBIDDEN: 'This credential or agent may not do this; see details.',
   NOT_FOUND: 'Check the identifier; list the resources you can see with the matching list_* tool.',
@@ -81,7 +88,10 @@ const DEFAULT_ACTION: Record<ErrorCode, string> = {
   EXPENSE_DELETED: 'The expense is deleted; restore_expense brings it back first.',
   MEMBER_LEFT: 'The change involves a member who left the group settled; leave their part unchanged.',
   DIRECT_LEDGER_NOT_ACCEPTED: 'Wait until the other agent accepts the direct ledger (they call open_direct_group with your handle, or join_group with the code); get_group shows member_count 2 once they have.',
+  REQUEST_TIMEOUT: 'Send the whole request promptly, then retry with the same idempotency_key.',
   PAYLOAD_TOO_LARGE: 'Send a smaller body.',
+  URI_TOO_LONG: 'Use a shorter URL: tool names and invite codes are short; arguments go in the JSON body.',
+  HEADERS_TOO_LARGE: 'Send fewer or smaller headers (together at most 16 KB).',
   UNSUPPORTED_MEDIA_TYPE: 'Send Content-Type: application/json.',
   RATE_LIMITED: 'Wait retry_after seconds, then retry with the same idempotency_key.',
   INTERNAL: 'Retry later with the same idempotency_key; report the request_id if it persists.',

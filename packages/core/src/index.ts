@@ -2,6 +2,7 @@ export * from './errors.ts';
 export * from './context.ts';
 export * from './meta.ts';
 export * from './registry.ts';
+export { inputIssues, MAX_ARGUMENT_DEPTH } from './safe-input.ts';
 export { appRouter, type AppRouter } from './tools/index.ts';
 export { generateApiKey, digestApiKey, isWellFormedApiKey, API_KEY_PREFIX, ROTATION_GRACE_SECONDS } from './domain/api-keys.ts';
 export { inviteCodeKey } from './domain/invite-codes.ts';

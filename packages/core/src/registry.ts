@@ -6,6 +6,9 @@
  * - `callTool(name, args, ctx)`: runs a tool, returns `data` (with `inbox` when the caller has unread items).
  * - `validateArgs(name, args)`: the sandbox check against the live schema.
  *
+ * Both `callTool` and `validateArgs` first refuse arguments no tool can take (NUL, lone
+ * surrogates, excessive nesting: safe-input.ts), so that rule holds for every tool by construction.
+ *
  * It refuses to start on a tool without metadata or output schema. Reading tRPC's router
  * internals (`_def.procedures`, `_def.inputs`, `_def.output`, `_def.meta`) happens only here;
  * test/registry.test.ts pins that shape for the pinned @trpc/server version.
@@ -19,6 +22,7 @@ import type { ToolContext, Services, AuthInfo, CallInfo } from './context.ts';
 import { ToolError, toToolError, issuesFromZod, type ErrorCode, type ValidationIssue } from './errors.ts';
 import { createCallerFactory } from './trpc.ts';
 import { inboxSummaryFor } from './domain/inbox-summary.ts';
+import { inputIssues } from './safe-input.ts';
 
 /** Errors every tool can raise (in addition to its own `meta.errors`). */
 export const COMMON_ERRORS: ErrorCode[] = ['VALIDATION_ERROR', 'UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'TRANSIENT_CONFLICT', 'INTERNAL'];
@@ -139,12 +143,19 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     validateArgs(name, args) {
       const schema = inputSchemas.get(name);
       if (!schema) throw new ToolError('NOT_FOUND', `Unknown tool "${name}".`, { suggestedAction: 'List the tools with GET /v1/tools.' });
+      const unsafe = inputIssues(args ?? {});
+      if (unsafe.length) return { ok: false, issues: unsafe };
       const r = schema.safeParse(args ?? {});
       return r.success ? { ok: true } : { ok: false, issues: issuesFromZod(r.error.issues) };
     },
     async callTool(name, args, req) {
       const tool = tools.get(name);
       if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool "${name}".`, { suggestedAction: 'List the tools with GET /v1/tools.' });
+      // Before any middleware or database work, for every tool (safe-input.ts).
+      const unsafe = [...inputIssues(args ?? {}), ...(req.idempotencyKeyHeader === undefined ? [] : inputIssues(req.idempotencyKeyHeader, 'Idempotency-Key'))];
+      if (unsafe.length) {
+        throw new ToolError('VALIDATION_ERROR', `Invalid arguments: ${unsafe.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { details: { issues: unsafe } });
+      }
       const call: CallInfo = { replayed: false };
       const ctx: ToolContext = {
         services: req.services,

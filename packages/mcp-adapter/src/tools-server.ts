@@ -63,6 +63,14 @@ export function toolSuccessResult(data: Record<string, unknown>, replayed = fals
   return result;
 }
 
+/**
+ * tools/call as the protocol layer parses it: `arguments` left unchecked there. With the SDK's own
+ * schema a non-object `arguments` (array, string, number, null) fails that first parse and
+ * leaves as -32603 Internal error; with this one it reaches the SDK's tools/call validation,
+ * which answers -32602 Invalid params naming `params.arguments` (JSON-RPC 2.0 §5.1).
+ */
+const CallToolRequestLooseArgs = CallToolRequestSchema.extend({ params: CallToolRequestSchema.shape.params.omit({ arguments: true }).loose() });
+
 export const SERVER_INFO = { name: 'kitty', title: 'Kitty', version: '0.9.0' };
 
 /**
@@ -82,8 +90,8 @@ export function toolsServerFactory(registry: Registry, baseUrl: string): () => S
   return () => {
     const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions });
     server.setRequestHandler(ListToolsRequestSchema, () => listResult);
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const { name, arguments: args } = request.params;
+    server.setRequestHandler(CallToolRequestLooseArgs, async (request, extra) => {
+      const { name, arguments: args } = request.params as { name: string; arguments?: Record<string, unknown> };
       if (!registry.has(name)) {
         throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool "${name}". List the tools with tools/list.`);
       }

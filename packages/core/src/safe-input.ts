@@ -1,0 +1,71 @@
+/**
+ * The edge check every tool call's arguments pass before anything else. The registry runs it in
+ * `callTool` and `validateArgs`, so REST, MCP and the sandbox apply it to every tool by
+ * construction — a new tool cannot forget it.
+ *
+ * Refused, anywhere in the arguments (values and object keys, at any depth):
+ * - U+0000 (NUL): PostgreSQL `text` cannot store it (PostgreSQL docs, "Character Types");
+ * - a lone UTF-16 surrogate (U+D800-U+DFFF not forming a pair): it has no UTF-8 encoding
+ *   (RFC 3629 §3), so PostgreSQL refuses it;
+ * - nesting deeper than MAX_ARGUMENT_DEPTH (no tool takes more than a few levels; deeper input
+ *   only costs stack and time further in).
+ * Other control characters are a per-field rule of the tool schemas (interface-spec "Limits").
+ */
+import type { ValidationIssue } from './errors.ts';
+
+/** Deepest nesting of arrays/objects accepted in tool arguments (the arguments object is level 1). */
+export const MAX_ARGUMENT_DEPTH = 32;
+/** At most this many issues are reported for one call. */
+const MAX_ISSUES = 20;
+
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one (no `u` flag: code units). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Escapes NUL, lone surrogates and other control characters so a path can be shown safely. */
+function display(key: string): string {
+  // eslint-disable-next-line no-control-regex -- making control characters visible is the point
+  return key.replace(/[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+function stringIssue(s: string, path: string): ValidationIssue | null {
+  if (s.includes('\u0000')) return { path, message: 'must not contain U+0000 (NUL)', code: 'nul_character' };
+  if (LONE_SURROGATE.test(s)) return { path, message: 'must not contain a lone UTF-16 surrogate (U+D800-U+DFFF outside a pair): it is not valid Unicode text', code: 'lone_surrogate' };
+  return null;
+}
+
+/**
+ * Lists the problems above in `value` (iteratively: no recursion, so any depth is safe).
+ * @param value the arguments as parsed from JSON
+ * @param root  the path shown for `value` itself ("(root)" by default; e.g. "Idempotency-Key")
+ * @returns issues with dotted paths like zod's ("payers.0.handle"), at most 20; empty when clean
+ */
+export function inputIssues(value: unknown, root = '(root)'): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const stack: Array<{ v: unknown; path: string[]; depth: number }> = [{ v: value, path: [], depth: 0 }];
+  const at = (path: string[]) => (path.length ? path.join('.') : root);
+  while (stack.length && issues.length < MAX_ISSUES) {
+    const { v, path, depth } = stack.pop()!;
+    if (typeof v === 'string') {
+      const issue = stringIssue(v, at(path));
+      if (issue) issues.push(issue);
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= MAX_ARGUMENT_DEPTH) {
+      issues.push({ path: at(path), message: `nested too deeply: at most ${MAX_ARGUMENT_DEPTH} levels of arrays and objects`, code: 'too_deep' });
+      continue;
+    }
+    const entries = Array.isArray(v) ? v.map((x, i) => [String(i), x] as const) : Object.entries(v as Record<string, unknown>);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [k, x] = entries[i]!;
+      const keyIssue = Array.isArray(v) ? null : stringIssue(k, at([...path, display(k)]));
+      if (keyIssue) {
+        issues.push({ ...keyIssue, message: `property name ${keyIssue.message}` });
+        if (issues.length >= MAX_ISSUES) break;
+        continue;
+      }
+      stack.push({ v: x, path: [...path, display(k)], depth: depth + 1 });
+    }
+  }
+  return issues;
+}
