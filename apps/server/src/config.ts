@@ -12,6 +12,8 @@ export interface ServerConfig {
   databaseUrl: string | undefined;
   /** KITTY_DATA_DIR, default ./data (embedded database files). */
   dataDir: string;
+  /** KITTY_EMBEDDED_PG_PORT: port of the embedded PostgreSQL; default: the data folder's last port if free, else any free port. */
+  embeddedPgPort: number | undefined;
   /** KITTY_BASE_URL, the public address; default http://HOST:PORT. */
   baseUrl: string | undefined;
   /** REDIS_URL; when set, rate-limit counters live in Redis (shared by instances). */
@@ -50,6 +52,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     databaseUrl: env.DATABASE_URL || undefined,
     // Relative to where the command was typed (pnpm sets INIT_CWD), so `pnpm start` at the root uses ./data there.
     dataDir: path.resolve(env.INIT_CWD ?? process.cwd(), env.KITTY_DATA_DIR || './data'),
+    embeddedPgPort: env.KITTY_EMBEDDED_PG_PORT ? int(env.KITTY_EMBEDDED_PG_PORT, 0, 'KITTY_EMBEDDED_PG_PORT') || undefined : undefined,
     baseUrl: env.KITTY_BASE_URL?.replace(/\/+$/, '') || undefined,
     redisUrl: env.REDIS_URL || undefined,
     inviteOnly: /^(1|true|yes)$/i.test(env.KITTY_INVITE_ONLY ?? ''),

@@ -47,6 +47,7 @@ export class InboxSummaryCache {
         this.listening = false;
         this.cache.clear();
         client.removeAllListeners();
+        client.on('error', () => {}); // a late error (e.g. 57P01 at server shutdown) must not crash the process
         client.end().catch(() => {});
         if (!this.stopped) {
           if (err) this.log.warn({ err }, 'inbox LISTEN connection lost; summaries read from the database until it is back');
@@ -84,6 +85,7 @@ export class InboxSummaryCache {
     this.listening = false;
     if (c) {
       c.removeAllListeners();
+      c.on('error', () => {}); // see above: an 'error' event without a listener would crash the process
       await c.end().catch(() => {});
     }
   }

@@ -3,7 +3,7 @@
  * services → registry → HTTP server. `startKitty` is what `main.ts` and the e2e tests run.
  */
 import { Redis } from 'ioredis';
-import { createDb, applyMigrations, startEmbeddedPostgres } from '@kitty/db';
+import { createDb, applyMigrations } from '@kitty/db';
 import { appRouter, buildRegistry, runRecurrences, type Services, type Registry } from '@kitty/core';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type ServerConfig } from './config.ts';
@@ -11,6 +11,7 @@ import { ApiKeyAuthenticator } from './auth.ts';
 import { KittyRateLimiter } from './rate-limit.ts';
 import { buildApp } from './http.ts';
 import { InboxSummaryCache } from './inbox-cache.ts';
+import { openDatabase } from './database.ts';
 
 export { loadConfig, type ServerConfig } from './config.ts';
 
@@ -19,26 +20,34 @@ export interface RunningKitty {
   inboxCache: InboxSummaryCache;
   /** Base URL the server listens on, e.g. http://127.0.0.1:3000 */
   url: string;
+  /** The database in use, for people (address without password; data folder when embedded). */
+  database: string;
   app: FastifyInstance;
   registry: Registry;
   services: Services;
+  /** Shuts down in order: stop accepting and drain in-flight requests (at most `DRAIN_TIMEOUT_MS`,
+   *  then open connections are cut), stop the scheduler (waits for a running pass), close the
+   *  LISTEN connection, Redis and the pool, then stop the embedded database if this process
+   *  started it. Idempotent. */
   close(): Promise<void>;
 }
+
+/** How long `close()` waits for in-flight requests before cutting their connections. */
+export const DRAIN_TIMEOUT_MS = 10_000;
 
 /** Starts Kitty. With no `databaseUrl` an embedded PostgreSQL runs in `dataDir`. */
 export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise<RunningKitty> {
   const config = { ...loadConfig(), ...overrides };
   const cleanups: Array<() => Promise<void>> = [];
-  const close = async () => {
-    for (const fn of cleanups.reverse()) await fn().catch(() => {});
-  };
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      for (const fn of cleanups.reverse()) await fn().catch(() => {});
+    })());
   try {
-    let databaseUrl = config.databaseUrl;
-    if (!databaseUrl) {
-      const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir });
-      cleanups.push(() => embedded.stop());
-      databaseUrl = embedded.databaseUrl;
-    }
+    const database = await openDatabase(config);
+    cleanups.push(() => database.stop());
+    const databaseUrl = database.url;
     await applyMigrations(databaseUrl);
     const db = createDb(databaseUrl);
     cleanups.push(() => db.close());
@@ -95,10 +104,27 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       allowedHosts: config.allowedHosts,
       logLevel: config.logLevel,
     });
-    cleanups.push(() => app.close());
+    // While closing, every response ends its connection: a keep-alive connection whose request was
+    // in flight would otherwise stay open after the answer and hold the close up.
+    let draining = false;
+    app.addHook('onSend', async (_req, reply) => {
+      if (draining) reply.header('connection', 'close');
+    });
+    cleanups.push(async () => {
+      draining = true;
+      // Fastify's close stops accepting, answers requests that arrive meanwhile on open
+      // connections with 503 and waits for the in-flight ones; a stuck one is cut after the timeout.
+      const cut = setTimeout(() => app.server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(cut);
+      }
+    });
     await app.listen({ port: config.port, host: config.host });
-    if (config.scheduler) startScheduler(services, app.log, cleanups);
-    return { url: baseUrl, app, registry, services, inboxCache, close };
+    // Its cleanup goes before the app's (cleanups run in reverse): drain requests first, then the scheduler.
+    if (config.scheduler) cleanups.splice(cleanups.length - 1, 0, startScheduler(services, app.log));
+    return { url: baseUrl, database: database.description, app, registry, services, inboxCache, close };
   } catch (e) {
     await close();
     throw e;
@@ -108,8 +134,8 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
 /** Interval of the recurring-expense scheduler: each run creates every due occurrence exactly once (safe with several instances). */
 export const SCHEDULER_INTERVAL_MS = 60_000;
 
-/** Runs the recurrence scheduler now (catching up after downtime) and then every minute. */
-function startScheduler(services: Services, log: { error(obj: unknown, msg: string): void }, cleanups: Array<() => Promise<void>>): void {
+/** Runs the recurrence scheduler now (catching up after downtime) and then every minute; returns its stop function (waits for a running pass). */
+function startScheduler(services: Services, log: { error(obj: unknown, msg: string): void }): () => Promise<void> {
   let running: Promise<unknown> | undefined;
   const tick = () => {
     if (running) return;
@@ -125,8 +151,8 @@ function startScheduler(services: Services, log: { error(obj: unknown, msg: stri
   tick();
   const timer = setInterval(tick, SCHEDULER_INTERVAL_MS);
   timer.unref();
-  cleanups.push(async () => {
+  return async () => {
     clearInterval(timer);
     await running;
-  });
+  };
 }

@@ -13,8 +13,8 @@ export interface Db {
   /** The pg pool behind `prisma`. Raw queries return node-postgres types (int8/bigint as string
    *  unless parsed), not Prisma's (bigint); use `$queryRaw`/typed SQL when Prisma types matter. */
   pool: pg.Pool;
-  /** Disconnects Prisma, then ends the pool (waits for checked-out clients to be released).
-   *  Idempotent. */
+  /** Disconnects Prisma, then ends the pool: waits for checked-out clients to be released and
+   *  for every connection to be closed. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -36,6 +36,14 @@ export function createDb(
   // Named statements: PostgreSQL parses and plans each distinct query once per connection instead
   // of on every execution (measured on get_me's query: 373 µs unnamed → 128 µs prepared).
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { statementNameGenerator: (q) => statementName(q.sql) }) });
+  // pool.end() resolves once its clients are told to end, not when their connections have
+  // closed; whoever stops the server right after (the embedded database at shutdown) would then
+  // terminate live connections (57P01 errors). close() waits for each connection's 'end'.
+  const open = new Set<pg.PoolClient>();
+  pool.on('connect', (c) => {
+    open.add(c);
+    c.once('end', () => open.delete(c));
+  });
   let closing: Promise<void> | undefined;
   return {
     prisma,
@@ -43,7 +51,9 @@ export function createDb(
     close() {
       closing ??= (async () => {
         await prisma.$disconnect();
+        const ended = [...open].map((c) => new Promise((r) => c.once('end', r)));
         await pool.end();
+        await Promise.all(ended);
       })();
       return closing;
     },

@@ -94,6 +94,52 @@ describe('embedded PostgreSQL', () => {
     expect(existsSync(pidFile)).toBe(false);
   });
 
+  it('picks a free port by default, keeps it for the data folder, and runs two data folders side by side', async () => {
+    const a = await startEmbeddedPostgres({ dataDir, log });
+    const bDir = path.join(tmp, 'second');
+    const b = await startEmbeddedPostgres({ dataDir: bDir, log });
+    try {
+      expect(a.started && b.started).toBe(true);
+      expect(a.port).not.toBe(b.port);
+      expect(a.databaseUrl).toContain(`@127.0.0.1:${a.port}/kitty`);
+      expect(await scalar(a.databaseUrl, 'SELECT current_setting($$data_directory$$) AS v')).toBe(dataDir);
+      expect(await scalar(b.databaseUrl, 'SELECT current_setting($$data_directory$$) AS v')).toBe(bDir);
+    } finally {
+      await b.stop();
+      await a.stop();
+    }
+    // Next start of the same folder: the same address again (the port is free).
+    const again = await startEmbeddedPostgres({ dataDir, log });
+    try {
+      expect(again.port).toBe(a.port);
+    } finally {
+      await again.stop();
+    }
+  });
+
+  it('attaches to the server already running for the data folder and never stops it', async () => {
+    const owner = await startEmbeddedPostgres({ dataDir, log });
+    try {
+      lines.length = 0;
+      const attached = await startEmbeddedPostgres({ dataDir, log });
+      expect(attached.started).toBe(false);
+      expect(attached.port).toBe(owner.port);
+      expect(attached.pid).toBe(owner.pid);
+      expect(lines.some((l) => l.includes('already running'))).toBe(true);
+      await attached.stop();
+      expect(await scalar(owner.databaseUrl, 'SELECT 1 AS v')).toBe(1);
+    } finally {
+      await owner.stop();
+    }
+    expect(existsSync(path.join(dataDir, 'postmaster.pid'))).toBe(false);
+  });
+
+  it('refuses to create a database when asked to open an existing one only', async () => {
+    const empty = path.join(tmp, 'empty');
+    await expect(startEmbeddedPostgres({ dataDir: empty, create: false, log })).rejects.toThrow(/holds no Kitty database/);
+    expect(existsSync(path.join(empty, 'PG_VERSION'))).toBe(false);
+  });
+
   it('explains a port that is already taken', async () => {
     const a = await startEmbeddedPostgres({ dataDir, port: PORT, log });
     const other = path.join(tmp, 'other');
