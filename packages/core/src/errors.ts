@@ -142,12 +142,16 @@ export function validationError(path: string, message: string, code = 'invalid')
 }
 
 /** Turns a zod error's issues into `details.issues`. */
-export function issuesFromZod(issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string }>): ValidationIssue[] {
-  return issues.map((i) => ({
-    path: i.path.length ? i.path.map(String).join('.') : '(root)',
-    message: i.message,
-    ...(i.code ? { code: i.code } : {}),
-  }));
+export function issuesFromZod(issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string; params?: Record<string, unknown> }>): ValidationIssue[] {
+  return issues.map((i) => {
+    // A custom refinement may name its own code in params.code.
+    const code = i.code === 'custom' && typeof i.params?.code === 'string' ? i.params.code : i.code;
+    return {
+      path: i.path.length ? i.path.map(String).join('.') : '(root)',
+      message: i.message,
+      ...(code ? { code } : {}),
+    };
+  });
 }
 
 function isZodError(e: unknown): e is { issues: Array<{ path: PropertyKey[]; message: string; code?: string }> } {

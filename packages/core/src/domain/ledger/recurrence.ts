@@ -5,8 +5,9 @@
  * start + k × every units (UTC calendar dates; months and years keep the start's day of the
  * month, clamped to the month's last day — computed from the start, so Jan 31 → Feb 28 → Mar 31).
  *
- * `runRecurrences(services, now)` creates every occurrence whose date is ≤ today (UTC), so it
- * catches up after downtime. Exactly once, even with several instances running it at the same
+ * `runRecurrences(services, now)` creates the occurrences whose date is ≤ today (UTC), so it
+ * catches up after downtime — at most MAX_OCCURRENCES_PER_RUN per series per call, and a series
+ * starts at most MAX_REPEAT_START_AGE_DAYS ago, so no single call can flood a ledger. Exactly once, even with several instances running it at the same
  * time: each recurrence is processed in one transaction that locks the group row (the same lock
  * every balance write takes, so lock order is always group → recurrence), then takes the
  * recurrence row with FOR UPDATE SKIP LOCKED and re-checks that it is still due; expenses carry
@@ -18,8 +19,19 @@ import { appendActivity } from '../activity.ts';
 import { notify } from '../inbox.ts';
 import { insertExpense, todayUtc, isoFromDate, dateFromIso, type ExpenseSpec, type ExpenseFields, type RepeatUnit } from './expenses.ts';
 
-/** At most this many occurrences of one recurrence per transaction (the rest follow in the next pass or run). */
-export const CATCH_UP_BATCH = 500;
+/**
+ * A series may start at most this many days before today (UTC). A start in year 0001 would
+ * otherwise make the scheduler backfill ~740,000 copies; a year covers catching up on a real
+ * subscription. add_expense refuses older starts (the sandbox too: the rule is in its schema).
+ */
+export const MAX_REPEAT_START_AGE_DAYS = 366;
+/** One scheduler run (once a minute) creates at most this many occurrences per series; the rest follow in later runs. */
+export const MAX_OCCURRENCES_PER_RUN = 50;
+
+/** The earliest date (YYYY-MM-DD) a series may start on at `now`. */
+export function earliestRepeatStart(now: Date): string {
+  return isoFromDate(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - MAX_REPEAT_START_AGE_DAYS)));
+}
 
 function daysInMonth(y: number, m0: number): number {
   return new Date(Date.UTC(y, m0 + 1, 0)).getUTCDate();
@@ -123,8 +135,8 @@ interface RecRow {
   created_by: string;
 }
 
-/** Processes one recurrence in its own transaction. */
-async function processOne(services: Services, id: string, groupId: string, today: string, now: Date): Promise<{ created: number; stopped: boolean; more: boolean }> {
+/** Processes one recurrence in its own transaction: at most MAX_OCCURRENCES_PER_RUN due occurrences. */
+async function processOne(services: Services, id: string, groupId: string, today: string, now: Date): Promise<{ created: number; stopped: boolean }> {
   return services.prisma.$transaction(async (tx: Db) => {
     await tx.$executeRaw`SELECT 1 FROM groups WHERE id = ${groupId}::uuid FOR UPDATE`;
     const rows = await tx.$queryRaw<RecRow[]>`
@@ -132,7 +144,7 @@ async function processOne(services: Services, id: string, groupId: string, today
       FROM recurrences WHERE id = ${id}::uuid AND active AND next_date <= ${today}::date
       FOR UPDATE SKIP LOCKED`;
     const rec = rows[0];
-    if (!rec) return { created: 0, stopped: false, more: false };
+    if (!rec) return { created: 0, stopped: false };
     const rule: RecurrenceRule = {
       startDate: isoFromDate(rec.start_date),
       unit: rec.unit,
@@ -151,11 +163,11 @@ async function processOne(services: Services, id: string, groupId: string, today
       if (!group.archivedAt) {
         await notify(tx, { agentId: rec.created_by, kind: 'expense_changed', text: `Repeating "${fields.description}" stopped: ${reason}`, entityType: 'recurrence', entityId: id, groupId });
       }
-      return { created: 0, stopped: true, more: false };
+      return { created: 0, stopped: true };
     }
     let k = rec.next_index;
     let created = 0;
-    while (created < CATCH_UP_BATCH && occurrenceExists(rule, k)) {
+    while (created < MAX_OCCURRENCES_PER_RUN && occurrenceExists(rule, k)) {
       const date = occurrenceDate(rule.startDate, rule.unit, rule.every, k);
       if (date > today) break;
       await insertExpense(tx, {
@@ -177,13 +189,14 @@ async function processOne(services: Services, id: string, groupId: string, today
     await tx.$executeRaw`
       UPDATE recurrences SET next_index = ${k}, next_date = ${occurrenceDate(rule.startDate, rule.unit, rule.every, k)}::date, active = ${exists}
       WHERE id = ${id}::uuid`;
-    const more = exists && occurrenceDate(rule.startDate, rule.unit, rule.every, k) <= today;
-    return { created, stopped: false, more };
+    return { created, stopped: false };
   }, TX_OPTIONS);
 }
 
 /**
- * Creates all due occurrences of all active recurrences (date ≤ today in UTC at `now`).
+ * Creates the due occurrences of all active recurrences (date ≤ today in UTC at `now`): each
+ * series is visited once per call and gets at most MAX_OCCURRENCES_PER_RUN new occurrences, so a
+ * backlog is worked off over several calls instead of in one burst.
  * Safe to call concurrently from several instances and at any interval; wire it to a timer
  * (e.g. every minute) in the server. Errors on one recurrence do not stop the others; they are
  * reported in `errors` and retried on the next call.
@@ -191,28 +204,24 @@ async function processOne(services: Services, id: string, groupId: string, today
 export async function runRecurrences(services: Services, now: Date = services.now()): Promise<RecurrenceRunResult & { errors: Array<{ recurrence_id: string; error: string }> }> {
   const today = todayUtc(now);
   const result = { created: 0, stopped: 0, errors: [] as Array<{ recurrence_id: string; error: string }> };
-  const failed = new Set<string>();
-  for (let pass = 0; pass < 10_000; pass++) {
+  // Series visited in this call (processed, failed or held by another instance): not visited again.
+  const visited: string[] = [];
+  for (;;) {
     const due = await services.prisma.$queryRaw<Array<{ id: string; group_id: string }>>(Prisma.sql`
       SELECT id, group_id FROM recurrences
-      WHERE active AND next_date <= ${today}::date
+      WHERE active AND next_date <= ${today}::date AND NOT (id = ANY(${visited}::uuid[]))
       ORDER BY next_date, id LIMIT 200`);
-    const todo = due.filter((d) => !failed.has(d.id));
-    if (!todo.length) break;
-    let progress = false;
-    for (const d of todo) {
+    if (!due.length) break;
+    for (const d of due) {
+      visited.push(d.id);
       try {
         const r = await processOne(services, d.id, d.group_id, today, now);
         result.created += r.created;
         if (r.stopped) result.stopped++;
-        if (r.created || r.stopped) progress = true;
       } catch (e) {
-        failed.add(d.id);
         result.errors.push({ recurrence_id: d.id, error: e instanceof Error ? e.message : String(e) });
       }
     }
-    // Another instance holds what is left (SKIP LOCKED) or nothing moved: let it finish.
-    if (!progress) break;
   }
   return result;
 }

@@ -12,7 +12,7 @@ import {
   type ExpenseFields,
   type ExpenseRow,
 } from '../../domain/ledger/expenses.ts';
-import { occurrenceDate, occurrenceExists, toTemplate, type RecurrenceRule } from '../../domain/ledger/recurrence.ts';
+import { occurrenceDate, occurrenceExists, toTemplate, earliestRepeatStart, MAX_REPEAT_START_AGE_DAYS, MAX_OCCURRENCES_PER_RUN, type RecurrenceRule } from '../../domain/ledger/recurrence.ts';
 import { randomUUID } from 'node:crypto';
 
 export const add_expense = writeTool
@@ -26,6 +26,7 @@ export const add_expense = writeTool
       'Rounding: largest remainder — everyone gets the floor of their ideal share and the leftover minor units go to the largest remainders, ties broken by a rotation of the members (ordered by agent id) seeded by the expense id, so no one always gets the extra cent; each share is within one minor unit of its ideal. ' +
       'Foreign currency: give original_currency, original_amount_minor and exchange_rate (decimal string, group units per original unit); amount_minor = original × rate × 10^(group exponent − original exponent), rounded to the nearest minor unit, halves away from zero (amount_minor may be omitted; if given it must match). ' +
       'repeat: {every, unit: day|week|month|year, until?, count?} makes this the first of a series; later copies are created on their dates (UTC) by the scheduler, exactly once each, catching up after downtime; stop it with update_expense repeat:null. ' +
+      `A series may start (date) at most ${MAX_REPEAT_START_AGE_DAYS} days before today (UTC), else VALIDATION_ERROR on date; copies already due are caught up at most ${MAX_OCCURRENCES_PER_RUN} per series per scheduler run (one run a minute). ` +
       'date defaults to today (UTC). Output: the expense with each member\'s paid_minor, owed_minor and net_minor. ' +
       'Errors: VALIDATION_ERROR naming the field (sums off, unknown or non-member handle, bad rate), FORBIDDEN (not a member), NOT_FOUND (group), GROUP_ARCHIVED (409).' +
       ' Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
@@ -43,6 +44,17 @@ export const add_expense = writeTool
       ...foreignFields,
       repeat: repeatInput.optional(),
       idempotency_key: idempotencyKey,
+    })
+    // In the schema, so the sandbox refuses what the tool refuses.
+    .superRefine((v, ctx) => {
+      if (v.repeat && v.date !== undefined && v.date < earliestRepeatStart(new Date())) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['date'],
+          message: `a repeating series may start at most ${MAX_REPEAT_START_AGE_DAYS} days before today (UTC), i.e. on ${earliestRepeatStart(new Date())} or later`,
+          params: { code: 'repeat_start_too_old' },
+        });
+      }
     }),
   )
   .output(output({ expense: expenseSchema }))
