@@ -1,5 +1,6 @@
 /**
- * Migration commands over @prisma/schema-engine-wasm (see src/migrate.ts).
+ * Migration commands: create/check over @prisma/schema-engine-wasm (src/migrate/authoring.ts),
+ * apply with the plain SQL runner the server uses at start-up (src/migrate/apply.ts).
  *
  *   pnpm exec tsx scripts/migrations.ts create <name>   new prisma/migrations/<ts>_<name>/ (or "no changes")
  *   pnpm exec tsx scripts/migrations.ts check           exit 1 if schema.prisma and migrations disagree
@@ -8,7 +9,8 @@
  * `create`/`check` use temporary kitty_shadow_* databases on the server of DATABASE_URL (default
  * postgresql://postgres@127.0.0.1:5432/postgres) and never modify an existing database.
  */
-import { applyMigrations, checkMigrations, createMigration } from '../src/migrate.ts';
+import { applyMigrations } from '../src/migrate/apply.ts';
+import { checkMigrations, createMigration } from '../src/migrate/authoring.ts';
 
 const [cmd, arg] = process.argv.slice(2);
 

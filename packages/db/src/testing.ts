@@ -1,6 +1,7 @@
 /** Throwaway databases for tests. */
 import { randomBytes } from 'node:crypto';
-import { adminQuery, applyMigrations, dropDatabase, withDatabase } from './migrate.ts';
+import { applyMigrations } from './migrate/apply.ts';
+import { adminQuery, dropDatabase, withDatabase } from './migrate/databases.ts';
 
 /**
  * Creates `kitty_test_<12 hex>` on the server of `adminUrl` and applies all migrations to it.

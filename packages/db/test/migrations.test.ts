@@ -1,10 +1,13 @@
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyMigrations, checkMigrations, createDb, createMigration, createTestDatabase } from '../src/index.ts';
-import { adminQuery, dropDatabase, MIGRATIONS_DIR, SCHEMA_PATH, withDatabase } from '../src/migrate.ts';
+import { createHash } from 'node:crypto';
+import { applyMigrations, createDb, createTestDatabase } from '../src/index.ts';
+import { checkMigrations, createMigration } from '../src/migrate/authoring.ts';
+import { adminQuery, dropDatabase, withDatabase } from '../src/migrate/databases.ts';
+import { MIGRATIONS_DIR, SCHEMA_PATH } from '../src/migrate/files.ts';
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 
@@ -39,18 +42,82 @@ describe('migrations', () => {
     }
   });
 
-  it('is safe when two processes apply at once (advisory lock)', async () => {
-    const name = `kitty_test_race_${Date.now()}`;
-    await adminQuery(ADMIN_URL, `CREATE DATABASE "${name}"`);
-    try {
-      const url = withDatabase(ADMIN_URL, name);
-      const results = await Promise.all([applyMigrations(url), applyMigrations(url), applyMigrations(url)]);
-      const applied = results.flatMap((r) => r.applied);
-      expect(applied.length).toBeGreaterThan(0);
-      expect(new Set(applied).size).toBe(applied.length); // each migration applied exactly once
-    } finally {
-      await dropDatabase(ADMIN_URL, name);
+  it('records each migration as Prisma does: sha256 checksum of migration.sql, one step, finished', async () => {
+    const { rows } = await withClient(db.databaseUrl, (c) =>
+      c.query('SELECT migration_name, checksum, applied_steps_count, finished_at, rolled_back_at, logs FROM _prisma_migrations ORDER BY migration_name'),
+    );
+    for (const r of rows) {
+      const sql = await readFile(path.join(MIGRATIONS_DIR, r.migration_name, 'migration.sql'));
+      expect(r).toMatchObject({ checksum: createHash('sha256').update(sql).digest('hex'), applied_steps_count: 1, rolled_back_at: null, logs: null });
+      expect(r.finished_at).toBeInstanceOf(Date);
     }
+  });
+
+  it('two instances applying at once on a fresh database migrate it exactly once', async () => {
+    await withFreshDatabase(async (url) => {
+      const [a, b] = await Promise.all([applyMigrations(url), applyMigrations(url)]);
+      const dirs = (await readdir(MIGRATIONS_DIR, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+      expect([...a.applied, ...b.applied].sort()).toEqual(dirs);
+      expect(a.applied.length === 0 || b.applied.length === 0).toBe(true);
+      const { rows } = await withClient(url, (c) => c.query('SELECT migration_name FROM _prisma_migrations ORDER BY migration_name'));
+      expect(rows.map((r) => r.migration_name)).toEqual(dirs);
+    });
+  });
+
+  it('waits for the advisory lock held by another session before touching the database', async () => {
+    await withFreshDatabase(async (url) => {
+      const holder = new pg.Client({ connectionString: url });
+      await holder.connect();
+      try {
+        await holder.query('SELECT pg_advisory_lock(72707369)');
+        const running = applyMigrations(url);
+        // Wait until the runner's session is queued on the lock (a condition, not a delay).
+        for (;;) {
+          const { rows } = await holder.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = 72707369 AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())");
+          if (rows[0].n > 0) break;
+        }
+        const { rows } = await holder.query("SELECT to_regclass('_prisma_migrations') AS t");
+        expect(rows[0].t).toBeNull();
+        await holder.query('SELECT pg_advisory_unlock(72707369)');
+        expect((await running).applied.length).toBeGreaterThan(0);
+      } finally {
+        await holder.end();
+      }
+    });
+  });
+
+  it('a failing migration is rolled back whole and not recorded; the ones before it stay applied', async () => {
+    await withMigrationsCopy(async (migrationsDir) => {
+      await mkdir(path.join(migrationsDir, '99990101000000_broken'));
+      await writeFile(path.join(migrationsDir, '99990101000000_broken', 'migration.sql'), 'CREATE TABLE half_done (id int);\nSELECT 1/0;\n');
+      await withFreshDatabase(async (url) => {
+        await expect(applyMigrations(url, { migrationsDir })).rejects.toThrow(/99990101000000_broken failed and was rolled back: division by zero/);
+        const { rows } = await withClient(url, (c) =>
+          c.query("SELECT to_regclass('half_done') AS half, (SELECT count(*)::int FROM _prisma_migrations WHERE migration_name LIKE '9999%') AS broken, (SELECT count(*)::int FROM _prisma_migrations) AS total"),
+        );
+        expect(rows[0]).toMatchObject({ half: null, broken: 0 });
+        expect(rows[0].total).toBeGreaterThan(0);
+      });
+    });
+  });
+
+  it('refuses an applied migration whose file changed, and a failed migration left in the history', async () => {
+    await withMigrationsCopy(async (migrationsDir) => {
+      await withFreshDatabase(async (url) => {
+        await applyMigrations(url, { migrationsDir });
+        const [first] = (await readdir(migrationsDir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+        const file = path.join(migrationsDir, first!, 'migration.sql');
+        const original = await readFile(file, 'utf8');
+        await writeFile(file, `${original}\n-- edited\n`);
+        await expect(applyMigrations(url, { migrationsDir })).rejects.toThrow(new RegExp(`${first} was changed after it was applied`));
+        await writeFile(file, original);
+
+        await withClient(url, (c) =>
+          c.query("INSERT INTO _prisma_migrations (id, checksum, migration_name, applied_steps_count) VALUES ('00000000-0000-0000-0000-000000000001', 'x', '99990101000000_failed', 0)"),
+        );
+        await expect(applyMigrations(url, { migrationsDir })).rejects.toThrow(/99990101000000_failed failed earlier/);
+      });
+    });
   });
 
   it('check passes on the committed schema and migrations', async () => {
@@ -96,5 +163,25 @@ async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Pro
     return await fn(c);
   } finally {
     await c.end();
+  }
+}
+
+async function withFreshDatabase(fn: (url: string) => Promise<void>): Promise<void> {
+  const name = `kitty_test_mig_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
+  await adminQuery(ADMIN_URL, `CREATE DATABASE "${name}"`);
+  try {
+    await fn(withDatabase(ADMIN_URL, name));
+  } finally {
+    await dropDatabase(ADMIN_URL, name);
+  }
+}
+
+async function withMigrationsCopy(fn: (dir: string) => Promise<void>): Promise<void> {
+  const tmp = await mkdtemp(path.join(tmpdir(), 'kitty-migrations-'));
+  try {
+    await cp(MIGRATIONS_DIR, tmp, { recursive: true });
+    await fn(tmp);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
   }
 }
