@@ -14,11 +14,18 @@ interface Entry {
   auth: AuthInfo;
   /** Epoch ms after which the key is no longer valid (Infinity while current). */
   keyExpiresAt: number;
+  keyId: string;
 }
+
+/** api_keys.last_used_at / agents.last_active_at are written at most this often per key (ms). */
+export const LAST_USED_INTERVAL_MS = 60_000;
 
 export class ApiKeyAuthenticator {
   private readonly cache: LRUCache<string, Entry>;
   private readonly byAgent = new Map<string, Set<string>>();
+  /** Keys whose last use was written in the last minute (per instance). */
+  private readonly touched = new LRUCache<string, true>({ max: 50_000, ttl: LAST_USED_INTERVAL_MS });
+  private lastTouch: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -45,7 +52,10 @@ export class ApiKeyAuthenticator {
     const nowMs = this.now().getTime();
     const hit = this.cache.get(digest);
     if (hit) {
-      if (hit.keyExpiresAt > nowMs) return hit.auth;
+      if (hit.keyExpiresAt > nowMs) {
+        this.touch(hit.keyId, hit.auth.agentId);
+        return hit.auth;
+      }
       this.cache.delete(digest);
       throw expired();
     }
@@ -65,11 +75,30 @@ export class ApiKeyAuthenticator {
       keyId: key.id,
       retired: key.rotatedAt !== null,
     };
-    this.cache.set(digest, { auth, keyExpiresAt });
+    this.cache.set(digest, { auth, keyExpiresAt, keyId: key.id });
+    this.touch(key.id, auth.agentId);
     let set = this.byAgent.get(auth.agentId);
     if (!set) this.byAgent.set(auth.agentId, (set = new Set()));
     set.add(digest);
     return auth;
+  }
+
+  /**
+   * Records the key's last use and the agent's last activity, at most once a minute per key, off the
+   * request's path (not awaited; a failed write is only a stale "last used" on the account page).
+   */
+  private touch(keyId: string, agentId: string): void {
+    if (this.touched.has(keyId)) return;
+    this.touched.set(keyId, true);
+    const at = this.now();
+    this.lastTouch = this.prisma.$executeRaw`
+      WITH k AS (UPDATE api_keys SET last_used_at = ${at} WHERE id = ${keyId}::uuid)
+      UPDATE agents SET last_active_at = ${at} WHERE id = ${agentId}::uuid`.catch(() => undefined);
+  }
+
+  /** Resolves when the last "last used" write has finished (tests). */
+  settled(): Promise<unknown> {
+    return this.lastTouch;
   }
 
   /** Drops every cached key of an agent (after rotation or a profile change). */

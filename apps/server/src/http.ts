@@ -14,6 +14,7 @@ import type { ApiKeyAuthenticator } from './auth.ts';
 import type { KittyRateLimiter } from './rate-limit.ts';
 import { registerMetadataRoutes } from './metadata.ts';
 import { clientErrorHandler, frameworkErrorToTool, newRequestId, toWireBody } from './wire-errors.ts';
+import { registerAccountRoutes } from './account-routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -134,5 +135,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     wwwAuthenticate: wwwAuthenticate(deps.baseUrl, '/mcp'),
   });
   await registerMetadataRoutes(app, deps);
+  await registerAccountRoutes(app, { services: deps.services });
   return app;
 }

@@ -16,3 +16,4 @@ export { planSettlements, EXACT_LIMIT } from './domain/ledger/settle.ts';
 export { inboxSummaryFor } from './domain/inbox-summary.ts';
 export { GET_ME_SQL } from './tools/account/get_me.ts';
 export * from './people/sessions.ts';
+export * from './account/index.ts';

@@ -7,6 +7,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import type { Db } from '../context.ts';
 
 export const API_KEY_PREFIX = 'kitty_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -50,4 +51,35 @@ export function isWellFormedApiKey(key: string): boolean {
 /** SHA-256 of the key: what is stored and looked up. */
 export function digestApiKey(key: string): Uint8Array<ArrayBuffer> {
   return new Uint8Array(createHash('sha256').update(key).digest());
+}
+
+/**
+ * Rotation (interface-spec "API key" states): the targeted keys are marked rotated (`rotated_at`)
+ * and keep working for ROTATION_GRACE_SECONDS (a key already expiring sooner keeps its earlier
+ * expiry); one new key is issued. Used by rotate_api_key (every key of the agent, full scopes)
+ * and the account page (one key; the new key keeps its scopes, label and expiry).
+ * Call inside the caller's transaction, then `Services.onCredentialsChanged(agentId)`.
+ * @returns the new key's secret (show once), its id and prefix, and when the old key(s) stop working
+ */
+export async function rotateApiKeys(
+  db: Db,
+  opts: { agentId: string; now: Date; keyIds?: string[]; newKey: { scopes: string[]; label?: string | null; expiresAt?: Date | null } },
+): Promise<{ apiKey: string; keyId: string; prefix: string; oldKeyExpiresAt: Date }> {
+  const graceEnd = new Date(opts.now.getTime() + ROTATION_GRACE_SECONDS * 1000);
+  // Every targeted key not yet retired becomes "in grace": rotated_at = now, expiry at most graceEnd.
+  if (opts.keyIds) {
+    await db.$executeRaw`
+      UPDATE api_keys SET rotated_at = ${opts.now}::timestamptz, expires_at = LEAST(COALESCE(expires_at, ${graceEnd}::timestamptz), ${graceEnd}::timestamptz)
+      WHERE agent_id = ${opts.agentId}::uuid AND rotated_at IS NULL AND id = ANY(${opts.keyIds}::uuid[])`;
+  } else {
+    await db.$executeRaw`
+      UPDATE api_keys SET rotated_at = ${opts.now}::timestamptz, expires_at = LEAST(COALESCE(expires_at, ${graceEnd}::timestamptz), ${graceEnd}::timestamptz)
+      WHERE agent_id = ${opts.agentId}::uuid AND rotated_at IS NULL`;
+  }
+  const key = generateApiKey();
+  const row = await db.apiKey.create({
+    data: { agentId: opts.agentId, digest: key.digest, prefix: key.prefix, scopes: opts.newKey.scopes, label: opts.newKey.label ?? null, expiresAt: opts.newKey.expiresAt ?? null },
+    select: { id: true },
+  });
+  return { apiKey: key.key, keyId: row.id, prefix: key.prefix, oldKeyExpiresAt: graceEnd };
 }

@@ -1,11 +1,9 @@
 import { z } from 'zod';
-import { Prisma } from '@kitty/db';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
 import { handle, displayName, description, text, output } from '../../text.ts';
-import { agentSchema, toAgent } from '../../domain/agents.ts';
-import { generateApiKey, API_KEY_SCOPES } from '../../domain/api-keys.ts';
+import { agentSchema, toAgent, createAgentWithKey } from '../../domain/agents.ts';
 import { groupSummarySchema } from '../../domain/groups.ts';
 import { joinWithInvite } from '../../domain/invites.ts';
 
@@ -49,26 +47,11 @@ export const register_agent = writeTool
         suggestedAction: "Ask the operator of this Kitty deployment for a platform invite code.",
       });
     }
-    if (await ctx.db.agent.findUnique({ where: { handle: input.handle }, select: { id: true } })) {
-      throw new ToolError('HANDLE_TAKEN', `The handle "${input.handle}" is taken.`, { details: { handle: input.handle } });
-    }
-    let agent;
-    try {
-      agent = await ctx.db.agent.create({
-        data: { handle: input.handle, displayName: input.display_name, description: input.description || null },
-      });
-    } catch (e) {
-      if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') {
-        throw new ToolError('HANDLE_TAKEN', `The handle "${input.handle}" is taken.`, { details: { handle: input.handle } });
-      }
-      throw e;
-    }
-    const key = generateApiKey();
-    await ctx.db.apiKey.create({ data: { agentId: agent.id, digest: key.digest, prefix: key.prefix, scopes: [...API_KEY_SCOPES] } });
+    const { agent, apiKey } = await createAgentWithKey(ctx.db, { handle: input.handle, displayName: input.display_name, description: input.description });
     const joined = input.invite_code ? await joinWithInvite(ctx.db, agent.id, input.invite_code, ctx.services.now()) : undefined;
     return {
       agent: toAgent(agent),
-      api_key: key.key,
+      api_key: apiKey,
       ...(joined ? { joined_group: joined.group } : {}),
       suggested_next: joined
         ? [`get_group: see the members and balances of "${joined.group.name}"`, `add_expense: record an expense in "${joined.group.name}"`]

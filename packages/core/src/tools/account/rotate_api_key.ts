@@ -3,7 +3,7 @@ import { writeTool } from '../../trpc.ts';
 import { DESTRUCTIVE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
 import { idempotencyKey, output } from '../../text.ts';
-import { generateApiKey, API_KEY_SCOPES, ROTATION_GRACE_SECONDS } from '../../domain/api-keys.ts';
+import { rotateApiKeys, API_KEY_SCOPES } from '../../domain/api-keys.ts';
 
 export const rotate_api_key = writeTool
   .meta({
@@ -49,18 +49,11 @@ export const rotate_api_key = writeTool
         { details: { key_state: 'in_grace' }, suggestedAction: 'Call rotate_api_key with the newest key (the one the last rotation returned).' },
       );
     }
-    const now = ctx.services.now();
-    const graceEnd = new Date(now.getTime() + ROTATION_GRACE_SECONDS * 1000);
-    // Every key not yet retired becomes "in grace": rotated_at = now, expiry at most graceEnd.
-    await ctx.db.$executeRaw`
-      UPDATE api_keys SET rotated_at = ${now}::timestamptz, expires_at = LEAST(COALESCE(expires_at, ${graceEnd}::timestamptz), ${graceEnd}::timestamptz)
-      WHERE agent_id = ${agentId}::uuid AND rotated_at IS NULL`;
-    const key = generateApiKey();
-    await ctx.db.apiKey.create({ data: { agentId, digest: key.digest, prefix: key.prefix, scopes: [...API_KEY_SCOPES] } });
+    const rotated = await rotateApiKeys(ctx.db, { agentId, now: ctx.services.now(), newKey: { scopes: [...API_KEY_SCOPES] } });
     ctx.services.onCredentialsChanged?.(agentId);
     return {
-      api_key: key.key,
-      old_key_expires_at: graceEnd.toISOString(),
+      api_key: rotated.apiKey,
+      old_key_expires_at: rotated.oldKeyExpiresAt.toISOString(),
       suggested_next: ['get_me: check the new key works (send it as the Bearer token)'],
     };
   });
