@@ -34,8 +34,26 @@ export interface ServerConfig {
   allowedHosts: string[];
   /** KITTY_LOG: "info" (logs every request) | "warn" | "silent" … (default warn). */
   logLevel: string;
+  /** KITTY_LOG_FILE: append log lines (JSON, secrets redacted) to this file instead of stdout. */
+  logFile: string | undefined;
   /** KITTY_SCHEDULER=off disables the recurring-expense scheduler in this instance. */
   scheduler: boolean;
+  /** KITTY_AUTH_FAIL_LIMIT: failed authentications per IP per window before 429 (default 20; 0 = off). */
+  authFailLimit: number;
+  /** KITTY_AUTH_FAIL_WINDOW: that window in seconds (default 300). */
+  authFailWindowSeconds: number;
+  /** KITTY_REGISTER_LIMIT_HOUR: agent registrations per IP per hour (default 30; 0 = off). */
+  registerPerHour: number;
+  /** KITTY_REGISTER_LIMIT_DAY: agent registrations per IP per day (default 100; 0 = off). */
+  registerPerDay: number;
+  /** KITTY_REQUEST_TIMEOUT_MS: time to receive a whole request, headers and body (default 30000). */
+  requestTimeoutMs: number;
+  /** KITTY_HEADERS_TIMEOUT_MS: time to receive the request headers (default 10000; at most the request timeout). */
+  headersTimeoutMs: number;
+  /** KITTY_CONNECTION_TIMEOUT_MS: a socket with no traffic for this long is closed (default 60000). */
+  connectionTimeoutMs: number;
+  /** KITTY_KEEP_ALIVE_TIMEOUT_MS: an idle keep-alive connection is closed after this long (default 5000). */
+  keepAliveTimeoutMs: number;
 }
 
 function int(v: string | undefined, dflt: number, name: string): number {
@@ -63,6 +81,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     bodyLimit: int(env.KITTY_BODY_LIMIT, 1024 * 1024, 'KITTY_BODY_LIMIT'),
     allowedHosts: (env.KITTY_ALLOWED_HOSTS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     logLevel: env.KITTY_LOG || 'warn',
+    logFile: env.KITTY_LOG_FILE || undefined,
     scheduler: !/^(0|off|false|no)$/i.test(env.KITTY_SCHEDULER ?? ''),
+    authFailLimit: int(env.KITTY_AUTH_FAIL_LIMIT, 20, 'KITTY_AUTH_FAIL_LIMIT'),
+    authFailWindowSeconds: int(env.KITTY_AUTH_FAIL_WINDOW, 300, 'KITTY_AUTH_FAIL_WINDOW'),
+    registerPerHour: int(env.KITTY_REGISTER_LIMIT_HOUR, 30, 'KITTY_REGISTER_LIMIT_HOUR'),
+    registerPerDay: int(env.KITTY_REGISTER_LIMIT_DAY, 100, 'KITTY_REGISTER_LIMIT_DAY'),
+    requestTimeoutMs: int(env.KITTY_REQUEST_TIMEOUT_MS, 30_000, 'KITTY_REQUEST_TIMEOUT_MS'),
+    headersTimeoutMs: int(env.KITTY_HEADERS_TIMEOUT_MS, 10_000, 'KITTY_HEADERS_TIMEOUT_MS'),
+    connectionTimeoutMs: int(env.KITTY_CONNECTION_TIMEOUT_MS, 60_000, 'KITTY_CONNECTION_TIMEOUT_MS'),
+    keepAliveTimeoutMs: int(env.KITTY_KEEP_ALIVE_TIMEOUT_MS, 5_000, 'KITTY_KEEP_ALIVE_TIMEOUT_MS'),
   };
 }

@@ -7,7 +7,7 @@
  * errors (bad JSON, 413, unknown route), leaves through one error handler as the envelope.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { ToolError, toErrorEnvelope, inputIssues, type AuthInfo, type Registry, type Services, type CallRequest } from '@kitty/core';
+import { ToolError, toErrorEnvelope, inputIssues, type AuthInfo, type Registry, type Services } from '@kitty/core';
 import { registerRestRoutes } from '@kitty/rest-adapter';
 import { registerMcpRoutes } from '@kitty/mcp-adapter';
 import type { ApiKeyAuthenticator } from './auth.ts';
@@ -15,6 +15,10 @@ import type { KittyRateLimiter } from './rate-limit.ts';
 import { registerMetadataRoutes } from './metadata.ts';
 import { clientErrorHandler, frameworkErrorToTool, newRequestId, toWireBody } from './wire-errors.ts';
 import { registerAccountRoutes } from './account-routes.ts';
+import type { AbuseLimiter, ServerCallRequest } from './abuse-limits.ts';
+import { loggerOptions } from './logging.ts';
+import { registerSecurityHeaders } from './security-headers.ts';
+import type { DatabaseHealth } from './health.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,6 +35,26 @@ export interface AppDeps {
   bodyLimit: number;
   allowedHosts: string[];
   logLevel: string;
+  /** Log file (appended) instead of stdout. */
+  logFile?: string | undefined;
+  abuseLimiter: AbuseLimiter;
+  databaseHealth: DatabaseHealth;
+  /** Socket timeouts in milliseconds (config.ts). */
+  timeouts: { requestMs: number; headersMs: number; connectionMs: number; keepAliveMs: number };
+}
+
+/** Fastify/Node server timeouts: slow or stalled clients are disconnected (408 or close) instead of holding sockets. */
+function timeoutOptions(t: AppDeps['timeouts']) {
+  const requestTimeout = t.requestMs;
+  // Node refuses headersTimeout > requestTimeout; its expiry checks run every connectionsCheckingInterval (default 30 s).
+  const headersTimeout = requestTimeout > 0 ? Math.min(t.headersMs, requestTimeout) : t.headersMs;
+  const shortest = Math.min(...[requestTimeout, headersTimeout].filter((x) => x > 0), 4000);
+  return {
+    requestTimeout,
+    connectionTimeout: t.connectionMs,
+    keepAliveTimeout: t.keepAliveMs,
+    http: { headersTimeout, connectionsCheckingInterval: Math.max(50, Math.floor(shortest / 4)) },
+  };
 }
 
 /** `WWW-Authenticate` for every 401 (RFC 6750 + RFC 9728 resource_metadata). */
@@ -53,7 +77,8 @@ function fastifyErrorToTool(err: { code?: string; statusCode?: number; message: 
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: deps.logLevel === 'silent' ? false : { level: deps.logLevel },
+    logger: loggerOptions(deps.logLevel, deps.logFile),
+    ...timeoutOptions(deps.timeouts),
     bodyLimit: deps.bodyLimit,
     genReqId: newRequestId,
     return503OnClosing: true,
@@ -68,6 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   app.decorateRequest('kittyAuth', null);
+  registerSecurityHeaders(app);
 
   // JSON for every body; an empty body is "no arguments" (STACK-NOTES: Fastify rejects it otherwise).
   app.removeAllContentTypeParsers();
@@ -95,7 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (authz && !req.url.startsWith('/mcp/docs')) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
       if (!m) throw new ToolError('UNAUTHENTICATED', 'Authorization must be "Bearer <api key>".');
-      req.kittyAuth = await deps.authenticator.authenticate(m[1]!);
+      req.kittyAuth = await deps.abuseLimiter.meterAuthentication(req.ip, () => deps.authenticator.authenticate(m[1]!));
     }
     if (req.url.startsWith('/health')) return;
     const decision = req.kittyAuth
@@ -123,12 +149,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   });
 
-  const callRequest = (req: FastifyRequest): CallRequest => ({ services: deps.services, auth: req.kittyAuth, requestId: req.id });
+  const callRequest = (req: FastifyRequest): ServerCallRequest => ({ services: deps.services, auth: req.kittyAuth, requestId: req.id, clientIp: req.ip });
+  const registry = deps.abuseLimiter.meterRegistrations(deps.registry);
 
-  app.get('/health', async () => ({ ok: true, data: { status: 'ok', tools_version: deps.registry.version } }));
-  await registerRestRoutes(app, { registry: deps.registry, callRequest, baseUrl: deps.baseUrl });
+  // Health reflects the database (a cached SELECT 1): 503 SERVICE_UNAVAILABLE when it is down.
+  app.get('/health', async () => {
+    const db = await deps.databaseHealth.check();
+    if (!db.ok) {
+      throw new ToolError('SERVICE_UNAVAILABLE', `The database is unavailable: ${db.reason}`, { retryAfter: 1, details: { status: 'database_unavailable' } });
+    }
+    return { ok: true, data: { status: 'ok', database: 'ok', tools_version: deps.registry.version } };
+  });
+  await registerRestRoutes(app, { registry, callRequest, baseUrl: deps.baseUrl });
   await registerMcpRoutes(app, {
-    registry: deps.registry,
+    registry,
     callRequest,
     baseUrl: deps.baseUrl,
     allowedHosts: deps.allowedHosts,

@@ -12,6 +12,8 @@ import { KittyRateLimiter } from './rate-limit.ts';
 import { buildApp } from './http.ts';
 import { InboxSummaryCache } from './inbox-cache.ts';
 import { openDatabase } from './database.ts';
+import { AbuseLimiter } from './abuse-limits.ts';
+import { DatabaseHealth } from './health.ts';
 
 export { loadConfig, type ServerConfig } from './config.ts';
 
@@ -103,6 +105,16 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       bodyLimit: config.bodyLimit,
       allowedHosts: config.allowedHosts,
       logLevel: config.logLevel,
+      logFile: config.logFile,
+      abuseLimiter: new AbuseLimiter({
+        authFailPoints: config.authFailLimit,
+        authFailWindowSeconds: config.authFailWindowSeconds,
+        registerPerHour: config.registerPerHour,
+        registerPerDay: config.registerPerDay,
+        redis,
+      }),
+      databaseHealth: new DatabaseHealth(db.pool),
+      timeouts: { requestMs: config.requestTimeoutMs, headersMs: config.headersTimeoutMs, connectionMs: config.connectionTimeoutMs, keepAliveMs: config.keepAliveTimeoutMs },
     });
     // While closing, every response ends its connection: a keep-alive connection whose request was
     // in flight would otherwise stay open after the answer and hold the close up.

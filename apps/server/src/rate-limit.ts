@@ -25,19 +25,24 @@ export interface RateLimiterOptions {
   redis?: Redis | undefined;
 }
 
+/**
+ * A fixed-window limiter of `points` per `windowSeconds`: in memory, or in Redis (keys
+ * `kitty:rl:<keyPrefix>:…`) with an in-memory insurance limiter taking over if Redis fails.
+ */
+export function createLimiter(points: number, windowSeconds: number, keyPrefix: string, redis?: Redis): RateLimiterAbstract {
+  const memory = new RateLimiterMemory({ points, duration: windowSeconds, keyPrefix });
+  return redis
+    ? new RateLimiterRedis({ storeClient: redis, points, duration: windowSeconds, keyPrefix: `kitty:rl:${keyPrefix}`, insuranceLimiter: memory })
+    : memory;
+}
+
 export class KittyRateLimiter {
   private readonly user: RateLimiterAbstract;
   private readonly anon: RateLimiterAbstract;
 
   constructor(private readonly opts: RateLimiterOptions) {
-    const make = (points: number, keyPrefix: string): RateLimiterAbstract => {
-      const memory = new RateLimiterMemory({ points, duration: opts.windowSeconds, keyPrefix });
-      return opts.redis
-        ? new RateLimiterRedis({ storeClient: opts.redis, points, duration: opts.windowSeconds, keyPrefix: `kitty:rl:${keyPrefix}`, insuranceLimiter: memory })
-        : memory;
-    };
-    this.user = make(opts.points, 'user');
-    this.anon = make(opts.anonPoints, 'anon');
+    this.user = createLimiter(opts.points, opts.windowSeconds, 'user', opts.redis);
+    this.anon = createLimiter(opts.anonPoints, opts.windowSeconds, 'anon', opts.redis);
   }
 
   /** Counts one request for `key` (agent id or IP). */

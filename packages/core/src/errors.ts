@@ -45,6 +45,8 @@ export const ERROR_TABLE = {
   HEADERS_TOO_LARGE: { status: 431, trpc: 'BAD_REQUEST', mcp: 'tool_error' },
   RATE_LIMITED: { status: 429, trpc: 'TOO_MANY_REQUESTS', mcp: 'tool_error' },
   INTERNAL: { status: 500, trpc: 'INTERNAL_SERVER_ERROR', mcp: 'tool_error' },
+  /** The database cannot be reached (down, restarting, connection refused): nothing was changed; retry after retry_after. */
+  SERVICE_UNAVAILABLE: { status: 503, trpc: 'SERVICE_UNAVAILABLE', mcp: 'tool_error' },
 } as const satisfies Record<string, { status: number; trpc: TrpcCode; mcp: 'tool_error' }>;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
@@ -95,6 +97,7 @@ const DEFAULT_ACTION: Record<ErrorCode, string> = {
   UNSUPPORTED_MEDIA_TYPE: 'Send Content-Type: application/json.',
   RATE_LIMITED: 'Wait retry_after seconds, then retry with the same idempotency_key.',
   INTERNAL: 'Retry later with the same idempotency_key; report the request_id if it persists.',
+  SERVICE_UNAVAILABLE: 'Retry after retry_after seconds with the same idempotency_key.',
 };
 
 /**
@@ -169,10 +172,39 @@ function isTransient(e: unknown): boolean {
   return anyE.cause ? isTransient(anyE.cause) : false;
 }
 
+/** SQLSTATE classes/codes and driver errors meaning the database could not be reached or went away (PostgreSQL appendix A: class 08, 57P01-57P03). */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  const anyE = e as { code?: string; message?: string; cause?: unknown } | null;
+  if (!anyE || typeof anyE !== 'object') return false;
+  const code = String(anyE.code ?? '');
+  if (/^08/.test(code) || ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'P1001', 'P1002', 'P1017'].includes(code)) return true;
+  const msg = String(anyE.message ?? '');
+  if (/Connection terminated|ECONNREFUSED|ECONNRESET|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command/i.test(msg)) return true;
+  return anyE.cause ? isDatabaseUnavailable(anyE.cause) : false;
+}
+
+/** True for failures that PostgreSQL reports after rolling the transaction back (serialization failure, deadlock, Prisma's transaction timeout). */
+export function isKnownRollback(e: unknown): boolean {
+  return isTransient(e);
+}
+
+/**
+ * The error for a write whose COMMIT was sent but whose outcome is unknown (the connection was
+ * lost or the database died before it answered): the change may or may not be stored. A retry
+ * with the same idempotency key answers from the stored result if it was stored, or runs it now.
+ */
+export function outcomeUnknownError(cause: unknown): ToolError {
+  return new ToolError('INTERNAL', 'The database stopped answering while this change was being committed: it may or may not have been stored.', {
+    suggestedAction: 'Retry the identical call with the same idempotency_key: if the change was stored you get its stored result (marked replayed), otherwise it runs now. Never retry with a new key.',
+    details: { outcome: 'unknown' },
+    cause,
+  });
+}
+
 /**
  * Normalises anything thrown during a tool call into a ToolError.
  * Zod errors → VALIDATION_ERROR with issues; transient DB contention → TRANSIENT_CONFLICT (409) with retry_after;
- * anything else → INTERNAL (the original is kept as `cause` for logs, never sent out).
+ * database unreachable → SERVICE_UNAVAILABLE (503) with retry_after; anything else → INTERNAL (the original is kept as `cause` for logs, never sent out).
  */
 export function toToolError(e: unknown): ToolError {
   if (e instanceof ToolError) return e;
@@ -194,6 +226,9 @@ export function toToolError(e: unknown): ToolError {
   }
   if (isTransient(e)) {
     return new ToolError('TRANSIENT_CONFLICT', 'The database is busy with conflicting work; nothing was changed.', { retryAfter: 1, cause: e });
+  }
+  if (isDatabaseUnavailable(e)) {
+    return new ToolError('SERVICE_UNAVAILABLE', 'The database is unavailable; nothing was changed.', { retryAfter: 1, cause: e });
   }
   return new ToolError('INTERNAL', 'An internal error occurred; nothing was changed.', { cause: e });
 }

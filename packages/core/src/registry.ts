@@ -25,7 +25,7 @@ import { inboxSummaryFor } from './domain/inbox-summary.ts';
 import { inputIssues } from './safe-input.ts';
 
 /** Errors every tool can raise (in addition to its own `meta.errors`). */
-export const COMMON_ERRORS: ErrorCode[] = ['VALIDATION_ERROR', 'UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'TRANSIENT_CONFLICT', 'INTERNAL'];
+export const COMMON_ERRORS: ErrorCode[] = ['VALIDATION_ERROR', 'UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'TRANSIENT_CONFLICT', 'INTERNAL', 'SERVICE_UNAVAILABLE'];
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -186,7 +186,12 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
       const agentId = ctx.auth?.agentId;
       if (agentId) {
         const source = req.services.inboxSummaries;
-        const inbox = source ? await source.get(agentId, { fresh: tool.kind === 'write' }) : await inboxSummaryFor(req.services.prisma, agentId);
+        // After a write the change is committed: a failing inbox read must not turn the answer into an error
+        // (the caller would retry something that already happened); the inbox block is left out instead.
+        const inbox = await (source ? source.get(agentId, { fresh: tool.kind === 'write' }) : inboxSummaryFor(req.services.prisma, agentId)).catch((e: unknown) => {
+          if (tool.kind === 'write') return undefined;
+          throw toToolError(e);
+        });
         if (inbox) data = { ...data, inbox };
       }
       return { data, call };

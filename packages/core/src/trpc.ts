@@ -8,7 +8,8 @@ import { initTRPC } from '@trpc/server';
 import canonicalize from 'canonicalize';
 import { TX_OPTIONS, type ToolContext, type AuthedContext } from './context.ts';
 import type { ToolMeta } from './meta.ts';
-import { ToolError, validationError } from './errors.ts';
+import { ToolError, validationError, isKnownRollback, outcomeUnknownError } from './errors.ts';
+import type { Services, Db } from './context.ts';
 
 const t = initTRPC.context<ToolContext>().meta<ToolMeta>().create({ isServer: true, allowOutsideOfServer: true });
 
@@ -41,6 +42,26 @@ const authAndScope = t.middleware(async ({ ctx, meta, type, next }) => {
   return next();
 });
 
+/**
+ * One interactive transaction around `body`. A failure before or inside `body` rolls back, so
+ * "nothing was changed" holds. A failure after `body` returned happened while committing: unless
+ * PostgreSQL reported a rollback (serialization failure, deadlock, timeout), the outcome is
+ * unknown and the caller is told so (outcomeUnknownError), never that nothing changed.
+ */
+async function inTransaction<T>(services: Services, body: (tx: Db) => Promise<T>): Promise<T> {
+  let committing = false;
+  try {
+    return await services.prisma.$transaction(async (tx) => {
+      const r = await body(tx);
+      committing = true;
+      return r;
+    }, TX_OPTIONS);
+  } catch (e) {
+    if (committing && !isKnownRollback(e)) throw outcomeUnknownError(e);
+    throw e;
+  }
+}
+
 const readDb = t.middleware(({ ctx, next }) => next({ ctx: { db: ctx.services.prisma } }));
 
 /**
@@ -69,11 +90,11 @@ const mergeIdempotencyHeader = t.middleware(async ({ ctx, meta, getRawInput, nex
 const writeTx = t.middleware(async ({ ctx, meta, path, getRawInput, next }) => {
   const mode = meta?.idempotency ?? 'replay';
   if (mode === 'none') {
-    return ctx.services.prisma.$transaction(async (tx) => {
+    return inTransaction(ctx.services, async (tx) => {
       const result = await next({ ctx: { db: tx } });
       if (!result.ok) throw result.error;
       return result;
-    }, TX_OPTIONS);
+    });
   }
   const raw = await getRawInput();
   const args = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
@@ -84,7 +105,7 @@ const writeTx = t.middleware(async ({ ctx, meta, path, getRawInput, next }) => {
   const agentId = (ctx as AuthedContext).auth.agentId;
   const hash = requestHash(args);
 
-  return ctx.services.prisma.$transaction(async (tx) => {
+  return inTransaction(ctx.services, async (tx) => {
     const inserted = await tx.$executeRaw`
       INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response)
       VALUES (${agentId}::uuid, ${path}, ${key}, ${hash}, 'null'::jsonb)
@@ -112,7 +133,7 @@ const writeTx = t.middleware(async ({ ctx, meta, path, getRawInput, next }) => {
       UPDATE idempotency_records SET response = ${JSON.stringify(stored)}::jsonb
       WHERE agent_id = ${agentId}::uuid AND tool = ${path} AND key = ${key}`;
     return result;
-  }, TX_OPTIONS);
+  });
 });
 
 const base = t.procedure.use(authAndScope);

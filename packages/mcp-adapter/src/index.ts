@@ -62,7 +62,9 @@ function header(req: FastifyRequest, name: string): string | undefined {
  * server's error handler as the JSON error envelope: FORBIDDEN 403 (Host/Origin refused),
  * UNAUTHENTICATED 401 (/mcp without credential; `WWW-Authenticate: opts.wwwAuthenticate`),
  * METHOD_NOT_ALLOWED 405 (GET/DELETE: stateless server, no SSE stream, no session),
- * VALIDATION_ERROR 400 (empty body). Everything after is JSON-RPC as the MCP spec says.
+ * VALIDATION_ERROR 400 (empty body). A JSON array body (a JSON-RPC batch, which MCP 2025-11-25
+ * does not have) is refused whole with HTTP 400 and JSON-RPC error -32600 before anything runs.
+ * Everything after is JSON-RPC as the MCP spec says.
  */
 export async function registerMcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise<void> {
   const guard = hostGuard(opts.baseUrl, opts.allowedHosts);
@@ -89,6 +91,15 @@ export async function registerMcpRoutes(app: FastifyInstance, opts: McpAdapterOp
     if (req.body === undefined) {
       throw new ToolError('VALIDATION_ERROR', 'POST a JSON-RPC message as the body.', {
         details: { issues: [{ path: '(root)', message: 'body required', code: 'required' }] },
+      });
+    }
+    // MCP 2025-11-25 removed JSON-RPC batching. The SDK still accepts arrays, which would run N
+    // calls for one HTTP request (one rate-limit point): refuse the whole array, run nothing.
+    if (Array.isArray(req.body)) {
+      return reply.code(400).send({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-11-25); send one message per HTTP request.' },
       });
     }
     const headers = new Headers();

@@ -1,0 +1,115 @@
+/**
+ * Abuse limits beyond the per-request rate limit (rate-limit.ts), per client IP, with
+ * rate-limiter-flexible in memory or Redis (same store choice as the request limiter):
+ *
+ * - Failed authentication: every refused credential (unknown, expired, malformed) costs one
+ *   point of a strict per-IP bucket. While the bucket is empty the IP's credentials are refused
+ *   with 429 RATE_LIMITED *before* any database lookup, so guessing keys costs the guesser
+ *   time, not the server database work.
+ * - Registration: every `register_agent` call (POST /v1/agents, POST /v1/tools/register_agent,
+ *   MCP tools/call) costs one point of an hourly and a daily per-IP bucket, on top of the
+ *   per-minute request limit. Authenticated calls count too: otherwise one registered agent
+ *   could mint agents (each with its own request budget) at the per-agent rate.
+ *
+ * 429s carry `retry_after` (seconds) and the server sends `Retry-After` (RFC 9110 §10.2.3).
+ */
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Redis } from 'ioredis';
+import { ToolError, type CallRequest, type Registry } from '@kitty/core';
+import { createLimiter } from './rate-limit.ts';
+
+export interface AbuseLimitOptions {
+  /** Failed authentications allowed per IP per `authFailWindowSeconds` (0 disables the bucket). */
+  authFailPoints: number;
+  authFailWindowSeconds: number;
+  /** register_agent calls per IP per hour (0 disables). */
+  registerPerHour: number;
+  /** register_agent calls per IP per day (0 disables). */
+  registerPerDay: number;
+  redis?: Redis | undefined;
+}
+
+/** A registry call request that knows the caller's IP (built by the server, read by the registration limit). */
+export interface ServerCallRequest extends CallRequest {
+  clientIp: string;
+}
+
+function secondsUntil(res: RateLimiterRes): number {
+  return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+}
+
+export class AbuseLimiter {
+  private readonly authFail: RateLimiterAbstract | undefined;
+  private readonly registerHour: RateLimiterAbstract | undefined;
+  private readonly registerDay: RateLimiterAbstract | undefined;
+
+  constructor(private readonly opts: AbuseLimitOptions) {
+    const { redis } = opts;
+    this.authFail = opts.authFailPoints > 0 ? createLimiter(opts.authFailPoints, opts.authFailWindowSeconds, 'authfail', redis) : undefined;
+    this.registerHour = opts.registerPerHour > 0 ? createLimiter(opts.registerPerHour, 3600, 'reg_h', redis) : undefined;
+    this.registerDay = opts.registerPerDay > 0 ? createLimiter(opts.registerPerDay, 86_400, 'reg_d', redis) : undefined;
+  }
+
+  /**
+   * Runs `authenticate` unless `ip` has used up its failed-authentication budget; a refusal
+   * (ToolError UNAUTHENTICATED) costs the IP one point.
+   * @throws ToolError RATE_LIMITED (before `authenticate` runs) when the budget is used up;
+   *   whatever `authenticate` throws otherwise
+   */
+  async meterAuthentication<T>(ip: string, authenticate: () => Promise<T>): Promise<T> {
+    const bucket = this.authFail;
+    if (!bucket) return authenticate();
+    const state = await bucket.get(ip);
+    if (state && state.consumedPoints >= this.opts.authFailPoints) throw tooManyFailures(secondsUntil(state));
+    try {
+      return await authenticate();
+    } catch (e) {
+      if (e instanceof ToolError && e.kittyCode === 'UNAUTHENTICATED') {
+        await bucket.consume(ip, 1).catch((r: unknown) => {
+          if (!(r instanceof RateLimiterRes)) throw r;
+        });
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Counts one registration for `ip` in the hourly and daily buckets.
+   * @throws ToolError RATE_LIMITED when either is used up
+   */
+  async consumeRegistration(ip: string): Promise<void> {
+    for (const [bucket, window] of [[this.registerHour, 'hour'], [this.registerDay, 'day']] as const) {
+      if (!bucket) continue;
+      try {
+        await bucket.consume(ip, 1);
+      } catch (e) {
+        if (!(e instanceof RateLimiterRes)) throw e;
+        const t = secondsUntil(e);
+        throw new ToolError('RATE_LIMITED', `Too many agents registered from this address in the last ${window}; retry in ${t} s.`, {
+          retryAfter: t,
+          details: { limit: 'registrations_per_ip', window, max: bucket.points },
+          suggestedAction: `Wait retry_after seconds before registering another agent; reuse the API keys you already have.`,
+        });
+      }
+    }
+  }
+
+  /** `registry` with register_agent metered per IP (the call request must be a ServerCallRequest). */
+  meterRegistrations(registry: Registry): Registry {
+    return {
+      ...registry,
+      callTool: async (name, args, req) => {
+        if (name === 'register_agent') await this.consumeRegistration((req as ServerCallRequest).clientIp);
+        return registry.callTool(name, args, req);
+      },
+    };
+  }
+}
+
+function tooManyFailures(retryAfter: number): ToolError {
+  return new ToolError('RATE_LIMITED', `Too many failed authentications from this address; retry in ${retryAfter} s.`, {
+    retryAfter,
+    details: { limit: 'failed_authentications_per_ip' },
+    suggestedAction: 'Check the API key (it starts with kitty_); wait retry_after seconds before trying again.',
+  });
+}
