@@ -7,6 +7,8 @@
  * - U+0000 (NUL): PostgreSQL `text` cannot store it (PostgreSQL docs, "Character Types");
  * - a lone UTF-16 surrogate (U+D800-U+DFFF not forming a pair): it has no UTF-8 encoding
  *   (RFC 3629 §3), so PostgreSQL refuses it;
+ * - a number JSON.parse turned into ±Infinity (e.g. 1e309): no field takes it, and hashing or
+ *   storing it fails further in;
  * - nesting deeper than MAX_ARGUMENT_DEPTH (no tool takes more than a few levels; deeper input
  *   only costs stack and time further in).
  * Other control characters are a per-field rule of the tool schemas (interface-spec "Limits").
@@ -48,6 +50,10 @@ export function inputIssues(value: unknown, root = '(root)'): ValidationIssue[] 
     if (typeof v === 'string') {
       const issue = stringIssue(v, at(path));
       if (issue) issues.push(issue);
+      continue;
+    }
+    if (typeof v === 'number' && !Number.isFinite(v)) {
+      issues.push({ path: at(path), message: 'number out of range: it overflows to infinity (JSON numbers must be finite doubles)', code: 'non_finite_number' });
       continue;
     }
     if (v === null || typeof v !== 'object') continue;

@@ -46,13 +46,18 @@ function setAt(path: Array<string | number>, value: unknown): Record<string, unk
 const BAD = ['\ud800', 'x\udc00', 'a\u0000b', '\udfff\ud800', `${'ok'.repeat(5)}\u0000`];
 
 describe('inputIssues', () => {
-  it('finds NUL and lone surrogates at any depth, in values and keys, and accepts paired surrogates', () => {
+  it('finds NUL, lone surrogates and infinities at any depth, in values and keys, and accepts paired surrogates', () => {
     expect(inputIssues({ a: 'fine 😀 \u00e9', b: [1, 'x', { c: null }] })).toEqual([]);
     expect(inputIssues({ a: [{ b: 'x\u0000' }] })).toEqual([expect.objectContaining({ path: 'a.0.b', code: 'nul_character' })]);
     expect(inputIssues({ a: ['ok', '\ud83d'] })).toEqual([expect.objectContaining({ path: 'a.1', code: 'lone_surrogate' })]);
     expect(inputIssues({ 'k\u0000': 1 })).toEqual([expect.objectContaining({ path: 'k\\u0000', code: 'nul_character' })]);
     expect(inputIssues('\udc00')).toEqual([expect.objectContaining({ path: '(root)' })]);
     expect(inputIssues({ a: 'x' }, 'Idempotency-Key')).toEqual([]);
+    // What JSON.parse makes of 1e309: refused; huge finite numbers are the schemas' business.
+    expect(inputIssues(JSON.parse('{"n":[1e309,-1e309,1e308]}'))).toEqual([
+      expect.objectContaining({ path: 'n.0', code: 'non_finite_number' }),
+      expect.objectContaining({ path: 'n.1', code: 'non_finite_number' }),
+    ]);
   });
 
   it(`refuses nesting deeper than ${MAX_ARGUMENT_DEPTH} levels without recursion`, () => {
