@@ -10,6 +10,8 @@ import { startKitty, type RunningKitty, type ServerConfig } from '../src/index.t
 export interface TestServer {
   kitty: RunningKitty;
   url: string;
+  /** The test database (for tests that read PostgreSQL's own statistics). */
+  databaseUrl: string;
   /** Registers an agent over REST and returns its typed client. */
   agent(prefix?: string): Promise<{ client: KittyClient; apiKey: string; handle: string; agentId: string }>;
   /** fetch against the server with JSON helpers. */
@@ -41,6 +43,7 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
   return {
     kitty,
     url: kitty.url,
+    databaseUrl: db.databaseUrl,
     http,
     async agent(prefix = 'agent') {
       const handle = `${prefix}-${randomUUID().slice(0, 8)}`;

@@ -27,7 +27,7 @@ export async function seedExpensesBulk(pool: Pool, groupId: string, memberIds: s
   try {
     await client.query('BEGIN');
     await client.query('SET LOCAL synchronous_commit = off');
-    await client.query('SELECT 1 FROM groups WHERE id = $1 FOR UPDATE', [groupId]);
+    await client.query('SELECT 1 FROM groups WHERE id = $1 FOR NO KEY UPDATE', [groupId]);
     const creator = memberIds[0]!;
     await client.query(
       `INSERT INTO expenses (id, group_id, description, amount_minor, date, split_method, created_by, created_at, updated_at)

@@ -10,6 +10,7 @@ import { TX_OPTIONS, type ToolContext, type AuthedContext } from './context.ts';
 import type { ToolMeta } from './meta.ts';
 import { ToolError, validationError, isKnownRollback, outcomeUnknownError } from './errors.ts';
 import type { Services, Db } from './context.ts';
+import { beginInboxCounters, flushInboxCounters } from './domain/inbox.ts';
 
 const t = initTRPC.context<ToolContext>().meta<ToolMeta>().create({ isServer: true, allowOutsideOfServer: true });
 
@@ -91,8 +92,10 @@ const writeTx = t.middleware(async ({ ctx, meta, path, getRawInput, next }) => {
   const mode = meta?.idempotency ?? 'replay';
   if (mode === 'none') {
     return inTransaction(ctx.services, async (tx) => {
+      beginInboxCounters(tx);
       const result = await next({ ctx: { db: tx } });
       if (!result.ok) throw result.error;
+      await flushInboxCounters(tx);
       return result;
     });
   }
@@ -126,8 +129,11 @@ const writeTx = t.middleware(async ({ ctx, meta, path, getRawInput, next }) => {
       ctx.call.replayed = true;
       return { ok: true as const, data: rec.response, marker: undefined as never };
     }
+    beginInboxCounters(tx);
     const result = await next({ ctx: { db: tx } });
     if (!result.ok) throw result.error;
+    // Agent-row locks last and in id order (domain/inbox.ts): the inbox counters of everyone notified.
+    await flushInboxCounters(tx);
     const stored = mode === 'never_replay' ? { never_replayed: true } : result.data;
     await tx.$executeRaw`
       UPDATE idempotency_records SET response = ${JSON.stringify(stored)}::jsonb

@@ -106,14 +106,15 @@ interface GroupMembershipRow {
  * Loads a group (with its creator) and the caller's active membership in one statement — this
  * runs at the start of almost every group tool, so it is a hot path (see `pnpm bench`).
  * Errors: NOT_FOUND (no such group), FORBIDDEN (caller is not an active member — interface-spec "Errors").
- * With `lock: true` the group row is first locked FOR UPDATE, serialising writes that change
+ * With `lock: true` the group row is first locked (FOR NO KEY UPDATE: writers of the group queue, while
+ * inserts that merely reference the group — activities, invites — are not blocked), serialising writes that change
  * balances or membership of this group (write tools only). The lock is its own statement on
  * purpose: a joined `FOR UPDATE OF g` that waits re-reads only the group row after the wait
  * (EvalPlanQual), so the membership columns would be from before the concurrent write
  * (test/ledger-concurrency.test.ts "leave_group racing add_expense" catches exactly that).
  */
 export async function requireMembership(db: Db, groupId: string, agentId: string, opts: { lock?: boolean } = {}) {
-  if (opts.lock) await db.$executeRaw`SELECT 1 FROM groups WHERE id = ${groupId}::uuid FOR UPDATE`;
+  if (opts.lock) await db.$executeRaw`SELECT 1 FROM groups WHERE id = ${groupId}::uuid FOR NO KEY UPDATE`;
   const rows = await db.$queryRaw<GroupMembershipRow[]>`
     SELECT g.id, g.name, g.description, g.currency, g.kind, g.direct_key, g.members_can_edit, g.member_count,
            g.created_by, g.created_at, g.updated_at, g.archived_at,

@@ -5,6 +5,16 @@
  *
  * Counter meaning: unread = items with read_at null; requires_action = items with
  * requires_action true and resolved_at null.
+ *
+ * Lock order (no deadlocks): inside a transaction opened with `beginInboxCounters`, counter
+ * changes are only collected; `flushInboxCounters` applies them all in one step at the end of the
+ * transaction, locking the agent rows in id order (FOR NO KEY UPDATE, which does not conflict with
+ * the KEY SHARE locks that inserting rows referencing an agent takes). So every transaction takes
+ * its agent-row locks last, in one total order, and holds them only until commit. (Before, each
+ * notify updated its row on the spot and fan-outs used FOR UPDATE, which conflicts with those
+ * KEY SHARE locks: two transactions notifying overlapping agents deadlocked.)
+ * The write-tool middleware (trpc.ts) and the recurrence runner begin and flush; outside such a
+ * transaction the counters are updated on the spot (one row per statement).
  */
 import { Prisma } from '@kitty/db';
 import type { Db } from '../context.ts';
@@ -23,6 +33,48 @@ export interface InboxEvent {
   groupId?: string;
 }
 
+type CounterDelta = { unread: number; requiresAction: number };
+const pending = new WeakMap<object, Map<string, CounterDelta>>();
+
+/** Starts collecting counter changes for the transaction `db` (see the lock order above). */
+export function beginInboxCounters(db: Db): void {
+  if (!pending.has(db)) pending.set(db, new Map());
+}
+
+/**
+ * Applies the counter changes collected for `db` in one step, agent rows locked in id order.
+ * Call it as the last statement of the transaction. Idempotent (a second call applies nothing).
+ */
+export async function flushInboxCounters(db: Db): Promise<void> {
+  const deltas = pending.get(db);
+  if (!deltas) return;
+  pending.delete(db);
+  const rows = [...deltas].filter(([, d]) => d.unread !== 0 || d.requiresAction !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (!rows.length) return;
+  const ids = rows.map(([id]) => id);
+  await db.$executeRaw`SELECT 1 FROM agents WHERE id = ANY(${ids}::uuid[]) ORDER BY id FOR NO KEY UPDATE`;
+  await db.$executeRaw`
+    UPDATE agents a SET inbox_unread = a.inbox_unread + d.u, inbox_requires_action = a.inbox_requires_action + d.r
+    FROM unnest(${ids}::uuid[], ${rows.map(([, d]) => d.unread)}::int[], ${rows.map(([, d]) => d.requiresAction)}::int[]) AS d(id, u, r)
+    WHERE a.id = d.id`;
+}
+
+/** Records (inside a counting transaction) or applies (outside one) a change of one agent's counters. */
+export async function changeInboxCounters(db: Db, agentId: string, unread: number, requiresAction: number): Promise<void> {
+  if (unread === 0 && requiresAction === 0) return;
+  const deltas = pending.get(db);
+  if (deltas) {
+    const d = deltas.get(agentId) ?? { unread: 0, requiresAction: 0 };
+    d.unread += unread;
+    d.requiresAction += requiresAction;
+    deltas.set(agentId, d);
+    return;
+  }
+  await db.$executeRaw`
+    UPDATE agents SET inbox_unread = inbox_unread + ${unread}::int, inbox_requires_action = inbox_requires_action + ${requiresAction}::int
+    WHERE id = ${agentId}::uuid`;
+}
+
 export async function notify(db: Db, e: InboxEvent): Promise<void> {
   const requiresAction = e.requiresAction ?? false;
   await db.inboxItem.create({
@@ -37,16 +89,12 @@ export async function notify(db: Db, e: InboxEvent): Promise<void> {
       groupId: e.groupId ?? null,
     },
   });
-  await db.agent.update({
-    where: { id: e.agentId },
-    data: { inboxUnread: { increment: 1 }, ...(requiresAction ? { inboxRequiresAction: { increment: 1 } } : {}) },
-  });
+  await changeInboxCounters(db, e.agentId, 1, requiresAction ? 1 : 0);
 }
 
 /**
- * Sends the same event to several agents (skipping `except`, usually the actor) in two
- * statements whatever the number of recipients; counter rows are locked in id order so
- * concurrent fan-outs to overlapping groups cannot deadlock each other.
+ * Sends the same event to several agents (skipping `except`, usually the actor) in one insert
+ * whatever the number of recipients; the counters change as for `notify`.
  */
 export async function notifyAll(db: Db, agentIds: string[], except: string | undefined, e: Omit<InboxEvent, 'agentId'>): Promise<void> {
   const ids = [...new Set(agentIds)].filter((id) => id !== except).sort();
@@ -66,10 +114,14 @@ export async function notifyAll(db: Db, agentIds: string[], except: string | und
       groupId: e.groupId ?? null,
     })),
   });
-  const ra = requiresAction ? 1 : 0;
+  if (pending.has(db)) {
+    for (const id of ids) await changeInboxCounters(db, id, 1, requiresAction ? 1 : 0);
+    return;
+  }
+  await db.$executeRaw`SELECT 1 FROM agents WHERE id = ANY(${ids}::uuid[]) ORDER BY id FOR NO KEY UPDATE`;
   await db.$executeRaw`
-    UPDATE agents SET inbox_unread = inbox_unread + 1, inbox_requires_action = inbox_requires_action + ${ra}
-    WHERE id IN (SELECT id FROM agents WHERE id = ANY(${ids}::uuid[]) ORDER BY id FOR UPDATE)`;
+    UPDATE agents SET inbox_unread = inbox_unread + 1, inbox_requires_action = inbox_requires_action + ${requiresAction ? 1 : 0}::int
+    WHERE id = ANY(${ids}::uuid[])`;
 }
 
 /**
@@ -89,7 +141,7 @@ export async function resolveAction(db: Db, where: { entityType: string; entityI
   let total = 0;
   for (const r of rows) {
     total += Number(r.n);
-    await db.agent.update({ where: { id: r.agent_id }, data: { inboxRequiresAction: { decrement: Number(r.n) } } });
+    await changeInboxCounters(db, r.agent_id, 0, -Number(r.n));
   }
   return total;
 }

@@ -82,7 +82,7 @@ export function toInvite(inv: InviteRow, baseUrl: string, now: Date) {
 /** Finds an invite by anything pasted (code in any case/spacing, or URL). NOT_FOUND when none. Locks it with `lock`. */
 export async function findInviteByCode(db: Db, pasted: string, opts: { lock?: boolean } = {}) {
   const key = inviteCodeKey(pasted);
-  if (opts.lock) await db.$executeRaw`SELECT 1 FROM invites WHERE code_key = ${key} FOR UPDATE`;
+  if (opts.lock) await db.$executeRaw`SELECT 1 FROM invites WHERE code_key = ${key} FOR NO KEY UPDATE`;
   const invite = await db.invite.findUnique({ where: { codeKey: key }, include: INVITE_INCLUDE });
   if (!invite) {
     throw new ToolError('NOT_FOUND', 'No invite has this code.', {
@@ -103,7 +103,7 @@ export async function findInviteByCode(db: Db, pasted: string, opts: { lock?: bo
  */
 export async function joinWithInvite(db: Db, agentId: string, pasted: string, now: Date) {
   const invite = await findInviteByCode(db, pasted, { lock: true });
-  await db.$executeRaw`SELECT 1 FROM groups WHERE id = ${invite.groupId}::uuid FOR UPDATE`;
+  await db.$executeRaw`SELECT 1 FROM groups WHERE id = ${invite.groupId}::uuid FOR NO KEY UPDATE`;
   const group = await db.group.findUniqueOrThrow({ where: { id: invite.groupId } });
   const existing = await db.membership.findUnique({ where: { groupId_agentId: { groupId: group.id, agentId } } });
   if (existing && !existing.leftAt) {

@@ -57,13 +57,18 @@ export const conversationSchema = z.object({
 
 export const directConversationKey = pairKey;
 
-/** Get-or-create the conversation with `key` (native upsert: safe under concurrency). */
+/**
+ * Get-or-create the conversation with `key`, safe under concurrency: INSERT … ON CONFLICT DO NOTHING
+ * waits for a concurrent insert of the same key and then skips, so the read that follows finds the
+ * row. (Prisma's upsert with an empty update falls back to read-then-insert, which raced: two first
+ * messages of a pair at once gave a unique violation and a 500.)
+ */
 export async function upsertConversation(db: Db, kind: 'direct' | 'group', key: string, groupId: string | null, now: Date) {
-  return db.conversation.upsert({
-    where: { key },
-    create: { kind, key, groupId, lastMessageAt: now, createdAt: now },
-    update: {},
-  });
+  await db.$executeRaw`
+    INSERT INTO conversations (id, kind, key, group_id, last_message_at, created_at)
+    VALUES (gen_random_uuid(), ${kind}, ${key}, ${groupId}::uuid, ${now}::timestamptz, ${now}::timestamptz)
+    ON CONFLICT (key) DO NOTHING`;
+  return db.conversation.findUniqueOrThrow({ where: { key } });
 }
 
 /** One line for the inbox: whitespace collapsed, cut to fit. */

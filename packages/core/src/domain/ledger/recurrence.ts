@@ -16,7 +16,7 @@
 import { Prisma } from '@kitty/db';
 import { TX_OPTIONS, type Db, type Services } from '../../context.ts';
 import { appendActivity } from '../activity.ts';
-import { notify } from '../inbox.ts';
+import { notify, beginInboxCounters, flushInboxCounters } from '../inbox.ts';
 import { insertExpense, todayUtc, isoFromDate, dateFromIso, type ExpenseSpec, type ExpenseFields, type RepeatUnit } from './expenses.ts';
 
 /**
@@ -138,59 +138,66 @@ interface RecRow {
 /** Processes one recurrence in its own transaction: at most MAX_OCCURRENCES_PER_RUN due occurrences. */
 async function processOne(services: Services, id: string, groupId: string, today: string, now: Date): Promise<{ created: number; stopped: boolean }> {
   return services.prisma.$transaction(async (tx: Db) => {
-    await tx.$executeRaw`SELECT 1 FROM groups WHERE id = ${groupId}::uuid FOR UPDATE`;
-    const rows = await tx.$queryRaw<RecRow[]>`
-      SELECT id, group_id, template, unit, every, start_date, end_date, max_count, next_index, created_by
-      FROM recurrences WHERE id = ${id}::uuid AND active AND next_date <= ${today}::date
-      FOR UPDATE SKIP LOCKED`;
-    const rec = rows[0];
-    if (!rec) return { created: 0, stopped: false };
-    const rule: RecurrenceRule = {
-      startDate: isoFromDate(rec.start_date),
-      unit: rec.unit,
-      every: rec.every,
-      until: rec.end_date ? isoFromDate(rec.end_date) : null,
-      count: rec.max_count,
-    };
-    const { spec, fields } = fromTemplate(rec.template);
-    const group = await tx.group.findUniqueOrThrow({ where: { id: groupId }, select: { archivedAt: true, name: true } });
-    const involved = [...new Set([...spec.payers.map((p) => p.agentId), ...spec.participants.map((p) => p.agentId)])];
-    const active = await tx.membership.count({ where: { groupId, agentId: { in: involved }, leftAt: null } });
-    if (group.archivedAt || active !== involved.length) {
-      const reason = group.archivedAt ? 'the group is archived' : 'a member it involves has left';
-      await tx.recurrence.update({ where: { id }, data: { active: false } });
-      await appendActivity(tx, { groupId, actorId: rec.created_by, action: 'recurrence.stopped', entityType: 'expense', entityId: id, after: { reason } });
-      if (!group.archivedAt) {
-        await notify(tx, { agentId: rec.created_by, kind: 'expense_changed', text: `Repeating "${fields.description}" stopped: ${reason}`, entityType: 'recurrence', entityId: id, groupId });
-      }
-      return { created: 0, stopped: true };
-    }
-    let k = rec.next_index;
-    let created = 0;
-    while (created < MAX_OCCURRENCES_PER_RUN && occurrenceExists(rule, k)) {
-      const date = occurrenceDate(rule.startDate, rule.unit, rule.every, k);
-      if (date > today) break;
-      await insertExpense(tx, {
-        groupId,
-        actorId: rec.created_by,
-        createdById: rec.created_by,
-        spec,
-        fields,
-        date,
-        now,
-        recurrenceId: id,
-        occurrenceIndex: k,
-        action: 'expense.recurred',
-      });
-      created++;
-      k++;
-    }
-    const exists = occurrenceExists(rule, k);
-    await tx.$executeRaw`
-      UPDATE recurrences SET next_index = ${k}, next_date = ${occurrenceDate(rule.startDate, rule.unit, rule.every, k)}::date, active = ${exists}
-      WHERE id = ${id}::uuid`;
-    return { created, stopped: false };
+    beginInboxCounters(tx);
+    const r = await processLocked(tx, id, groupId, today, now);
+    await flushInboxCounters(tx); // agent-row locks last, in id order (domain/inbox.ts)
+    return r;
   }, TX_OPTIONS);
+}
+
+async function processLocked(tx: Db, id: string, groupId: string, today: string, now: Date): Promise<{ created: number; stopped: boolean }> {
+  await tx.$executeRaw`SELECT 1 FROM groups WHERE id = ${groupId}::uuid FOR NO KEY UPDATE`;
+  const rows = await tx.$queryRaw<RecRow[]>`
+    SELECT id, group_id, template, unit, every, start_date, end_date, max_count, next_index, created_by
+    FROM recurrences WHERE id = ${id}::uuid AND active AND next_date <= ${today}::date
+    FOR NO KEY UPDATE SKIP LOCKED`;
+  const rec = rows[0];
+  if (!rec) return { created: 0, stopped: false };
+  const rule: RecurrenceRule = {
+    startDate: isoFromDate(rec.start_date),
+    unit: rec.unit,
+    every: rec.every,
+    until: rec.end_date ? isoFromDate(rec.end_date) : null,
+    count: rec.max_count,
+  };
+  const { spec, fields } = fromTemplate(rec.template);
+  const group = await tx.group.findUniqueOrThrow({ where: { id: groupId }, select: { archivedAt: true, name: true } });
+  const involved = [...new Set([...spec.payers.map((p) => p.agentId), ...spec.participants.map((p) => p.agentId)])];
+  const active = await tx.membership.count({ where: { groupId, agentId: { in: involved }, leftAt: null } });
+  if (group.archivedAt || active !== involved.length) {
+    const reason = group.archivedAt ? 'the group is archived' : 'a member it involves has left';
+    await tx.recurrence.update({ where: { id }, data: { active: false } });
+    await appendActivity(tx, { groupId, actorId: rec.created_by, action: 'recurrence.stopped', entityType: 'expense', entityId: id, after: { reason } });
+    if (!group.archivedAt) {
+      await notify(tx, { agentId: rec.created_by, kind: 'expense_changed', text: `Repeating "${fields.description}" stopped: ${reason}`, entityType: 'recurrence', entityId: id, groupId });
+    }
+    return { created: 0, stopped: true };
+  }
+  let k = rec.next_index;
+  let created = 0;
+  while (created < MAX_OCCURRENCES_PER_RUN && occurrenceExists(rule, k)) {
+    const date = occurrenceDate(rule.startDate, rule.unit, rule.every, k);
+    if (date > today) break;
+    await insertExpense(tx, {
+      groupId,
+      actorId: rec.created_by,
+      createdById: rec.created_by,
+      spec,
+      fields,
+      date,
+      now,
+      recurrenceId: id,
+      occurrenceIndex: k,
+      action: 'expense.recurred',
+    });
+    created++;
+    k++;
+  }
+  const exists = occurrenceExists(rule, k);
+  await tx.$executeRaw`
+    UPDATE recurrences SET next_index = ${k}, next_date = ${occurrenceDate(rule.startDate, rule.unit, rule.every, k)}::date, active = ${exists}
+    WHERE id = ${id}::uuid`;
+  return { created, stopped: false };
 }
 
 /**

@@ -74,7 +74,7 @@ export const open_direct_group = writeTool
     }
     if (existing) {
       // Lock and re-read: join_group with the request's code may have admitted the other agent meanwhile.
-      await ctx.db.$executeRaw`SELECT 1 FROM groups WHERE id = ${existing.id}::uuid FOR UPDATE`;
+      await ctx.db.$executeRaw`SELECT 1 FROM groups WHERE id = ${existing.id}::uuid FOR NO KEY UPDATE`;
       existing = await ctx.db.group.findUniqueOrThrow({ where: { id: existing.id }, include: GROUP_DETAIL_INCLUDE });
       const mine = await ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId: existing.id, agentId: me } } });
       if (mine && existing.memberCount >= 2) return answer(ctx as AuthedContext, other, existing.id, false, null);

@@ -3,6 +3,7 @@ import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError, validationError } from '../../errors.ts';
 import { uuid, idempotencyKey, output } from '../../text.ts';
+import { changeInboxCounters, flushInboxCounters } from '../../domain/inbox.ts';
 
 export const mark_inbox_read = writeTool
   .meta({
@@ -30,7 +31,7 @@ export const mark_inbox_read = writeTool
     const given = [input.item_ids, input.conversation_id, input.all].filter((v) => v !== undefined).length;
     if (given !== 1) throw validationError('item_ids', 'give exactly one of item_ids, conversation_id or all', 'exactly_one');
     const now = ctx.services.now();
-    // Lock order as everywhere in the inbox: item rows first, then the agent's counter row.
+    // Lock order as everywhere in the inbox: item rows first, then the agent's counter row (last, see domain/inbox.ts).
     // `read_at IS NULL` in the UPDATE makes a concurrent duplicate mark count each item once.
     let changed: Array<{ entity_type: string | null; entity_id: string | null; kind: string }>;
     if (input.conversation_id !== undefined) {
@@ -61,11 +62,9 @@ export const mark_inbox_read = writeTool
           WHERE conversation_id = ${conversationId}::uuid AND agent_id = ${me}::uuid`;
       }
     }
-    const agent = await ctx.db.agent.update({
-      where: { id: me },
-      data: { inboxUnread: { decrement: changed.length } },
-      select: { inboxUnread: true, inboxRequiresAction: true },
-    });
+    await changeInboxCounters(ctx.db, me, -changed.length, 0);
+    await flushInboxCounters(ctx.db); // the counters as they will be committed, for the answer
+    const agent = await ctx.db.agent.findUniqueOrThrow({ where: { id: me }, select: { inboxUnread: true, inboxRequiresAction: true } });
     return {
       marked: changed.length,
       unread: agent.inboxUnread,

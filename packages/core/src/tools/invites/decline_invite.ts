@@ -33,7 +33,7 @@ export const decline_invite = writeTool
     let invite;
     if (input.code !== undefined) invite = await findInviteByCode(ctx.db, input.code, { lock: true });
     else {
-      await ctx.db.$executeRaw`SELECT 1 FROM invites WHERE id = ${input.invite_id!}::uuid FOR UPDATE`;
+      await ctx.db.$executeRaw`SELECT 1 FROM invites WHERE id = ${input.invite_id!}::uuid FOR NO KEY UPDATE`;
       invite = await ctx.db.invite.findUnique({ where: { id: input.invite_id! }, include: INVITE_INCLUDE });
       if (!invite) throw new ToolError('NOT_FOUND', `No invite has invite_id ${input.invite_id}.`, { suggestedAction: 'list_invites (direction "received") shows invites for you.' });
     }

@@ -23,7 +23,7 @@ export const revoke_invite = writeTool
   .output(output({ invite: inviteSchema }))
   .mutation(async ({ ctx, input }) => {
     const me = ctx.auth!.agentId;
-    await ctx.db.$executeRaw`SELECT 1 FROM invites WHERE id = ${input.invite_id}::uuid FOR UPDATE`;
+    await ctx.db.$executeRaw`SELECT 1 FROM invites WHERE id = ${input.invite_id}::uuid FOR NO KEY UPDATE`;
     const invite = await ctx.db.invite.findUnique({ where: { id: input.invite_id }, include: INVITE_INCLUDE });
     const membership = invite ? await ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId: invite.groupId, agentId: me } } }) : null;
     const isMember = membership !== null && membership.leftAt === null;
