@@ -4,7 +4,7 @@
  * `verify` so that each says the same thing about the database it uses and none of them stops a
  * database it did not start.
  */
-import { startEmbeddedPostgres } from '@kitty/db';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@kitty/db';
 import type { ServerConfig } from './config.ts';
 
 export interface OpenedDatabase {
@@ -14,6 +14,8 @@ export interface OpenedDatabase {
   description: string;
   /** Stops the embedded server if this process started it; otherwise does nothing. */
   stop(): Promise<void>;
+  /** The embedded server's handle (absent with DATABASE_URL). */
+  embedded?: EmbeddedPostgresHandle;
 }
 
 /**
@@ -39,6 +41,7 @@ export async function openDatabase(
     url: embedded.databaseUrl,
     description: `embedded PostgreSQL at 127.0.0.1:${embedded.port}, data folder ${embedded.dataDir}, ${who}`,
     stop: () => embedded.stop(),
+    embedded,
   };
 }
 

@@ -7,7 +7,7 @@
  * errors (bad JSON, 413, unknown route), leaves through one error handler as the envelope.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { ToolError, toErrorEnvelope, inputIssues, type AuthInfo, type Registry, type Services } from '@kitty/core';
+import { ToolError, toErrorEnvelope, toToolError, inputIssues, type AuthInfo, type Registry, type Services } from '@kitty/core';
 import { registerRestRoutes } from '@kitty/rest-adapter';
 import { registerMcpRoutes } from '@kitty/mcp-adapter';
 import type { ApiKeyAuthenticator } from './auth.ts';
@@ -72,7 +72,8 @@ function fastifyErrorToTool(err: { code?: string; statusCode?: number; message: 
     });
   }
   if (err.statusCode === 405) return new ToolError('METHOD_NOT_ALLOWED', err.message);
-  return new ToolError('INTERNAL', 'An internal error occurred; nothing was changed.', { cause: err });
+  // Anything else was thrown by a hook or route (e.g. the database is unreachable during authentication).
+  return toToolError(err);
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {

@@ -14,6 +14,7 @@ import { InboxSummaryCache } from './inbox-cache.ts';
 import { openDatabase } from './database.ts';
 import { AbuseLimiter } from './abuse-limits.ts';
 import { DatabaseHealth } from './health.ts';
+import { superviseEmbedded, type SupervisorLog } from './embedded-supervisor.ts';
 
 export { loadConfig, type ServerConfig } from './config.ts';
 
@@ -48,7 +49,10 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     })());
   try {
     const database = await openDatabase(config);
-    cleanups.push(() => database.stop());
+    // An embedded server this process started is started again if it dies (embedded-supervisor.ts).
+    let log: SupervisorLog = { error: (o, m) => console.error(m, o), warn: (o, m) => console.warn(m, o) };
+    const supervisor = database.embedded?.started ? superviseEmbedded(database.embedded, { log: () => log }) : undefined;
+    cleanups.push(() => (supervisor ? supervisor.stop() : database.stop()));
     const databaseUrl = database.url;
     await applyMigrations(databaseUrl);
     const db = createDb(databaseUrl);
@@ -118,6 +122,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     });
     // While closing, every response ends its connection: a keep-alive connection whose request was
     // in flight would otherwise stay open after the answer and hold the close up.
+    log = app.log;
     let draining = false;
     app.addHook('onSend', async (_req, reply) => {
       if (draining) reply.header('connection', 'close');

