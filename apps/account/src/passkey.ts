@@ -2,7 +2,7 @@
  * Adding a passkey to the signed-in person: the sign-in service's WebAuthn registration endpoints
  * (`POST /auth/passkey/register/options`, then the browser's passkey prompt through
  * @simplewebauthn/browser, then `POST /auth/passkey/register/verify`). With a session they add a
- * passkey to the current person instead of creating a new one.
+ * passkey to the current person instead of creating a new one (named "Passkey N").
  */
 import { startRegistration, type PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/browser';
 
@@ -22,8 +22,8 @@ async function postJson(url: string, body: unknown): Promise<Record<string, unkn
   return (json.ok === true && json.data && typeof json.data === 'object' ? json.data : json) as Record<string, unknown>;
 }
 
-export async function addPasskey(name: string): Promise<void> {
-  const options = await postJson('/auth/passkey/register/options', name ? { name } : {});
+export async function addPasskey(): Promise<void> {
+  const options = await postJson('/auth/passkey/register/options', {});
   const optionsJSON = (options.options ?? options) as unknown as PublicKeyCredentialCreationOptionsJSON;
   let response;
   try {
@@ -33,5 +33,5 @@ export async function addPasskey(name: string): Promise<void> {
     if (n === 'NotAllowedError' || n === 'AbortError') throw new Error('The passkey prompt was cancelled or timed out; nothing was added. Try again when ready.', { cause: e });
     throw new Error(`Your browser could not create a passkey: ${(e as Error).message}`, { cause: e });
   }
-  await postJson('/auth/passkey/register/verify', { response, ...(name ? { name } : {}) });
+  await postJson('/auth/passkey/register/verify', response);
 }

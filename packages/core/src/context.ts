@@ -36,6 +36,8 @@ export interface Services {
   now: () => Date;
   /** Called after an agent's API keys changed (rotation) so authentication caches drop them. */
   onCredentialsChanged?: (agentId: string) => void;
+  /** Called after an OAuth grant (connected app) was revoked so token-verification caches drop it at once. */
+  onGrantRevoked?: (grantId: string) => void;
   /**
    * Where the inbox summary on every response comes from. Absent → read from the database each call
    * (domain/inbox-summary.ts). The server plugs in a cache invalidated by PostgreSQL NOTIFY.

@@ -39,7 +39,7 @@ export function SecurityPage() {
     void qc.invalidateQueries({ queryKey: trpc.securityLog.queryKey() });
   };
   const remove = useMutation(trpc.passkeys.remove.mutationOptions({ onSuccess: refresh }));
-  const add = useMutation({ mutationFn: (name: string) => addPasskey(name), onSuccess: refresh });
+  const add = useMutation({ mutationFn: addPasskey, onSuccess: refresh });
   const events = log.data?.pages.flatMap((p) => p.events) ?? [];
   const count = (methods.data?.passkeys.length ?? 0) + (methods.data?.identities.length ?? 0);
 
@@ -100,26 +100,17 @@ export function SecurityPage() {
             ))}
           </ul>
         ) : null}
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            add.mutate(String(new FormData(e.currentTarget).get('name') ?? '').trim());
-          }}
-        >
-          <label>
-            Name of the new passkey <span className="muted">(optional, e.g. “work laptop”)</span>
-            <input name="name" maxLength={60} autoComplete="off" />
-          </label>
+        <div className="stack">
           <ErrorNote error={add.error} />
           {add.isSuccess ? (
             <p className="note ok" role="status">
               Passkey added.
             </p>
           ) : null}
-          <button type="submit" disabled={add.isPending}>
+          <button type="button" onClick={() => add.mutate()} disabled={add.isPending}>
             {add.isPending ? 'Waiting for your passkey…' : 'Add a passkey'}
           </button>
-        </form>
+        </div>
       </section>
 
       <section className="card" aria-labelledby="log-h">

@@ -298,6 +298,7 @@ export const accountRouter = accountRouterFactory({
         await log('app_disconnected', conn.agentId, { client_name: conn.clientName ?? conn.clientId, client_host: conn.clientHost });
         return conn.agentId;
       });
+      ctx.services.onGrantRevoked?.(input.connection_id);
       ctx.services.onCredentialsChanged?.(agentId);
       return { disconnected: true };
     }),
