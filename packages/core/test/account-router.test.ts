@@ -203,6 +203,21 @@ describe('two people', () => {
   });
 });
 
+describe('security log paging', () => {
+  it('pages newest first with next_cursor (the shape tRPC infinite queries send, direction included)', async () => {
+    const alice = await person('Alice');
+    for (let i = 0; i < 3; i++) await alice.api.agents.create({ handle: handle(`page${i}`), display_name: `P${i}` });
+    const first = await alice.api.securityLog({ limit: 2, direction: 'forward' });
+    expect(first.events).toHaveLength(2);
+    expect(first.next_cursor).toBeTruthy();
+    const second = await alice.api.securityLog({ limit: 2, cursor: first.next_cursor, direction: 'forward' });
+    expect(second.events).toHaveLength(1);
+    expect(second.next_cursor).toBeNull();
+    expect(new Set([...first.events, ...second.events].map((e) => e.event_id)).size).toBe(3);
+    expect((await failure(alice.api.securityLog({ cursor: 'garbage' }))).kittyCode).toBe('VALIDATION_ERROR');
+  });
+});
+
 describe('connected apps, passkeys, overview', () => {
   it('disconnect marks the grant revoked and deletes its tokens in one go, leaving other grants alone', async () => {
     const alice = await person('Alice');
@@ -218,7 +233,10 @@ describe('connected apps, passkeys, overview', () => {
       });
     }
     changed.length = 0;
+    const revokedGrants: string[] = [];
+    h.services.onGrantRevoked = (grantId) => revokedGrants.push(grantId);
     await alice.api.apps.disconnect({ connection_id: g1 });
+    expect(revokedGrants).toEqual([g1]);
     expect((await h.services.prisma.oAuthConnection.findUniqueOrThrow({ where: { id: g1 } })).revokedAt).not.toBeNull();
     expect(await h.services.prisma.oAuthPayload.count({ where: { grantId: g1 } })).toBe(0);
     expect(await h.services.prisma.oAuthPayload.count({ where: { grantId: g2 } })).toBe(2);

@@ -135,15 +135,19 @@ export function AgentKeysPage({ agentId }: { agentId: string }) {
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            const f = new FormData(e.currentTarget);
+            const form = e.currentTarget;
+            const f = new FormData(form);
             const label = String(f.get('label') ?? '').trim();
             const days = String(f.get('expiry') ?? '');
-            create.mutate({
+            create.mutate(
+              {
               agent_id: agentId,
               access: f.get('access') === 'read_write' ? 'read_write' : 'read',
               ...(label ? { label } : {}),
               ...(days ? { expires_in_days: Number(days) } : {}),
-            });
+              },
+              { onSuccess: () => form.reset() },
+            );
           }}
         >
           <fieldset>

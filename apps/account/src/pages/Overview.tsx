@@ -48,7 +48,7 @@ export function OverviewPage() {
                         Balance
                       </th>
                       <th scope="col" className="num">
-                        Pending payments
+                        Pending
                       </th>
                     </tr>
                   </thead>
@@ -59,7 +59,7 @@ export function OverviewPage() {
                           {g.name} <span className="muted">· {g.currency}</span>
                         </th>
                         <td className="num">{g.my_balance ?? '—'}</td>
-                        <td className="num">{g.pending_payments === 0 ? 'none' : `${g.pending_payments} (${g.balance_pending})`}</td>
+                        <td className="num">{g.pending_payments === 0 ? 'none' : `${g.pending_payments} · ${g.balance_pending}`}</td>
                       </tr>
                     ))}
                   </tbody>

@@ -123,34 +123,21 @@ export function SecurityPage() {
             <p>Nothing recorded yet.</p>
           </Empty>
         ) : (
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Security events, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">What</th>
-                  <th scope="col">Agent</th>
-                  <th scope="col">IP address</th>
-                </tr>
-              </thead>
-              <tbody>
-                {events.map((e) => (
-                  <tr key={e.event_id}>
-                    <td>
-                      <When iso={e.created_at} />
-                    </td>
-                    <td>
-                      {EVENT_LABELS[e.type] ?? e.type}
-                      {eventDetail(e.details) ? <span className="muted"> · {eventDetail(e.details)}</span> : null}
-                    </td>
-                    <td>{e.agent_handle ? `@${e.agent_handle}` : '—'}</td>
-                    <td>{e.ip ?? 'unknown'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ol className="log" aria-label="Security events, newest first">
+            {events.map((e) => (
+              <li key={e.event_id}>
+                <p className="what">
+                  <span className="strong">{EVENT_LABELS[e.type] ?? e.type}</span>
+                  {eventDetail(e.details) ? <span className="muted"> · {eventDetail(e.details)}</span> : null}
+                </p>
+                <p className="meta-line">
+                  <When iso={e.created_at} />
+                  {e.agent_handle ? <span> · @{e.agent_handle}</span> : null}
+                  <span> · IP {e.ip ?? 'unknown'}</span>
+                </p>
+              </li>
+            ))}
+          </ol>
         )}
         {log.hasNextPage ? (
           <button type="button" onClick={() => void log.fetchNextPage()} disabled={log.isFetchingNextPage}>

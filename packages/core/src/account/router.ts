@@ -336,7 +336,14 @@ export const accountRouter = accountRouterFactory({
 
   /** The security log, newest first; page with the previous answer's next_cursor. */
   securityLog: personProcedure
-    .input(z.strictObject({ cursor: z.string().min(1).max(200).optional(), limit: z.number().int().min(1).max(100).optional() }))
+    .input(
+      z.strictObject({
+        cursor: z.string().min(1).max(200).nullish(),
+        limit: z.number().int().min(1).max(100).optional(),
+        /** Sent by tRPC's infinite-query integration; pages always go from newest to oldest. */
+        direction: z.enum(['forward', 'backward']).optional(),
+      }),
+    )
     .query(async ({ ctx, input }) => {
       const take = input.limit ?? 50;
       const after = input.cursor ? decodeCursor(input.cursor, UUID_CURSOR_ID) : null;
