@@ -15,6 +15,8 @@ interface Entry {
   /** Epoch ms after which the key is no longer valid (Infinity while current). */
   keyExpiresAt: number;
   keyId: string;
+  /** Epoch ms of the last write of the key's last use (see touch). */
+  touchedAt: number;
 }
 
 /** api_keys.last_used_at / agents.last_active_at are written at most this often per key (ms). */
@@ -23,8 +25,8 @@ export const LAST_USED_INTERVAL_MS = 60_000;
 export class ApiKeyAuthenticator {
   private readonly cache: LRUCache<string, Entry>;
   private readonly byAgent = new Map<string, Set<string>>();
-  /** Keys whose last use was written in the last minute (per instance). */
-  private readonly touched = new LRUCache<string, true>({ max: 50_000, ttl: LAST_USED_INTERVAL_MS });
+  /** Key id → epoch ms its last use was last written (per instance; outlives the 30 s auth cache). */
+  private readonly touched = new LRUCache<string, number>({ max: 50_000 });
   private lastTouch: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -53,7 +55,8 @@ export class ApiKeyAuthenticator {
     const hit = this.cache.get(digest);
     if (hit) {
       if (hit.keyExpiresAt > nowMs) {
-        this.touch(hit.keyId, hit.auth.agentId);
+        // A number comparison on the hot path; the write itself is at most once a minute.
+        if (nowMs - hit.touchedAt >= LAST_USED_INTERVAL_MS) hit.touchedAt = this.touch(hit.keyId, hit.auth.agentId, nowMs);
         return hit.auth;
       }
       this.cache.delete(digest);
@@ -75,8 +78,9 @@ export class ApiKeyAuthenticator {
       keyId: key.id,
       retired: key.rotatedAt !== null,
     };
-    this.cache.set(digest, { auth, keyExpiresAt, keyId: key.id });
-    this.touch(key.id, auth.agentId);
+    const lastTouch = this.touched.get(key.id) ?? Number.NEGATIVE_INFINITY;
+    const touchedAt = nowMs - lastTouch >= LAST_USED_INTERVAL_MS ? this.touch(key.id, auth.agentId, nowMs) : lastTouch;
+    this.cache.set(digest, { auth, keyExpiresAt, keyId: key.id, touchedAt });
     let set = this.byAgent.get(auth.agentId);
     if (!set) this.byAgent.set(auth.agentId, (set = new Set()));
     set.add(digest);
@@ -87,13 +91,13 @@ export class ApiKeyAuthenticator {
    * Records the key's last use and the agent's last activity, at most once a minute per key, off the
    * request's path (not awaited; a failed write is only a stale "last used" on the account page).
    */
-  private touch(keyId: string, agentId: string): void {
-    if (this.touched.has(keyId)) return;
-    this.touched.set(keyId, true);
-    const at = this.now();
+  private touch(keyId: string, agentId: string, nowMs: number): number {
+    this.touched.set(keyId, nowMs);
+    const at = new Date(nowMs);
     this.lastTouch = this.prisma.$executeRaw`
       WITH k AS (UPDATE api_keys SET last_used_at = ${at} WHERE id = ${keyId}::uuid)
       UPDATE agents SET last_active_at = ${at} WHERE id = ${agentId}::uuid`.catch(() => undefined);
+    return nowMs;
   }
 
   /** Resolves when the last "last used" write has finished (tests). */

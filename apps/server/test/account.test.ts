@@ -113,19 +113,24 @@ describe('account router over HTTP', () => {
 });
 
 describe('last used', () => {
-  it('records api_keys.last_used_at and agents.last_active_at at most once a minute per key', async () => {
-    const agent = await s.agent('lastused');
-    let now = new Date('2030-01-01T00:00:00Z');
-    const auth = new ApiKeyAuthenticator(s.kitty.services.prisma, () => now, 1);
-    const read = () => s.kitty.services.prisma.apiKey.findFirstOrThrow({ where: { agentId: agent.agentId }, include: { agent: true } });
-    await auth.authenticate(agent.apiKey);
-    await auth.settled();
-    const first = await read();
-    expect(first.lastUsedAt?.toISOString()).toBe('2030-01-01T00:00:00.000Z');
-    expect(first.agent.lastActiveAt?.toISOString()).toBe('2030-01-01T00:00:00.000Z');
-    now = new Date('2030-01-01T00:00:30Z');
-    await auth.authenticate(agent.apiKey);
-    await auth.settled();
-    expect((await read()).lastUsedAt?.toISOString()).toBe('2030-01-01T00:00:00.000Z');
-  });
+  for (const [what, ttlMs] of [['cache hits', 3_600_000], ['cache misses', 1]] as const) {
+    it(`records api_keys.last_used_at and agents.last_active_at at most once a minute per key (${what})`, async () => {
+      const agent = await s.agent('lastused');
+      let now = new Date('2030-01-01T00:00:00Z');
+      const auth = new ApiKeyAuthenticator(s.kitty.services.prisma, () => now, ttlMs);
+      const read = async () => {
+        await auth.settled();
+        const k = await s.kitty.services.prisma.apiKey.findFirstOrThrow({ where: { agentId: agent.agentId }, include: { agent: true } });
+        return { key: k.lastUsedAt?.toISOString(), agent: k.agent.lastActiveAt?.toISOString() };
+      };
+      await auth.authenticate(agent.apiKey);
+      expect(await read()).toEqual({ key: '2030-01-01T00:00:00.000Z', agent: '2030-01-01T00:00:00.000Z' });
+      now = new Date('2030-01-01T00:00:59Z');
+      await auth.authenticate(agent.apiKey);
+      expect((await read()).key).toBe('2030-01-01T00:00:00.000Z');
+      now = new Date('2030-01-01T00:01:00Z');
+      await auth.authenticate(agent.apiKey);
+      expect(await read()).toEqual({ key: '2030-01-01T00:01:00.000Z', agent: '2030-01-01T00:01:00.000Z' });
+    });
+  }
 });
