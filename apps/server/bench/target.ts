@@ -32,9 +32,16 @@ bare.post('/bare-db', async (_req, reply) => {
 await bare.listen({ port: 0, host: '127.0.0.1' });
 const addr = bare.server.address() as { port: number };
 console.log(JSON.stringify({ kittyUrl: kitty.url, bareUrl: `http://127.0.0.1:${addr.port}` }));
-process.on('SIGTERM', async () => {
-  await kitty.close();
-  await bare.close();
-  await pool.end();
-  process.exit(0);
+process.on('SIGTERM', () => {
+  void (async () => {
+    await kitty.close();
+    await bare.close();
+    await pool.end();
+  })().then(
+    () => process.exit(0),
+    (e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
 });
