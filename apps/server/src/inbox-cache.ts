@@ -15,7 +15,7 @@ import { LRUCache } from 'lru-cache';
 import type { PrismaClient } from '@kitty/db';
 import { inboxSummaryFor, type InboxSummary } from '@kitty/core';
 
-export const INBOX_CHANNEL = 'kitty_inbox';
+const INBOX_CHANNEL = 'kitty_inbox';
 
 export class InboxSummaryCache {
   private readonly cache = new LRUCache<string, { value: InboxSummary | null }>({ max: 100_000, ttl: 5 * 60_000 });

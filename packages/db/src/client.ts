@@ -67,7 +67,7 @@ const statementNames = new Map<string, string>();
  * is bounded by the code's query shapes; the memo is capped so a pathological workload cannot
  * grow it without bound (names stay stable either way: they are derived, not counted).
  */
-export function statementName(sql: string): string {
+function statementName(sql: string): string {
   let name = statementNames.get(sql);
   if (name === undefined) {
     name = `k_${createHash('sha256').update(sql).digest('base64url').slice(0, 24)}`;

@@ -8,6 +8,5 @@
 export * from './generated/prisma/client.ts';
 export { createDb, type Db } from './client.ts';
 export { applyMigrations } from './migrate/apply.ts';
-export type { MigrationPaths } from './migrate/files.ts';
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded.ts';
 export { createTestDatabase } from './testing.ts';

@@ -172,12 +172,6 @@ export function assertAdmin(membership: { role: string }, what: string): void {
   if (membership.role !== 'admin') throw new ToolError('FORBIDDEN', `Only a group admin can ${what}.`, { details: { required_role: 'admin' } });
 }
 
-/** Active member ids of a group. */
-export async function activeMemberIds(db: Db, groupId: string): Promise<string[]> {
-  const rows = await db.membership.findMany({ where: { groupId, leftAt: null }, select: { agentId: true }, orderBy: { joinedAt: 'asc' } });
-  return rows.map((r) => r.agentId);
-}
-
 /**
  * Refuses any booking (expense, payment, import, edit, delete, restore) in a direct ledger the
  * other agent has not accepted yet (it then has one member): nobody may put a debt on an agent who

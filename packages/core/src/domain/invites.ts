@@ -13,7 +13,7 @@ import { toGroupSummary } from './groups.ts';
 import { appendActivity } from './activity.ts';
 import { notifyAll, resolveAction } from './inbox.ts';
 
-export const INVITE_STATUSES = ['active', 'revoked', 'declined', 'expired', 'exhausted'] as const;
+const INVITE_STATUSES = ['active', 'revoked', 'declined', 'expired', 'exhausted'] as const;
 export type InviteStatus = (typeof INVITE_STATUSES)[number];
 
 export const inviteSchema = z.object({

@@ -9,11 +9,10 @@ import { z } from 'zod';
 import type { Db } from '../context.ts';
 import { agentRef, timestamp, uuid } from '../text.ts';
 import { toAgentRef } from './agents.ts';
-import { pairKey } from './network.ts';
 
 export const MESSAGE_MAX = 4000;
 
-export const aboutSchema = z.object({ type: z.enum(['expense', 'payment']), id: uuid });
+const aboutSchema = z.object({ type: z.enum(['expense', 'payment']), id: uuid });
 
 export const messageSchema = z.object({
   message_id: uuid,
@@ -54,8 +53,6 @@ export const conversationSchema = z.object({
   last_message: messageSchema.nullable(),
   last_message_at: timestamp,
 });
-
-export const directConversationKey = pairKey;
 
 /**
  * Get-or-create the conversation with `key`, safe under concurrency: INSERT … ON CONFLICT DO NOTHING

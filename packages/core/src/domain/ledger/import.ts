@@ -21,7 +21,7 @@ import { allocate, type ShareLine } from './split.ts';
 import type { ExpenseSpec } from './expenses.ts';
 import { CONTROL_CHARS } from '../../text.ts';
 
-export type ImportFormat = 'splitwise' | 'spliit';
+type ImportFormat = 'splitwise' | 'spliit';
 
 export interface ImportIssue {
   line: number;
@@ -47,7 +47,7 @@ const STANDARD = new Set([
 ]);
 
 /** "12.34" / "-1234" → minor units at `exponent`; null when not an exact decimal at that precision. */
-export function decimalToMinor(s: string, exponent: number): bigint | null {
+function decimalToMinor(s: string, exponent: number): bigint | null {
   const t = s.trim().replace(/^\+/, '');
   const m = /^(-)?(\d+)(?:\.(\d+))?$/.exec(t);
   if (!m) return null;

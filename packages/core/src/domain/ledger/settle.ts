@@ -32,7 +32,7 @@ function settleSubset(members: BalanceEntry[]): Transfer[] {
 }
 
 /** Largest number of zero-sum blocks, and one partition achieving it (exact; n ≤ EXACT_LIMIT). */
-export function zeroSumPartition(values: readonly number[]): number[][] {
+function zeroSumPartition(values: readonly number[]): number[][] {
   const n = values.length;
   const full = (1 << n) - 1;
   const size = 1 << n;

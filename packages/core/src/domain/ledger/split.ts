@@ -63,7 +63,7 @@ export function allocate(total: bigint, weights: readonly bigint[], seed: string
 }
 
 /** Fixed scale for percent and shares inputs: up to 6 decimals. */
-export const DECIMAL_SCALE = 6;
+const DECIMAL_SCALE = 6;
 const SCALE = 10n ** BigInt(DECIMAL_SCALE);
 
 /**

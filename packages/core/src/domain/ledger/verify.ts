@@ -26,7 +26,7 @@ const LIMIT = 20;
  * Pairwise debts recomputed from history (canonical a < b, positive = b owes a).
  * `where(col)` filters every source by group (a static predicate: see verifyLedger).
  */
-export const pairHistorySql = (where: (col: string) => string) => `
+const pairHistorySql = (where: (col: string) => string) => `
   WITH nets AS (
     SELECT e.group_id, s.expense_id AS entry, s.agent_id, (s.paid_minor - s.owed_minor) AS net
     FROM expense_shares s JOIN expenses e ON e.id = s.expense_id
