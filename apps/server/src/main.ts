@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   if (command === 'serve') {
     const kitty = await startKitty();
     console.log(`Kitty ${kitty.registry.catalogue.length} tools, version ${kitty.registry.version}`);
-    console.log(`Serving on ${kitty.url}  (REST ${kitty.url}/v1/tools · MCP ${kitty.url}/mcp · docs ${kitty.url}/mcp/docs)`);
+    console.log(`Serving on ${kitty.url}  (REST ${kitty.url}/v1/tools · MCP ${kitty.url}/mcp · docs ${kitty.url}/mcp/docs · account page ${kitty.url}/account)`);
     console.log(`Database: ${kitty.database}`);
     let stopping = false;
     const stop = (signal: string) => {
