@@ -3,7 +3,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useTRPC, signInUrl } from './trpc.ts';
 import { useRoute, type Route } from './router.ts';
 import { Link } from './Link.tsx';
-import { ErrorNote, Loading } from './ui.tsx';
+import { ErrorNote } from './ui.tsx';
 import { OverviewPage } from './pages/Overview.tsx';
 import { AgentsPage } from './pages/Agents.tsx';
 import { AgentKeysPage } from './pages/AgentKeys.tsx';
@@ -85,7 +85,8 @@ export function App() {
       </header>
       <main id="main" ref={main} tabIndex={-1}>
         <ErrorNote error={signOut.error ?? session.error} />
-        {!session.data ? <Loading label="Loading your account" lines={4} /> : <Page route={route} />}
+        {/* The page's own queries start with the session's (one batched request); each page shows its own placeholders. */}
+        <Page route={route} />
       </main>
     </>
   );

@@ -1,6 +1,6 @@
 /** Small building blocks shared by the pages: errors in words, confirmations, secrets shown once, times. */
 import { useId, useRef, useState, type ReactNode } from 'react';
-import { describeError } from './trpc.ts';
+import { describeError, signInUrl } from './trpc.ts';
 
 /** The envelope's message and suggested action, announced to screen readers. */
 export function ErrorNote({ error }: { error: unknown }) {
@@ -12,6 +12,11 @@ export function ErrorNote({ error }: { error: unknown }) {
         <strong>{d.message}</strong>
       </p>
       {d.action ? <p>{d.action}</p> : null}
+      {d.code === 'UNAUTHENTICATED' ? (
+        <p>
+          <a href={signInUrl()}>Sign in again</a>
+        </p>
+      ) : null}
     </div>
   );
 }
