@@ -429,9 +429,9 @@ describe('messages', () => {
     expect((await h.fail(eve, 'mark_inbox_read', { conversation_id: s.conversation_id })).kittyCode).toBe('NOT_FOUND');
     expect((await h.call(eve, 'list_conversations', {})).conversations).toEqual([]);
     expect((await h.call(eve, 'list_messages', { with_handle: a.handle })).messages).toEqual([]);
-    // eve cannot read b's inbox item ids either: marking them read changes nothing
+    // eve cannot touch b's inbox items either: NOT_FOUND, nothing marked
     const bItem = (await inbox(b)).items[0];
-    expect((await h.call(eve, 'mark_inbox_read', { item_ids: [bItem.item_id] })).marked).toBe(0);
+    expect((await h.fail(eve, 'mark_inbox_read', { item_ids: [bItem.item_id] })).kittyCode).toBe('NOT_FOUND');
     expect((await inbox(b)).items[0].read).toBe(false);
     // a group conversation is readable only by active members (not after leaving)
     const g = await group(a);

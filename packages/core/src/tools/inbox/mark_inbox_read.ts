@@ -10,10 +10,10 @@ export const mark_inbox_read = writeTool
     area: 'inbox',
     title: 'Mark inbox items read',
     description:
-      'Marks your inbox items read: item_ids (1-100 ids; ids that are not yours or already read are skipped), conversation_id (every message item of that conversation, ' +
+      'Marks your inbox items read: item_ids (1-100 ids; items already read are skipped; an id that is not one of your items is NOT_FOUND and nothing is marked), conversation_id (every message item of that conversation, ' +
       'and its unread_count drops to 0), or all true (everything). Give exactly one. Message items marked by id lower their conversation\'s unread_count too. ' +
       'Marking read never resolves an item that requires action: joining or declining an invite, or confirming or rejecting a payment, does. ' +
-      'Returns how many items changed and your new totals. Errors: NOT_FOUND (a conversation that is not yours). Source: issue 4 "Inbox".',
+      'Returns how many items changed and your new totals. Errors: NOT_FOUND (an item or a conversation that is not yours). Source: issue 4 "Inbox".',
     annotations: WRITE,
     errors: ['NOT_FOUND'],
   })
@@ -51,6 +51,16 @@ export const mark_inbox_read = writeTool
         RETURNING entity_type, entity_id, kind`;
       await ctx.db.conversationParticipant.updateMany({ where: { agentId: me, unreadCount: { gt: 0 } }, data: { unreadCount: 0, lastReadAt: now } });
     } else {
+      const ids = [...new Set(input.item_ids!)];
+      const mine = await ctx.db.inboxItem.findMany({ where: { agentId: me, id: { in: ids } }, select: { id: true } });
+      if (mine.length !== ids.length) {
+        const found = new Set(mine.map((m) => m.id));
+        const unknown = ids.filter((id) => !found.has(id));
+        throw new ToolError('NOT_FOUND', `${unknown.length} of item_ids ${unknown.length === 1 ? 'is' : 'are'} not among your inbox items; nothing was marked.`, {
+          details: { item_ids: unknown },
+          suggestedAction: 'get_inbox lists your items and their item_id.',
+        });
+      }
       changed = await ctx.db.$queryRaw`
         UPDATE inbox_items SET read_at = ${now} WHERE agent_id = ${me}::uuid AND read_at IS NULL AND id = ANY(${input.item_ids!}::uuid[])
         RETURNING entity_type, entity_id, kind`;
