@@ -3,7 +3,7 @@ import { useEffect, useState } from 'react';
 
 export type Route = { page: 'overview' } | { page: 'agents' } | { page: 'agent'; agentId: string } | { page: 'apps' } | { page: 'security' } | { page: 'missing' };
 
-export function parseRoute(pathname: string): Route {
+function parseRoute(pathname: string): Route {
   const p = pathname.replace(/^\/account/, '').replace(/\/+$/, '');
   if (p === '') return { page: 'overview' };
   if (p === '/agents') return { page: 'agents' };

@@ -19,7 +19,7 @@ import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/a
 import { accountRouter, resolveSession, SESSION_COOKIE, type AccountContext, type AccountRouter, type Services } from '@kitty/core';
 
 /** Where the built page lives (apps/account/dist). */
-export function accountDistDir(): string {
+function accountDistDir(): string {
   const pkg = createRequire(import.meta.url).resolve('@kitty/account/package.json');
   return join(dirname(pkg), 'dist');
 }

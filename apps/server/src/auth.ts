@@ -20,7 +20,7 @@ interface Entry {
 }
 
 /** api_keys.last_used_at / agents.last_active_at are written at most this often per key (ms). */
-export const LAST_USED_INTERVAL_MS = 60_000;
+const LAST_USED_INTERVAL_MS = 60_000;
 
 export class ApiKeyAuthenticator {
   private readonly cache: LRUCache<string, Entry>;
