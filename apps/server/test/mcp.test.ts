@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ErrorCode, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { ERROR_CODES } from '@kitty/core';
+import rootPackage from '../../../package.json' with { type: 'json' };
 import { startTestServer, type TestServer } from './server-harness.ts';
 
 let s: TestServer;
@@ -61,7 +62,7 @@ afterAll(async () => {
 describe('/mcp with the SDK client', () => {
   it('initializes on protocol 2025-11-25 without a session id', async () => {
     const c = await connect('/mcp', alice.apiKey);
-    expect(c.getServerVersion()?.name).toBe('kitty');
+    expect(c.getServerVersion()).toMatchObject({ name: 'kitty', version: rootPackage.version });
     expect(c.getServerCapabilities()?.tools).toBeDefined();
     expect(c.getInstructions()).toContain('/mcp/docs');
     const r = await rawPost('/mcp', { authorization: `Bearer ${alice.apiKey}` }, initialize);

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { validate } from '@readme/openapi-parser';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
+import rootPackage from '../../../package.json' with { type: 'json' };
 import { startTestServer, type TestServer } from './server-harness.ts';
 
 let s: TestServer;
@@ -17,6 +18,7 @@ it('passes @readme/openapi-parser and @redocly/openapi-core and describes every 
   expect(r.status).toBe(200);
   const doc = r.json;
   expect(doc.openapi).toBe('3.1.0');
+  expect(doc.info.version).toBe(rootPackage.version);
   for (const t of s.kitty.registry.catalogue) expect(doc.paths[`/v1/tools/${t.name}`]).toBeDefined();
   const result = await validate(structuredClone(doc));
   expect(result.valid, JSON.stringify((result as any).errors ?? [])).toBe(true);

@@ -1,4 +1,5 @@
 export * from './errors.ts';
+export { KITTY_VERSION } from './version.ts';
 export * from './context.ts';
 export * from './meta.ts';
 export * from './registry.ts';

@@ -19,7 +19,7 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { toErrorEnvelope, type Registry, type ToolDescriptor, type CallRequest } from '@kitty/core';
+import { KITTY_VERSION, toErrorEnvelope, type Registry, type ToolDescriptor, type CallRequest } from '@kitty/core';
 
 /** What a tool handler needs from the HTTP request; the route puts it in the transport's authInfo.extra. */
 export interface McpCallContext {
@@ -71,7 +71,7 @@ export function toolSuccessResult(data: Record<string, unknown>, replayed = fals
  */
 const CallToolRequestLooseArgs = CallToolRequestSchema.extend({ params: CallToolRequestSchema.shape.params.omit({ arguments: true }).loose() });
 
-export const SERVER_INFO = { name: 'kitty', title: 'Kitty', version: '0.9.0' };
+export const SERVER_INFO = { name: 'kitty', title: 'Kitty', version: KITTY_VERSION };
 
 /**
  * Returns a factory of low-level SDK Servers for /mcp. The tool list is projected once here

@@ -6,7 +6,7 @@
  * the same registry stays the single source. Validated in tests by @readme/openapi-parser and
  * @redocly/openapi-core.
  */
-import { ERROR_TABLE, type Registry, type JsonSchema } from '@kitty/core';
+import { ERROR_TABLE, KITTY_VERSION, type Registry, type JsonSchema } from '@kitty/core';
 
 const ERROR_ENVELOPE = {
   type: 'object',
@@ -161,7 +161,7 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     info: {
       title: 'Kitty',
-      version: '0.9.0',
+      version: KITTY_VERSION,
       description: 'Shared-expense ledger and personal agent network for software agents. Every capability is a tool: POST /v1/tools/{name}. Same tools over MCP at /mcp.',
       'x-tools-version': registry.version,
     },
