@@ -54,6 +54,20 @@ export interface ServerConfig {
   connectionTimeoutMs: number;
   /** KITTY_KEEP_ALIVE_TIMEOUT_MS: an idle keep-alive connection is closed after this long (default 5000). */
   keepAliveTimeoutMs: number;
+  /** KITTY_OAUTH=off disables the OAuth authorization server and the sign-in pages (API keys only). */
+  oauthEnabled: boolean;
+  /** KITTY_OAUTH_CLIENTS: JSON array of pre-registered OAuth clients (RFC 7591 client metadata, with client_id). */
+  oauthClients: string | undefined;
+  /** KITTY_OAUTH_JWKS: JSON private JWK Set signing access tokens (default: generated once, kept in the database). */
+  oauthJwks: string | undefined;
+  /** KITTY_OAUTH_COOKIE_KEYS: comma-separated secrets signing the sign-in cookies (default: generated once, kept in the database). */
+  oauthCookieKeys: string | undefined;
+  /** KITTY_OAUTH_ALLOW_LOOPBACK_CIMD=true: tests/development only — fetch https://localhost client metadata documents over http. Off by default. */
+  oauthAllowLoopbackCimd: boolean;
+  /** KITTY_AUTH_RATE_LIMIT: requests per window per IP to sign-in, registration, consent and token endpoints (default 60). */
+  authRateLimitPoints: number;
+  /** KITTY_OIDC_ISSUER / _CLIENT_ID / _CLIENT_SECRET / _NAME: an OpenID Connect provider people can sign in with. */
+  oidc: { issuer: string; clientId: string; clientSecret: string | undefined; name: string } | null;
 }
 
 function int(v: string | undefined, dflt: number, name: string): number {
@@ -91,5 +105,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     headersTimeoutMs: int(env.KITTY_HEADERS_TIMEOUT_MS, 10_000, 'KITTY_HEADERS_TIMEOUT_MS'),
     connectionTimeoutMs: int(env.KITTY_CONNECTION_TIMEOUT_MS, 60_000, 'KITTY_CONNECTION_TIMEOUT_MS'),
     keepAliveTimeoutMs: int(env.KITTY_KEEP_ALIVE_TIMEOUT_MS, 5_000, 'KITTY_KEEP_ALIVE_TIMEOUT_MS'),
+    oauthEnabled: !/^(0|off|false|no)$/i.test(env.KITTY_OAUTH ?? ''),
+    oauthClients: env.KITTY_OAUTH_CLIENTS || undefined,
+    oauthJwks: env.KITTY_OAUTH_JWKS || undefined,
+    oauthCookieKeys: env.KITTY_OAUTH_COOKIE_KEYS || undefined,
+    oauthAllowLoopbackCimd: /^(1|true|yes)$/i.test(env.KITTY_OAUTH_ALLOW_LOOPBACK_CIMD ?? ''),
+    authRateLimitPoints: int(env.KITTY_AUTH_RATE_LIMIT, 60, 'KITTY_AUTH_RATE_LIMIT'),
+    oidc: oidcConfig(env),
+  };
+}
+
+function oidcConfig(env: NodeJS.ProcessEnv): ServerConfig['oidc'] {
+  if (!env.KITTY_OIDC_ISSUER) return null;
+  if (!env.KITTY_OIDC_CLIENT_ID) throw new Error('KITTY_OIDC_CLIENT_ID is required when KITTY_OIDC_ISSUER is set');
+  return {
+    issuer: env.KITTY_OIDC_ISSUER,
+    clientId: env.KITTY_OIDC_CLIENT_ID,
+    clientSecret: env.KITTY_OIDC_CLIENT_SECRET || undefined,
+    name: env.KITTY_OIDC_NAME || new URL(env.KITTY_OIDC_ISSUER).hostname,
   };
 }

@@ -10,7 +10,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { ToolError, toErrorEnvelope, toToolError, inputIssues, type AuthInfo, type Registry, type Services } from '@kitty/core';
 import { registerRestRoutes } from '@kitty/rest-adapter';
 import { registerMcpRoutes } from '@kitty/mcp-adapter';
-import type { ApiKeyAuthenticator } from './auth.ts';
+import cookie from '@fastify/cookie';
 import type { KittyRateLimiter } from './rate-limit.ts';
 import { registerMetadataRoutes } from './metadata.ts';
 import { clientErrorHandler, frameworkErrorToTool, newRequestId, toWireBody } from './wire-errors.ts';
@@ -19,6 +19,7 @@ import type { AbuseLimiter, ServerCallRequest } from './abuse-limits.ts';
 import { loggerOptions } from './logging.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
 import type { DatabaseHealth } from './health.ts';
+import { registerOAuthRoutes, type OAuthRouteDeps } from './oauth/routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,7 +30,8 @@ declare module 'fastify' {
 export interface AppDeps {
   registry: Registry;
   services: Services;
-  authenticator: ApiKeyAuthenticator;
+  /** Bearer-token authentication (API keys and OAuth access tokens: oauth/authenticator.ts). */
+  authenticator: { authenticate(token: string): Promise<AuthInfo> };
   rateLimiter: KittyRateLimiter;
   baseUrl: string;
   bodyLimit: number;
@@ -55,11 +57,13 @@ function timeoutOptions(t: AppDeps['timeouts']) {
     keepAliveTimeout: t.keepAliveMs,
     http: { headersTimeout, connectionsCheckingInterval: Math.max(50, Math.floor(shortest / 4)) },
   };
+  /** The OAuth authorization server, sign-in and consent pages (absent in tests that don't need them). */
+  oauth?: OAuthRouteDeps | undefined;
 }
 
-/** `WWW-Authenticate` for every 401 (RFC 6750 + RFC 9728 resource_metadata). */
-export function wwwAuthenticate(baseUrl: string, resourcePath = ''): string {
-  return `Bearer realm="kitty", resource_metadata="${baseUrl}/.well-known/oauth-protected-resource${resourcePath}", scope="svc:read svc:write"`;
+/** `WWW-Authenticate` for every 401 (RFC 6750 + RFC 9728 resource_metadata); offline_access so OAuth clients also ask for a refresh token. */
+export function wwwAuthenticate(baseUrl: string, resourcePath = '', error?: 'invalid_token'): string {
+  return `Bearer realm="kitty", resource_metadata="${baseUrl}/.well-known/oauth-protected-resource${resourcePath}", scope="svc:read svc:write offline_access"${error ? `, error="${error}"` : ''}`;
 }
 
 function fastifyErrorToTool(err: { code?: string; statusCode?: number; message: string }): ToolError {
@@ -95,6 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.decorateRequest('kittyAuth', null);
   registerSecurityHeaders(app);
+  await app.register(cookie);
 
   // JSON for every body; an empty body is "no arguments" (STACK-NOTES: Fastify rejects it otherwise).
   app.removeAllContentTypeParsers();
@@ -119,7 +124,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     const authz = req.headers.authorization;
     // The docs MCP server takes no credential: a stale or foreign bearer must not lock readers out.
-    if (authz && !req.url.startsWith('/mcp/docs')) {
+    // The authorization server's endpoints take their own client credentials (e.g. HTTP Basic at /oauth/token).
+    if (authz && !req.url.startsWith('/mcp/docs') && !req.url.startsWith('/oauth/')) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
       if (!m) throw new ToolError('UNAUTHENTICATED', 'Authorization must be "Bearer <api key>".');
       req.kittyAuth = await deps.abuseLimiter.meterAuthentication(req.ip, () => deps.authenticator.authenticate(m[1]!));
@@ -138,7 +144,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const tool = err instanceof ToolError ? err : (err as { name?: string }).name === 'ToolError' ? (err as ToolError) : fastifyErrorToTool(err as never);
     const { status, body, error } = toErrorEnvelope(tool, req.id);
     if (error.kittyCode === 'INTERNAL') req.log.error({ err: error.cause ?? err }, 'internal error');
-    if (status === 401) reply.header('WWW-Authenticate', wwwAuthenticate(deps.baseUrl, req.url.startsWith('/mcp') ? '/mcp' : ''));
+    // RFC 6750 §3.1: a presented but unusable token is error="invalid_token".
+    if (status === 401) reply.header('WWW-Authenticate', wwwAuthenticate(deps.baseUrl, req.url.startsWith('/mcp') ? '/mcp' : '', req.headers.authorization ? 'invalid_token' : undefined));
     if (error.retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(error.retryAfter)));
     // On /mcp, transport-level refusals (bad JSON, 413, 415) are JSON-RPC errors (wire-errors.ts).
     return reply.code(status).send(toWireBody(req.url, body));
@@ -171,5 +178,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await registerMetadataRoutes(app, deps);
   await registerAccountRoutes(app, { services: deps.services });
+  if (deps.oauth) await registerOAuthRoutes(app, deps.oauth);
   return app;
 }

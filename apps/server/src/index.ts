@@ -15,6 +15,11 @@ import { openDatabase } from './database.ts';
 import { AbuseLimiter } from './abuse-limits.ts';
 import { DatabaseHealth } from './health.ts';
 import { superviseEmbedded, type SupervisorLog } from './embedded-supervisor.ts';
+import { BearerAuthenticator } from './oauth/authenticator.ts';
+import { loadAuthServerKeys } from './oauth/keys.ts';
+import { createAuthServer, parseClientsConfig } from './oauth/provider.ts';
+import { OAuthTokenVerifier } from './oauth/verify.ts';
+import type { OAuthRouteDeps } from './oauth/routes.ts';
 
 export { loadConfig, type ServerConfig } from './config.ts';
 
@@ -28,6 +33,8 @@ export interface RunningKitty {
   app: FastifyInstance;
   registry: Registry;
   services: Services;
+  /** OAuth access-token verification (absent with KITTY_OAUTH=off). */
+  oauthVerifier: OAuthTokenVerifier | undefined;
   /** Shuts down in order: stop accepting and drain in-flight requests (at most `DRAIN_TIMEOUT_MS`,
    *  then open connections are cut), stop the scheduler (waits for a running pass), close the
    *  LISTEN connection, Redis and the pool, then stop the embedded database if this process
@@ -100,10 +107,35 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       baseUrl = `http://${config.host}:${port}`;
     }
     kittyConfig.baseUrl = baseUrl;
+    let oauth: OAuthRouteDeps | undefined;
+    let verifier: OAuthTokenVerifier | undefined;
+    if (config.oauthEnabled) {
+      const keys = await loadAuthServerKeys(db.prisma, { jwks: config.oauthJwks, cookieKeys: config.oauthCookieKeys });
+      const v = new OAuthTokenVerifier(db.prisma, baseUrl, keys.jwks);
+      verifier = v;
+      const provider = createAuthServer({
+        baseUrl,
+        prisma: db.prisma,
+        keys,
+        clients: parseClientsConfig(config.oauthClients),
+        allowLoopbackCimd: config.oauthAllowLoopbackCimd,
+        onGrantRevoked: (grantId) => v.invalidateGrant(grantId),
+      });
+      if (baseUrl.startsWith('https:')) provider.proxy = true;
+      oauth = {
+        provider,
+        prisma: db.prisma,
+        baseUrl,
+        csrfSecret: keys.cookieKeys[0]!,
+        oidc: config.oidc,
+        authRateLimiter: new KittyRateLimiter({ points: config.authRateLimitPoints, anonPoints: config.authRateLimitPoints, windowSeconds: config.rateLimitWindowSeconds, redis }),
+      };
+    }
     const app = await buildApp({
       registry,
       services,
-      authenticator,
+      authenticator: new BearerAuthenticator(authenticator, verifier),
+      oauth,
       rateLimiter,
       baseUrl,
       bodyLimit: config.bodyLimit,
@@ -141,7 +173,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     await app.listen({ port: config.port, host: config.host });
     // Its cleanup goes before the app's (cleanups run in reverse): drain requests first, then the scheduler.
     if (config.scheduler) cleanups.splice(cleanups.length - 1, 0, startScheduler(services, app.log));
-    return { url: baseUrl, database: database.description, app, registry, services, inboxCache, close };
+    return { url: baseUrl, database: database.description, app, registry, services, inboxCache, oauthVerifier: verifier, close };
   } catch (e) {
     await close();
     throw e;

@@ -22,6 +22,8 @@ export async function registerMetadataRoutes(app: FastifyInstance, deps: Metadat
   const resourceMetadata = (resource: string) => ({
     resource,
     resource_name: 'Kitty',
+    // OAuth 2.1 for apps acting for a person (oauth/provider.ts); tokens carry aud = {base}/mcp and work on /mcp and /v1/tools/*.
+    authorization_servers: [base],
     scopes_supported: ['svc:read', 'svc:write', 'offline_access'],
     bearer_methods_supported: ['header'],
     resource_documentation: `${base}/openapi.json`,

@@ -18,3 +18,4 @@ export { inboxSummaryFor } from './domain/inbox-summary.ts';
 export { GET_ME_SQL } from './tools/account/get_me.ts';
 export * from './people/sessions.ts';
 export * from './account/index.ts';
+export { createAgentWithKey, validateNewAgent } from './domain/agents.ts';

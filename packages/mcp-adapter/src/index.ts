@@ -122,6 +122,18 @@ export async function registerMcpRoutes(app: FastifyInstance, opts: McpAdapterOp
     }
     reply.code(response.status);
     response.headers.forEach((v, k) => void reply.header(k, v));
+    const callCtx = auth.extra?.[CONTEXT_KEY] as McpCallContext | undefined;
+    const scope = callCtx?.insufficientScope;
+    if (scope && response.status === 200) {
+      // RFC 6750 §3.1 / MCP authorization "scope challenge": 403 + insufficient_scope lets an OAuth client step up.
+      // The body is still the JSON-RPC response whose isError result carries FORBIDDEN with details.required_scope.
+      reply.code(403);
+      // The scope named is what the call needs plus what the token already has, so stepping up loses nothing.
+      // An OAuth app keeps its refresh token too (offline_access).
+      const oauth = callCtx?.callRequest.auth?.credential === 'oauth';
+      const wanted = [...new Set([...auth.scopes, scope, ...(oauth ? ['offline_access'] : [])])].join(' ');
+      reply.header('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${wanted}", resource_metadata="${opts.baseUrl}/.well-known/oauth-protected-resource/mcp"`);
+    }
     if (response.body && response.headers.get('content-type')?.startsWith('text/event-stream')) {
       const stream = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
       stream.once('close', () => void transport.close().finally(() => pool.release(server)));

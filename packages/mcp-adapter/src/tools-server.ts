@@ -26,6 +26,8 @@ export interface McpCallContext {
   callRequest: CallRequest;
   /** Logs failures the caller cannot fix (INTERNAL); the route passes Fastify's request logger. */
   logError(obj: unknown, msg: string): void;
+  /** Set when a tool call failed for a missing scope: the route answers HTTP 403 with an RFC 6750 insufficient_scope challenge. */
+  insufficientScope?: string;
 }
 
 export const CONTEXT_KEY = 'kitty';
@@ -53,6 +55,8 @@ export function toMcpTool(t: ToolDescriptor): Tool {
 export function toolErrorResult(e: unknown, ctx: McpCallContext): CallToolResult {
   const { body, error } = toErrorEnvelope(e, ctx.callRequest.requestId);
   if (error.kittyCode === 'INTERNAL') ctx.logError({ err: error.cause ?? e }, 'internal error (mcp)');
+  const requiredScope = error.kittyCode === 'FORBIDDEN' ? error.details?.required_scope : undefined;
+  if (typeof requiredScope === 'string') ctx.insufficientScope = requiredScope;
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
 }
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Prisma } from '@kitty/db';
 import type { Db } from '../context.ts';
 import { ToolError } from '../errors.ts';
-import { uuid, timestamp } from '../text.ts';
+import { uuid, timestamp, handle, displayName } from '../text.ts';
 import { generateApiKey, API_KEY_SCOPES } from './api-keys.ts';
 
 export const agentSchema = z.object({
@@ -55,4 +55,19 @@ export async function createAgentWithKey(
   const key = generateApiKey();
   const keyRow = await db.apiKey.create({ data: { agentId: agent.id, digest: key.digest, prefix: key.prefix, scopes: [...API_KEY_SCOPES] }, select: { id: true } });
   return { agent, apiKey: key.key, keyId: keyRow.id };
+}
+
+/**
+ * Checks a new agent's details with register_agent's own input schemas (handle
+ * ^[a-z0-9][a-z0-9_-]{2,31}$, display name 1-80 chars, no control characters), for callers that
+ * are not tools (the OAuth consent page).
+ * @throws ToolError VALIDATION_ERROR with details.issues naming the field
+ */
+export function validateNewAgent(input: { handle: string; displayName: string }): void {
+  const parsed = z.strictObject({ handle, display_name: displayName }).safeParse({ handle: input.handle, display_name: input.displayName });
+  if (!parsed.success) {
+    throw new ToolError('VALIDATION_ERROR', 'The agent details are not valid.', {
+      details: { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message, code: i.code })) },
+    });
+  }
 }

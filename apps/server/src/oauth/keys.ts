@@ -1,0 +1,52 @@
+/**
+ * Keys of the authorization server, shared by every instance:
+ * - the signing key set (private JWKS, ES256) for access tokens and ID tokens;
+ * - the cookie signing keys of the authorization server and of Kitty's own short-lived cookies.
+ *
+ * From KITTY_OAUTH_JWKS (a JSON private JWK Set) and KITTY_OAUTH_COOKIE_KEYS (comma-separated) when
+ * set; otherwise generated once and kept in `oauth_payloads` (type "KittyKeys"), so several instances
+ * and restarts agree. Operators who keep the database separate from secrets set the variables.
+ */
+import { randomBytes } from 'node:crypto';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import type { Prisma, PrismaClient } from '@kitty/db';
+
+export interface AuthServerKeys {
+  /** Private JWK Set (each key has `kid`, `alg`, `use: "sig"`). */
+  jwks: { keys: JWK[] };
+  /** Keys that sign cookies (first one signs, all verify). */
+  cookieKeys: string[];
+}
+
+const ROW = { type: 'KittyKeys', id: 'auth-server' } as const;
+
+async function generate(): Promise<AuthServerKeys> {
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const jwk = await exportJWK(privateKey);
+  return {
+    jwks: { keys: [{ ...jwk, kid: `es256-${randomBytes(6).toString('hex')}`, alg: 'ES256', use: 'sig' }] },
+    cookieKeys: [randomBytes(32).toString('base64url')],
+  };
+}
+
+/** Loads (or creates, first instance wins) the key material. */
+export async function loadAuthServerKeys(prisma: PrismaClient, env: { jwks?: string | undefined; cookieKeys?: string | undefined }): Promise<AuthServerKeys> {
+  let stored: AuthServerKeys | undefined;
+  if (!env.jwks || !env.cookieKeys) {
+    const row = await prisma.oAuthPayload.findUnique({ where: { type_id: ROW } });
+    if (row) stored = row.payload as unknown as AuthServerKeys;
+    else {
+      const fresh = await generate();
+      await prisma.oAuthPayload.createMany({ data: [{ ...ROW, payload: fresh as unknown as Prisma.InputJsonObject }], skipDuplicates: true });
+      stored = (await prisma.oAuthPayload.findUniqueOrThrow({ where: { type_id: ROW } })).payload as unknown as AuthServerKeys;
+    }
+  }
+  let jwks = stored?.jwks;
+  if (env.jwks) {
+    const parsed = JSON.parse(env.jwks) as { keys?: JWK[] };
+    if (!Array.isArray(parsed.keys) || parsed.keys.length === 0) throw new Error('KITTY_OAUTH_JWKS must be a JSON JWK Set with at least one private key');
+    jwks = { keys: parsed.keys };
+  }
+  const cookieKeys = env.cookieKeys ? env.cookieKeys.split(',').map((s) => s.trim()).filter(Boolean) : stored!.cookieKeys;
+  return { jwks: jwks!, cookieKeys };
+}

@@ -1,0 +1,96 @@
+/**
+ * Shared helpers of the human-facing endpoints: cookies, CSRF (Origin check), return paths,
+ * short-lived server-side state (WebAuthn challenges, OpenID login state) in `oauth_payloads`.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Prisma, PrismaClient } from '@kitty/db';
+import { ToolError, SESSION_COOKIE, SESSION_TTL_SECONDS, resolveSession, type RequestOrigin } from '@kitty/core';
+
+export interface PeopleDeps {
+  prisma: PrismaClient;
+  baseUrl: string;
+  /** Secret for CSRF tokens (the authorization server's first cookie key). */
+  csrfSecret: string;
+}
+
+export const isSecure = (baseUrl: string) => baseUrl.startsWith('https:');
+
+/** Session cookie attributes: HttpOnly, SameSite=Lax, Secure when the base URL is https, whole site. */
+export function setSessionCookie(reply: FastifyReply, baseUrl: string, value: string): void {
+  reply.setCookie(SESSION_COOKIE, value, { path: '/', httpOnly: true, sameSite: 'lax', secure: isSecure(baseUrl), maxAge: SESSION_TTL_SECONDS });
+}
+
+export function clearSessionCookie(reply: FastifyReply, baseUrl: string): void {
+  reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: isSecure(baseUrl) });
+}
+
+export function originOf(req: FastifyRequest): RequestOrigin {
+  return { ip: req.ip, userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null };
+}
+
+/**
+ * CSRF defence for every state-changing request from a browser: the `Origin` header must be this
+ * server's own origin (browsers send it on every POST; OWASP CSRF cheat sheet "Verifying origin with
+ * standard headers"). Together with SameSite=Lax cookies.
+ * @throws ToolError FORBIDDEN when the Origin is missing or foreign
+ */
+export function checkSameOrigin(req: FastifyRequest, baseUrl: string): void {
+  const origin = req.headers.origin;
+  if (origin !== new URL(baseUrl).origin) {
+    throw new ToolError('FORBIDDEN', 'This request must come from a Kitty page (the Origin header is missing or belongs to another site).', {
+      details: { reason: 'csrf' },
+      suggestedAction: `Use the page at ${baseUrl}/signin.`,
+    });
+  }
+}
+
+/** A CSRF token bound to a session and a purpose (HMAC-SHA256). */
+export function csrfToken(secret: string, sessionId: string, purpose: string): string {
+  return createHmac('sha256', secret).update(`${sessionId}\n${purpose}`).digest('base64url');
+}
+
+export function checkCsrfToken(secret: string, sessionId: string, purpose: string, presented: unknown): boolean {
+  if (typeof presented !== 'string') return false;
+  const a = Buffer.from(csrfToken(secret, sessionId, purpose));
+  const b = Buffer.from(presented);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** A safe local return path: starts with one "/", no scheme or host (open-redirect defence). */
+export function safeReturnTo(value: unknown, dflt = '/account'): string {
+  if (typeof value !== 'string' || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\') || /[\r\n]/.test(value) || value.length > 2000) return dflt;
+  return value;
+}
+
+/** The signed-in human of this request, or null. */
+export async function currentHuman(req: FastifyRequest, prisma: PrismaClient): Promise<{ sessionId: string; humanId: string } | null> {
+  return resolveSession(prisma, req.cookies?.[SESSION_COOKIE]);
+}
+
+const STATE_TYPE = 'KittyBrowserState';
+const stateRowId = (purpose: string, value: string) => `${purpose}:${createHash('sha256').update(value).digest('base64url')}`;
+
+/**
+ * Short-lived server-side state keyed by a random value kept in an HttpOnly cookie (WebAuthn
+ * challenges, OpenID login state). One use: `takeState` deletes it.
+ */
+export async function putState(prisma: PrismaClient, reply: FastifyReply, baseUrl: string, purpose: string, payload: Prisma.InputJsonObject, ttlSeconds = 300): Promise<void> {
+  const value = randomBytes(32).toString('base64url');
+  await prisma.oAuthPayload.create({
+    data: { type: STATE_TYPE, id: stateRowId(purpose, value), payload, expiresAt: new Date(Date.now() + ttlSeconds * 1000) },
+  });
+  reply.setCookie(`kitty_${purpose}`, value, { path: '/auth', httpOnly: true, sameSite: 'lax', secure: isSecure(baseUrl), maxAge: ttlSeconds });
+}
+
+export async function takeState<T>(prisma: PrismaClient, req: FastifyRequest, reply: FastifyReply, purpose: string): Promise<T | null> {
+  const value = req.cookies?.[`kitty_${purpose}`];
+  if (!value) return null;
+  reply.clearCookie(`kitty_${purpose}`, { path: '/auth' });
+  const id = stateRowId(purpose, value);
+  // DELETE … RETURNING: exactly one request can use a given state.
+  const rows = await prisma.$queryRaw<Array<{ payload: unknown; expires_at: Date | null }>>`DELETE FROM oauth_payloads WHERE type = ${STATE_TYPE} AND id = ${id} RETURNING payload, expires_at`;
+  const row = rows[0];
+  if (!row || (row.expires_at && row.expires_at.getTime() <= Date.now())) return null;
+  return row.payload as T;
+}
