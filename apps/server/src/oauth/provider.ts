@@ -13,11 +13,14 @@
  * - Refresh tokens (scope offline_access) rotate on every use; presenting a used one revokes the grant
  *   (the library's reuse detection), which disconnects the app.
  */
+import { restoreConsoleWarn } from './quiet-runtime-check.ts';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC, type ClientMetadata } from 'oidc-provider';
 import type { PrismaClient } from '@kitty/db';
 import { PrismaOidcAdapter } from './adapter.ts';
 import type { AuthServerKeys } from './keys.ts';
 import { renderErrorPage } from '../people/pages.ts';
+
+restoreConsoleWarn();
 
 /** Lifetime of an access token, seconds (≤ 1 h as the interface spec asks). */
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
