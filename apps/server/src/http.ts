@@ -43,6 +43,8 @@ export interface AppDeps {
   databaseHealth: DatabaseHealth;
   /** Socket timeouts in milliseconds (config.ts). */
   timeouts: { requestMs: number; headersMs: number; connectionMs: number; keepAliveMs: number };
+  /** The OAuth authorization server, sign-in and consent pages (absent in tests that don't need them). */
+  oauth?: OAuthRouteDeps | undefined;
 }
 
 /** Fastify/Node server timeouts: slow or stalled clients are disconnected (408 or close) instead of holding sockets. */
@@ -57,8 +59,6 @@ function timeoutOptions(t: AppDeps['timeouts']) {
     keepAliveTimeout: t.keepAliveMs,
     http: { headersTimeout, connectionsCheckingInterval: Math.max(50, Math.floor(shortest / 4)) },
   };
-  /** The OAuth authorization server, sign-in and consent pages (absent in tests that don't need them). */
-  oauth?: OAuthRouteDeps | undefined;
 }
 
 /** `WWW-Authenticate` for every 401 (RFC 6750 + RFC 9728 resource_metadata); offline_access so OAuth clients also ask for a refresh token. */

@@ -15,7 +15,7 @@ fieldset{margin:1rem 0;border:1px solid #999;border-radius:.4rem}button{font-siz
 input[type=text]{font-size:1rem;padding:.3rem;width:100%;box-sizing:border-box}.err{color:#a00}.muted{color:#555}`;
 
 function layout(title: string, body: string, scripts: string[] = []): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="same-origin">
 <title>${escapeHtml(title)} — Kitty</title><style>${STYLE}</style></head><body><main>
 ${body}
 </main>${scripts.map((s) => `<script src="${escapeHtml(s)}"></script>`).join('')}</body></html>`;

@@ -37,7 +37,10 @@ export function originOf(req: FastifyRequest): RequestOrigin {
  */
 export function checkSameOrigin(req: FastifyRequest, baseUrl: string): void {
   const origin = req.headers.origin;
-  if (origin !== new URL(baseUrl).origin) {
+  // A form POST from a page whose referrer policy hides origins sends "Origin: null"; the browser's
+  // Sec-Fetch-Site (Fetch Metadata) then still says whether the request came from this origin.
+  const sameSiteFetch = (origin === undefined || origin === 'null') && req.headers['sec-fetch-site'] === 'same-origin';
+  if (origin !== new URL(baseUrl).origin && !sameSiteFetch) {
     throw new ToolError('FORBIDDEN', 'This request must come from a Kitty page (the Origin header is missing or belongs to another site).', {
       details: { reason: 'csrf' },
       suggestedAction: `Use the page at ${baseUrl}/signin.`,
