@@ -113,6 +113,8 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       const keys = await loadAuthServerKeys(db.prisma, { jwks: config.oauthJwks, cookieKeys: config.oauthCookieKeys });
       const v = new OAuthTokenVerifier(db.prisma, baseUrl, keys.jwks);
       verifier = v;
+      // The account page's disconnect (and anything else that revokes a grant here) drops it from this instance's cache at once.
+      services.onGrantRevoked = (grantId) => v.invalidateGrant(grantId);
       const provider = createAuthServer({
         baseUrl,
         prisma: db.prisma,
