@@ -18,6 +18,7 @@ import { superviseEmbedded, type SupervisorLog } from './embedded-supervisor.ts'
 import { BearerAuthenticator } from './oauth/authenticator.ts';
 import { loadAuthServerKeys } from './oauth/keys.ts';
 import { createAuthServer, parseClientsConfig } from './oauth/provider.ts';
+import { purgeExpiredOidcPayloads } from './oauth/adapter.ts';
 import { OAuthTokenVerifier } from './oauth/verify.ts';
 import type { OAuthRouteDeps } from './oauth/routes.ts';
 
@@ -115,6 +116,10 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       verifier = v;
       // The account page's disconnect (and anything else that revokes a grant here) drops it from this instance's cache at once.
       services.onGrantRevoked = (grantId) => v.invalidateGrant(grantId);
+      // Expired codes, sessions, tokens and sign-in state are deleted hourly (any instance may do it; deletes are idempotent).
+      const purge = setInterval(() => void purgeExpiredOidcPayloads(db.prisma).catch(() => {}), 3600_000);
+      purge.unref();
+      cleanups.push(async () => clearInterval(purge));
       const provider = createAuthServer({
         baseUrl,
         prisma: db.prisma,

@@ -25,7 +25,7 @@ restoreConsoleWarn();
 /** Lifetime of an access token, seconds (≤ 1 h as the interface spec asks). */
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 /** Lifetime of a refresh token, seconds (rotated on each use; 30 days idle). */
-export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 /** Scopes of the Kitty resource; offline_access additionally asks for a refresh token. */
 export const RESOURCE_SCOPES = ['svc:read', 'svc:write'] as const;
 export const ALL_SCOPES = [...RESOURCE_SCOPES, 'offline_access'] as const;
@@ -173,7 +173,7 @@ export function createAuthServer(opts: AuthServerOptions): Provider {
 }
 
 /** How a headless agent gets a credential instead (kept in every metadata document). */
-export function agentAuthBlock(base: string) {
+function agentAuthBlock(base: string) {
   return {
     register_uri: `${base}/v1/agents`,
     register_tool: 'register_agent',

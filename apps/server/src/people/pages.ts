@@ -4,7 +4,7 @@
  * strict Content-Security-Policy (`script-src 'self'`) applies.
  */
 
-export const escapeHtml = (s: string) =>
+const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** Content-Security-Policy of every page here. */

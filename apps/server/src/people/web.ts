@@ -14,7 +14,7 @@ export interface PeopleDeps {
   csrfSecret: string;
 }
 
-export const isSecure = (baseUrl: string) => baseUrl.startsWith('https:');
+const isSecure = (baseUrl: string) => baseUrl.startsWith('https:');
 
 /** Session cookie attributes: HttpOnly, SameSite=Lax, Secure when the base URL is https, whole site. */
 export function setSessionCookie(reply: FastifyReply, baseUrl: string, value: string): void {
