@@ -7,7 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import net from 'node:net';
+import { PassThrough } from 'node:stream';
 import { startTestServer, type TestServer } from './server-harness.ts';
+import { clientErrorHandler } from '../src/wire-errors.ts';
 
 let s: TestServer;
 let port: number;
@@ -135,6 +137,17 @@ describe('URLs the router refuses', () => {
   });
 });
 
+describe('tool names that are Object.prototype keys', () => {
+  it('are unknown tools (404 envelope) on every route that takes a name', async () => {
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      for (const [method, path] of [['POST', `/v1/tools/${name}`], ['GET', `/v1/tools/${name}`], ['POST', `/v1/sandbox/tools/${name}`]] as const) {
+        const r = await raw(`${method} ${path} HTTP/1.1\r\n${H}Authorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+        expectEnvelope(r, 404, 'NOT_FOUND');
+      }
+    }
+  });
+});
+
 describe('/mcp refusals are JSON-RPC errors', () => {
   const post = (body: string, headers: Record<string, string> = {}) =>
     raw(
@@ -176,5 +189,32 @@ describe('MCP tools/call with arguments that are not an object', () => {
     // No group was created by any of them.
     const groups = await s.http('/v1/tools/list_groups', { body: {}, apiKey });
     expect(groups.json.data.groups).toEqual([]);
+  });
+});
+
+describe('clientErrorHandler (unit: the cases a socket test cannot provoke cheaply)', () => {
+  const quiet = { debug: () => {} };
+  const run = (err: Error & { code?: string; rawPacket?: Buffer }, prepare?: (sock: PassThrough) => void) => {
+    const sock = new PassThrough();
+    prepare?.(sock);
+    let out = '';
+    sock.on('data', (d: Buffer) => (out += d.toString()));
+    clientErrorHandler(quiet)(err, sock);
+    return { out, sock };
+  };
+
+  it('a request timeout is 408 REQUEST_TIMEOUT (JSON-RPC on /mcp)', () => {
+    const rest = run(Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT', rawPacket: Buffer.from('POST /v1/tools/get_me HTTP/1.1\r\n') }));
+    expect(rest.out).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(JSON.parse(rest.out.split('\r\n\r\n')[1]!)).toMatchObject({ ok: false, error: { code: 'REQUEST_TIMEOUT' } });
+    const mcp = run(Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT', rawPacket: Buffer.from('POST /mcp HTTP/1.1\r\nHost: x\r\n') }));
+    expect(JSON.parse(mcp.out.split('\r\n\r\n')[1]!)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { error: { code: 'REQUEST_TIMEOUT' } } } });
+  });
+
+  it('writes nothing on a reset or when a response has already started; just closes', () => {
+    expect(run(Object.assign(new Error('reset'), { code: 'ECONNRESET' })).out).toBe('');
+    const started = run(Object.assign(new Error('bad'), { code: 'HPE_INVALID_METHOD' }), (sock) => Object.assign(sock, { _httpMessage: { headersSent: true } }));
+    expect(started.out).toBe('');
+    expect(started.sock.destroyed).toBe(true);
   });
 });
