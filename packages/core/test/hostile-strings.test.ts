@@ -104,6 +104,7 @@ describe('every tool, every string field', () => {
         }
       }
     }
+    console.log(`hostile strings: ${cases} cases (tool × string field × bad string), each via callTool and the sandbox; ${wrong.length} wrong`);
     expect(wrong).toEqual([]);
     expect(cases).toBeGreaterThan(300);
   }, 120_000);
