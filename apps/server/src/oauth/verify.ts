@@ -41,6 +41,8 @@ interface ConnectionEntry {
   handle: string;
   displayName: string;
   lastUsedAt: number;
+  /** Epoch ms when read from the database (re-read after the recheck interval). */
+  loadedAt: number;
 }
 
 const invalid = (why: string) =>
@@ -58,9 +60,9 @@ export class OAuthTokenVerifier {
     private readonly baseUrl: string,
     privateJwks: { keys: JWK[] },
     private readonly now: () => Date = () => new Date(),
-    recheckMs = CONNECTION_RECHECK_SECONDS * 1000,
+    private readonly recheckMs = CONNECTION_RECHECK_SECONDS * 1000,
   ) {
-    this.connections = new LRUCache<string, ConnectionEntry>({ max: 50_000, ttl: recheckMs, perf: { now: () => this.now().getTime() } });
+    this.connections = new LRUCache<string, ConnectionEntry>({ max: 50_000 });
     this.jwks = createLocalJWKSet({ keys: privateJwks.keys.map(({ kty, crv, x, y, n, e, kid, alg }) => ({ kty, crv, x, y, n, e, kid, alg, use: 'sig' }) as JWK) });
   }
 
@@ -120,7 +122,7 @@ export class OAuthTokenVerifier {
 
   private async connection(grantId: string, nowMs: number): Promise<ConnectionEntry | undefined> {
     const hit = this.connections.get(grantId);
-    if (hit) return hit;
+    if (hit && nowMs - hit.loadedAt < this.recheckMs) return hit;
     const row = await this.prisma.oAuthConnection.findUnique({
       where: { id: grantId },
       select: { revokedAt: true, humanId: true, agentId: true, lastUsedAt: true, agent: { select: { handle: true, displayName: true } } },
@@ -133,6 +135,7 @@ export class OAuthTokenVerifier {
       handle: row.agent.handle,
       displayName: row.agent.displayName,
       lastUsedAt: row.lastUsedAt?.getTime() ?? 0,
+      loadedAt: nowMs,
     };
     if (!entry.revoked && nowMs - entry.lastUsedAt > LAST_USED_INTERVAL_MS) {
       entry.lastUsedAt = nowMs;
