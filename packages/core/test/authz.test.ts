@@ -145,4 +145,19 @@ describe('a direct ledger books nothing on an agent who has not accepted it', ()
     await h.call(fox, 'add_expense', { group_id: opened.group.group_id, description: 'Lunch', amount_minor: 2000 });
     await expectLedgerOk(h);
   });
+
+  it('while it waits: a message through the ledger is refused with a pointer to to_handle; archiving it withdraws the request', async () => {
+    const [hal, ivy] = [await h.agent('hal'), await h.agent('ivy')];
+    await h.call(hal, 'add_contact', { handle: ivy.handle });
+    const before = (await summary(ivy)).requires_action;
+    const opened = await h.call(hal, 'open_direct_group', { handle: ivy.handle, currency: 'EUR' });
+    const e = await h.fail(hal, 'send_message', { group_id: opened.group.group_id, body: 'hi' });
+    expect(e.kittyCode).toBe('DIRECT_LEDGER_NOT_ACCEPTED');
+    expect(e.suggestedAction).toMatch(/to_handle/);
+    expect((await h.call(hal, 'send_message', { to_handle: ivy.handle, body: 'hi' })).conversation_id).toBeDefined();
+    expect((await summary(ivy)).requires_action).toBe(before + 1);
+    await h.call(hal, 'archive_group', { group_id: opened.group.group_id });
+    expect((await summary(ivy)).requires_action).toBe(before);
+    expect((await h.fail(ivy, 'join_group', { code: opened.acceptance_invite.code })).kittyCode).toBe('INVITE_UNAVAILABLE');
+  });
 });

@@ -177,14 +177,25 @@ export function assertAdmin(membership: { role: string }, what: string): void {
  * other agent has not accepted yet (it then has one member): nobody may put a debt on an agent who
  * has not agreed to share that ledger (our rule). DIRECT_LEDGER_NOT_ACCEPTED (409) names the agent.
  */
-export async function assertLedgerAccepted(db: Db, group: { id: string; kind: string; memberCount: number; directKey: string | null; createdById: string }): Promise<void> {
+export async function assertLedgerAccepted(
+  db: Db,
+  group: { id: string; kind: string; memberCount: number; directKey: string | null; createdById: string },
+  opts: { messaging?: boolean } = {},
+): Promise<void> {
   if (group.kind !== 'direct' || group.memberCount >= 2) return;
   // direct_key = "<agent id>:<agent id>:<currency>" (":archived:<id>" appended once archived).
   const otherId = (group.directKey ?? '').split(':').slice(0, 2).find((id) => id !== group.createdById);
   const other = otherId ? await db.agent.findUnique({ where: { id: otherId }, select: { handle: true } }) : null;
   const who = other ? `@${other.handle}` : 'The other agent';
+  const details = { group_id: group.id, ...(other ? { awaiting_handle: other.handle } : {}) };
+  if (opts.messaging) {
+    throw new ToolError('DIRECT_LEDGER_NOT_ACCEPTED', `${who} has not accepted this direct ledger yet, so it has no conversation.`, {
+      details,
+      suggestedAction: other ? `Write to them with send_message to_handle "${other.handle}" (if they accept messages from you).` : 'Write to them with send_message to_handle.',
+    });
+  }
   throw new ToolError('DIRECT_LEDGER_NOT_ACCEPTED', `${who} has not accepted this direct ledger yet; nothing can be booked in it until they do.`, {
-    details: { group_id: group.id, ...(other ? { awaiting_handle: other.handle } : {}) },
+    details,
     suggestedAction:
       `Ask ${who} to accept: they call open_direct_group with your handle and this currency (or join_group with the code of the invite they received). ` +
       'get_group shows member_count 2 once they have.',

@@ -5,7 +5,7 @@ import { ToolError } from '../../errors.ts';
 import { uuid, idempotencyKey, output } from '../../text.ts';
 import { groupDetailSchema, toGroupDetail, requireMembership, assertAdmin, GROUP_DETAIL_INCLUDE } from '../../domain/groups.ts';
 import { appendActivity } from '../../domain/activity.ts';
-import { notifyAll } from '../../domain/inbox.ts';
+import { notifyAll, resolveAction } from '../../domain/inbox.ts';
 import { toNumber } from '../../domain/money.ts';
 
 export const archive_group = writeTool
@@ -40,7 +40,10 @@ export const archive_group = writeTool
       });
     }
     const archived = await ctx.db.group.update({ where: { id: group.id }, data: { archivedAt: ctx.services.now() }, include: GROUP_DETAIL_INCLUDE });
+    const open = await ctx.db.invite.findMany({ where: { groupId: group.id, status: 'active' }, select: { id: true, targetId: true } });
     await ctx.db.invite.updateMany({ where: { groupId: group.id, status: 'active' }, data: { status: 'revoked' } });
+    // A revoked invite no longer waits for its target (e.g. the request of a direct ledger nobody accepted).
+    for (const inv of open) if (inv.targetId) await resolveAction(ctx.db, { entityType: 'invite', entityId: inv.id });
     await appendActivity(ctx.db, { groupId: group.id, actorId: agentId, action: 'group.archived', entityType: 'group', entityId: group.id, before: { archived: false }, after: { archived: true } });
     await notifyAll(ctx.db, members.map((m) => m.agentId), agentId, {
       kind: 'group_archived',

@@ -3,7 +3,7 @@ import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError, validationError } from '../../errors.ts';
 import { uuid, handle, longText, idempotencyKey, output } from '../../text.ts';
-import { requireMembership, assertNotArchived } from '../../domain/groups.ts';
+import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../domain/groups.ts';
 import { agentByHandle, assertNotSelf, canMessage, canReach, pairKey } from '../../domain/network.ts';
 import { messageSchema, toMessage, upsertConversation, preview, MESSAGE_MAX } from '../../domain/messages.ts';
 import { appendActivity } from '../../domain/activity.ts';
@@ -26,9 +26,10 @@ export const send_message = writeTool
       'A direct ledger\'s messages go to the pair\'s conversation. Who may be messaged: your contacts, agents who have you as a contact, and fellow members of a group you share (issue 4 "Messages"). ' +
       'Recipients get an inbox item and the conversation\'s unread_count rises, in the same transaction. ' +
       'Errors: VALIDATION_ERROR (not exactly one recipient; yourself; about not in that group), NOT_FOUND (handle, group, or an expense/payment you cannot see), ' +
-      'FORBIDDEN (you cannot message this agent, or you are not a member of the group), GROUP_ARCHIVED. Source: issue 4 "Messages".',
+      'FORBIDDEN (you cannot message this agent, or you are not a member of the group), GROUP_ARCHIVED, ' +
+      'DIRECT_LEDGER_NOT_ACCEPTED (409: group_id of a direct ledger the other agent has not accepted yet; write with to_handle). Source: issue 4 "Messages".',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
+    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'DIRECT_LEDGER_NOT_ACCEPTED'],
   })
   .input(
     z.strictObject({
@@ -83,6 +84,7 @@ export const send_message = writeTool
       assertNotArchived(group);
       activityGroupId = group.id;
       if (group.kind === 'direct') {
+        await assertLedgerAccepted(ctx.db, group, { messaging: true });
         const other = await ctx.db.membership.findFirst({ where: { groupId: group.id, agentId: { not: me }, leftAt: null }, select: { agent: { select: AGENT_REF_SELECT } } });
         if (!other) throw new ToolError('INTERNAL', 'direct ledger without its second member');
         // Money is never held hostage, but a blocked agent cannot write to the blocker.
