@@ -1,7 +1,9 @@
 /**
- * Server configuration, all from the environment (documented in README "Configuration").
+ * Server configuration, all from the environment (documented in README "Configuration"), parsed
+ * by one zod schema: every variable's rule and default is written once, in `envSchema`.
  */
 import path from 'node:path';
+import { z } from 'zod';
 
 export interface ServerConfig {
   /** PORT, default 3000 (0 = any free port). */
@@ -70,58 +72,155 @@ export interface ServerConfig {
   oidc: { issuer: string; clientId: string; clientSecret: string | undefined; name: string } | null;
 }
 
-function int(v: string | undefined, dflt: number, name: string): number {
-  if (v === undefined || v === '') return dflt;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${v}"`);
-  return n;
+/** An empty or blank variable counts as unset. */
+const unset = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+
+/** A non-negative integer (decimal digits only). */
+const count = (dflt: number) =>
+  z.preprocess(unset, z.string().trim().regex(/^\d+$/, 'expected a non-negative integer').transform(Number).default(dflt));
+
+const port = (dflt: number) =>
+  count(dflt).refine((n) => n <= 65_535, 'expected a port number (0-65535)');
+
+const TRUE = ['1', 'true', 'yes', 'on'];
+const FALSE = ['0', 'false', 'no', 'off'];
+/** true/false, also 1/0, yes/no, on/off (any case). */
+const flag = (dflt: boolean) =>
+  z.preprocess(
+    unset,
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .refine((v) => TRUE.includes(v) || FALSE.includes(v), 'expected true or false (also 1/0, yes/no, on/off)')
+      .transform((v) => TRUE.includes(v))
+      .default(dflt),
+  );
+
+const url = (protocols: string[]) =>
+  z.preprocess(
+    unset,
+    z
+      .string()
+      .trim()
+      .refine((v) => URL.canParse(v) && protocols.includes(new URL(v).protocol), `expected a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`)
+      .optional(),
+  );
+
+/** Comma-separated values, blanks dropped. */
+const list = z.preprocess(unset, z.string().optional()).transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const text = z.preprocess(unset, z.string().trim().optional());
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** The environment variables Kitty reads, each with its rule and default (README "Configuration"). */
+const envSchema = z.object({
+  PORT: port(3000),
+  HOST: text,
+  DATABASE_URL: url(['postgres:', 'postgresql:']),
+  KITTY_DATA_DIR: text,
+  KITTY_EMBEDDED_PG_PORT: port(0),
+  KITTY_BASE_URL: url(['http:', 'https:']),
+  REDIS_URL: url(['redis:', 'rediss:']),
+  KITTY_INVITE_ONLY: flag(false),
+  KITTY_PLATFORM_INVITE_CODES: list,
+  KITTY_RATE_LIMIT: count(600),
+  KITTY_RATE_LIMIT_ANON: count(120),
+  KITTY_RATE_LIMIT_WINDOW: count(60),
+  KITTY_BODY_LIMIT: count(1024 * 1024),
+  KITTY_ALLOWED_HOSTS: list,
+  KITTY_LOG: z.preprocess(unset, z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('warn')),
+  KITTY_LOG_FILE: text,
+  KITTY_SCHEDULER: flag(true),
+  KITTY_AUTH_FAIL_LIMIT: count(20),
+  KITTY_AUTH_FAIL_WINDOW: count(300),
+  KITTY_REGISTER_LIMIT_HOUR: count(30),
+  KITTY_REGISTER_LIMIT_DAY: count(100),
+  KITTY_REQUEST_TIMEOUT_MS: count(30_000),
+  KITTY_HEADERS_TIMEOUT_MS: count(10_000),
+  KITTY_CONNECTION_TIMEOUT_MS: count(60_000),
+  KITTY_KEEP_ALIVE_TIMEOUT_MS: count(5_000),
+  KITTY_OAUTH: flag(true),
+  KITTY_OAUTH_CLIENTS: text,
+  KITTY_OAUTH_JWKS: text,
+  KITTY_OAUTH_COOKIE_KEYS: text,
+  KITTY_OAUTH_ALLOW_LOOPBACK_CIMD: flag(false),
+  KITTY_AUTH_RATE_LIMIT: count(60),
+  KITTY_OIDC_ISSUER: url(['https:', 'http:']),
+  KITTY_OIDC_CLIENT_ID: text,
+  KITTY_OIDC_CLIENT_SECRET: text,
+  KITTY_OIDC_NAME: text,
+}).superRefine((e, ctx) => {
+  if (e.KITTY_OIDC_ISSUER && !e.KITTY_OIDC_CLIENT_ID) {
+    ctx.addIssue({ code: 'custom', path: ['KITTY_OIDC_CLIENT_ID'], message: 'required when KITTY_OIDC_ISSUER is set' });
+  }
+});
+
+/** Variables whose values are never echoed in errors (URLs may carry passwords; the rest are secrets). */
+const SECRET = /_URL$|_SECRET$|_JWKS$|_COOKIE_KEYS$|_CLIENTS$/;
+
+/** Bad configuration: `message` lists every offending variable with the rule it broke. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
 }
 
+/**
+ * Reads the configuration from `env` (default process.env) with one zod schema.
+ * @throws ConfigError naming every bad variable, e.g. `KITTY_RATE_LIMIT="ten": expected a non-negative integer`
+ *         (URLs and secrets are not echoed)
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => {
+      const name = String(i.path[0]);
+      const shown = SECRET.test(name) || env[name] === undefined ? '' : `=${JSON.stringify(env[name])}`;
+      return `  ${name}${shown}: ${i.message}`;
+    });
+    throw new ConfigError(`Invalid configuration in the environment:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
   return {
-    port: int(env.PORT, 3000, 'PORT'),
-    host: env.HOST || '127.0.0.1',
-    databaseUrl: env.DATABASE_URL || undefined,
+    port: e.PORT,
+    host: e.HOST ?? '127.0.0.1',
+    databaseUrl: e.DATABASE_URL,
     // Relative to where the command was typed (pnpm sets INIT_CWD), so `pnpm start` at the root uses ./data there.
-    dataDir: path.resolve(env.INIT_CWD ?? process.cwd(), env.KITTY_DATA_DIR || './data'),
-    embeddedPgPort: env.KITTY_EMBEDDED_PG_PORT ? int(env.KITTY_EMBEDDED_PG_PORT, 0, 'KITTY_EMBEDDED_PG_PORT') || undefined : undefined,
-    baseUrl: env.KITTY_BASE_URL?.replace(/\/+$/, '') || undefined,
-    redisUrl: env.REDIS_URL || undefined,
-    inviteOnly: /^(1|true|yes)$/i.test(env.KITTY_INVITE_ONLY ?? ''),
-    platformInviteCodes: (env.KITTY_PLATFORM_INVITE_CODES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    rateLimitPoints: int(env.KITTY_RATE_LIMIT, 600, 'KITTY_RATE_LIMIT'),
-    rateLimitAnonPoints: int(env.KITTY_RATE_LIMIT_ANON, 120, 'KITTY_RATE_LIMIT_ANON'),
-    rateLimitWindowSeconds: int(env.KITTY_RATE_LIMIT_WINDOW, 60, 'KITTY_RATE_LIMIT_WINDOW'),
-    bodyLimit: int(env.KITTY_BODY_LIMIT, 1024 * 1024, 'KITTY_BODY_LIMIT'),
-    allowedHosts: (env.KITTY_ALLOWED_HOSTS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    logLevel: env.KITTY_LOG || 'warn',
-    logFile: env.KITTY_LOG_FILE || undefined,
-    scheduler: !/^(0|off|false|no)$/i.test(env.KITTY_SCHEDULER ?? ''),
-    authFailLimit: int(env.KITTY_AUTH_FAIL_LIMIT, 20, 'KITTY_AUTH_FAIL_LIMIT'),
-    authFailWindowSeconds: int(env.KITTY_AUTH_FAIL_WINDOW, 300, 'KITTY_AUTH_FAIL_WINDOW'),
-    registerPerHour: int(env.KITTY_REGISTER_LIMIT_HOUR, 30, 'KITTY_REGISTER_LIMIT_HOUR'),
-    registerPerDay: int(env.KITTY_REGISTER_LIMIT_DAY, 100, 'KITTY_REGISTER_LIMIT_DAY'),
-    requestTimeoutMs: int(env.KITTY_REQUEST_TIMEOUT_MS, 30_000, 'KITTY_REQUEST_TIMEOUT_MS'),
-    headersTimeoutMs: int(env.KITTY_HEADERS_TIMEOUT_MS, 10_000, 'KITTY_HEADERS_TIMEOUT_MS'),
-    connectionTimeoutMs: int(env.KITTY_CONNECTION_TIMEOUT_MS, 60_000, 'KITTY_CONNECTION_TIMEOUT_MS'),
-    keepAliveTimeoutMs: int(env.KITTY_KEEP_ALIVE_TIMEOUT_MS, 5_000, 'KITTY_KEEP_ALIVE_TIMEOUT_MS'),
-    oauthEnabled: !/^(0|off|false|no)$/i.test(env.KITTY_OAUTH ?? ''),
-    oauthClients: env.KITTY_OAUTH_CLIENTS || undefined,
-    oauthJwks: env.KITTY_OAUTH_JWKS || undefined,
-    oauthCookieKeys: env.KITTY_OAUTH_COOKIE_KEYS || undefined,
-    oauthAllowLoopbackCimd: /^(1|true|yes)$/i.test(env.KITTY_OAUTH_ALLOW_LOOPBACK_CIMD ?? ''),
-    authRateLimitPoints: int(env.KITTY_AUTH_RATE_LIMIT, 60, 'KITTY_AUTH_RATE_LIMIT'),
-    oidc: oidcConfig(env),
-  };
-}
-
-function oidcConfig(env: NodeJS.ProcessEnv): ServerConfig['oidc'] {
-  if (!env.KITTY_OIDC_ISSUER) return null;
-  if (!env.KITTY_OIDC_CLIENT_ID) throw new Error('KITTY_OIDC_CLIENT_ID is required when KITTY_OIDC_ISSUER is set');
-  return {
-    issuer: env.KITTY_OIDC_ISSUER,
-    clientId: env.KITTY_OIDC_CLIENT_ID,
-    clientSecret: env.KITTY_OIDC_CLIENT_SECRET || undefined,
-    name: env.KITTY_OIDC_NAME || new URL(env.KITTY_OIDC_ISSUER).hostname,
+    dataDir: path.resolve(env.INIT_CWD ?? process.cwd(), e.KITTY_DATA_DIR ?? './data'),
+    embeddedPgPort: e.KITTY_EMBEDDED_PG_PORT || undefined,
+    baseUrl: e.KITTY_BASE_URL?.replace(/\/+$/, ''),
+    redisUrl: e.REDIS_URL,
+    inviteOnly: e.KITTY_INVITE_ONLY,
+    platformInviteCodes: e.KITTY_PLATFORM_INVITE_CODES,
+    rateLimitPoints: e.KITTY_RATE_LIMIT,
+    rateLimitAnonPoints: e.KITTY_RATE_LIMIT_ANON,
+    rateLimitWindowSeconds: e.KITTY_RATE_LIMIT_WINDOW,
+    bodyLimit: e.KITTY_BODY_LIMIT,
+    allowedHosts: e.KITTY_ALLOWED_HOSTS,
+    logLevel: e.KITTY_LOG,
+    logFile: e.KITTY_LOG_FILE,
+    scheduler: e.KITTY_SCHEDULER,
+    authFailLimit: e.KITTY_AUTH_FAIL_LIMIT,
+    authFailWindowSeconds: e.KITTY_AUTH_FAIL_WINDOW,
+    registerPerHour: e.KITTY_REGISTER_LIMIT_HOUR,
+    registerPerDay: e.KITTY_REGISTER_LIMIT_DAY,
+    requestTimeoutMs: e.KITTY_REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: e.KITTY_HEADERS_TIMEOUT_MS,
+    connectionTimeoutMs: e.KITTY_CONNECTION_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.KITTY_KEEP_ALIVE_TIMEOUT_MS,
+    oauthEnabled: e.KITTY_OAUTH,
+    oauthClients: e.KITTY_OAUTH_CLIENTS,
+    oauthJwks: e.KITTY_OAUTH_JWKS,
+    oauthCookieKeys: e.KITTY_OAUTH_COOKIE_KEYS,
+    oauthAllowLoopbackCimd: e.KITTY_OAUTH_ALLOW_LOOPBACK_CIMD,
+    authRateLimitPoints: e.KITTY_AUTH_RATE_LIMIT,
+    oidc:
+      e.KITTY_OIDC_ISSUER && e.KITTY_OIDC_CLIENT_ID
+        ? {
+            issuer: e.KITTY_OIDC_ISSUER,
+            clientId: e.KITTY_OIDC_CLIENT_ID,
+            clientSecret: e.KITTY_OIDC_CLIENT_SECRET,
+            name: e.KITTY_OIDC_NAME ?? new URL(e.KITTY_OIDC_ISSUER).hostname,
+          }
+        : null,
   };
 }
