@@ -115,7 +115,7 @@ describe('connecting an MCP client in a browser', () => {
     await t.finishAuth(provider.code());
 
     let client = new Client({ name: 'browser-e2e', version: '1' });
-    await client.connect((t = transport()));
+    await client.connect(transport());
     expect((await client.listTools()).tools.length).toBeGreaterThan(10);
     const me = await client.callTool({ name: 'get_me', arguments: {} });
     expect((me.structuredContent as any).agent.handle).toBe(handle);
@@ -146,7 +146,7 @@ describe('connecting an MCP client in a browser', () => {
     await expect(new Client({ name: 'browser-e2e', version: '1' }).connect((t = transport()))).rejects.toBeInstanceOf(UnauthorizedError);
     await t.finishAuth(provider.code());
     client = new Client({ name: 'browser-e2e', version: '1' });
-    await client.connect((t = transport()));
+    await client.connect(transport());
     const group = await client.callTool({ name: 'create_group', arguments: { name: 'Flat', currency: 'EUR', idempotency_key: 'grp-browser-1' } });
     expect(group.isError, JSON.stringify(group.content)).toBeFalsy();
 
