@@ -28,6 +28,33 @@ module.exports = {
       },
     },
     {
+      name: 'layers-point-down',
+      severity: 'error',
+      comment: 'apps → adapters → core → db: a lower layer never imports a higher one.',
+      from: { path: '^packages/(core|db)/src/' },
+      to: { path: '^(packages/(rest-adapter|mcp-adapter|client)/|apps/)' },
+    },
+    {
+      name: 'db-below-core',
+      severity: 'error',
+      from: { path: '^packages/db/src/' },
+      to: { path: '^packages/core/' },
+    },
+    {
+      name: 'adapters-independent',
+      severity: 'error',
+      comment: 'REST and MCP adapters translate the same registry; neither imports the other.',
+      from: { path: '^packages/(rest-adapter|mcp-adapter)/' },
+      to: { path: '^packages/(rest-adapter|mcp-adapter)/', pathNot: '^packages/$1/' },
+    },
+    {
+      name: 'typed-clients-import-types-only',
+      severity: 'error',
+      comment: 'The typed client and the account page take types from core (inferred from the routers), never its code.',
+      from: { path: '^(packages/client|apps/account)/src/' },
+      to: { path: '^packages/core/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'server-without-migration-engine',
       severity: 'error',
       comment: 'Start-up applies migrations with the plain SQL runner; the Prisma schema engine and its patched adapters are for the migration scripts only.',
