@@ -10,7 +10,7 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import { startTestServer, type TestServer } from './server-harness.ts';
 import type { ServerConfig } from '../src/index.ts';
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);

@@ -281,6 +281,11 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
         idTokenExpected: true,
       });
       claims = tokens.claims();
+      // Code-flow ID tokens usually carry only `sub`: name and email come from the UserInfo endpoint (OpenID Connect Core 5.3).
+      if (claims && !claims.name && !claims.email && config.serverMetadata().userinfo_endpoint) {
+        const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
+        claims = { ...claims, ...info, sub: claims.sub };
+      }
     } catch (e) {
       req.log.warn({ err: e }, 'OpenID sign-in refused');
       return htmlError(reply, 400, `The sign-in provider's answer was refused: ${(e as Error).message}`);
