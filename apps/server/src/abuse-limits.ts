@@ -34,6 +34,22 @@ export interface ServerCallRequest extends CallRequest {
   clientIp: string;
 }
 
+/**
+ * The bucket key of a client address: IPv4 as is, IPv6 by its /64 prefix (one subscriber usually
+ * holds a whole /64, RFC 6177, so per-address keys would let one client rotate through 2^64 of
+ * them — and grow the in-memory stores without bound).
+ */
+export function ipKey(ip: string): string {
+  if (!ip.includes(':')) return ip;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  const [head = '', tail = ''] = ip.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = ip.includes('::') ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => (g || '0').toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
 function secondsUntil(res: RateLimiterRes): number {
   return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
 }
@@ -59,13 +75,14 @@ export class AbuseLimiter {
   async meterAuthentication<T>(ip: string, authenticate: () => Promise<T>): Promise<T> {
     const bucket = this.authFail;
     if (!bucket) return authenticate();
-    const state = await bucket.get(ip);
+    const key = ipKey(ip);
+    const state = await bucket.get(key);
     if (state && state.consumedPoints >= this.opts.authFailPoints) throw tooManyFailures(secondsUntil(state));
     try {
       return await authenticate();
     } catch (e) {
       if (e instanceof ToolError && e.kittyCode === 'UNAUTHENTICATED') {
-        await bucket.consume(ip, 1).catch((r: unknown) => {
+        await bucket.consume(key, 1).catch((r: unknown) => {
           if (!(r instanceof RateLimiterRes)) throw r;
         });
       }
@@ -81,7 +98,7 @@ export class AbuseLimiter {
     for (const [bucket, window] of [[this.registerHour, 'hour'], [this.registerDay, 'day']] as const) {
       if (!bucket) continue;
       try {
-        await bucket.consume(ip, 1);
+        await bucket.consume(ipKey(ip), 1);
       } catch (e) {
         if (!(e instanceof RateLimiterRes)) throw e;
         const t = secondsUntil(e);

@@ -37,8 +37,12 @@ export class ApiKeyAuthenticator {
     this.cache = new LRUCache<string, Entry>({
       max: 50_000,
       ttl: ttlMs,
-      dispose: (_v, digest) => {
-        for (const set of this.byAgent.values()) set.delete(digest);
+      // Keep the per-agent index exactly as large as the cache: an emptied agent entry is dropped.
+      dispose: (v, digest) => {
+        const set = this.byAgent.get(v.auth.agentId);
+        if (!set) return;
+        set.delete(digest);
+        if (set.size === 0) this.byAgent.delete(v.auth.agentId);
       },
     });
   }
@@ -103,6 +107,11 @@ export class ApiKeyAuthenticator {
   /** Resolves when the last "last used" write has finished (tests). */
   settled(): Promise<unknown> {
     return this.lastTouch;
+  }
+
+  /** Entry counts of the in-memory structures (soak script, tests): all bounded by `max`. */
+  sizes(): Record<string, number> {
+    return { auth_keys: this.cache.size, auth_agents: this.byAgent.size, auth_touched: this.touched.size };
   }
 
   /** Drops every cached key of an agent (after rotation or a profile change). */

@@ -90,6 +90,11 @@ export class InboxSummaryCache {
     }
   }
 
+  /** Entry counts (soak script, tests): both bounded by their LRU `max`. */
+  sizes(): Record<string, number> {
+    return { inbox_summaries: this.cache.size, inbox_epochs: this.epochs.size };
+  }
+
   /** Drops an agent's cached summary (a notification arrived). */
   invalidate(agentId: string): void {
     this.stats.invalidations++;

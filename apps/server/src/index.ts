@@ -27,6 +27,8 @@ export { loadConfig, type ServerConfig } from './config.ts';
 export interface RunningKitty {
   /** The inbox summary cache (stats for tests and the benchmark). */
   inboxCache: InboxSummaryCache;
+  /** Entry counts of the in-memory caches (soak script): each is bounded. */
+  cacheSizes(): Record<string, number>;
   /** Base URL the server listens on, e.g. http://127.0.0.1:3000 */
   url: string;
   /** The database in use, for people (address without password; data folder when embedded). */
@@ -180,7 +182,8 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     await app.listen({ port: config.port, host: config.host });
     // Its cleanup goes before the app's (cleanups run in reverse): drain requests first, then the scheduler.
     if (config.scheduler) cleanups.splice(cleanups.length - 1, 0, startScheduler(services, app.log));
-    return { url: baseUrl, database: database.description, app, registry, services, inboxCache, oauthVerifier: verifier, close };
+    const cacheSizes = () => ({ ...authenticator.sizes(), ...inboxCache.sizes() });
+    return { url: baseUrl, database: database.description, app, registry, services, inboxCache, oauthVerifier: verifier, cacheSizes, close };
   } catch (e) {
     await close();
     throw e;

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { generateApiKey, ToolError } from '@kitty/core';
 import { startTestServer, type TestServer } from './server-harness.ts';
-import { AbuseLimiter } from '../src/abuse-limits.ts';
+import { AbuseLimiter, ipKey } from '../src/abuse-limits.ts';
 
 const servers: TestServer[] = [];
 afterAll(async () => {
@@ -58,6 +58,26 @@ describe('MCP JSON-RPC batches', () => {
     expect(r.json.error.code).toBe(-32600);
     const empty = await s.http('/mcp', { body: [], headers: mcpHeaders((await s.agent('e')).apiKey) });
     expect(empty.json.error.code).toBe(-32600);
+  });
+});
+
+describe('client address keys', () => {
+  it('IPv4 as is, IPv4-mapped IPv6 as IPv4, IPv6 by its /64', () => {
+    expect(ipKey('203.0.113.9')).toBe('203.0.113.9');
+    expect(ipKey('::ffff:203.0.113.9')).toBe('203.0.113.9');
+    expect(ipKey('2001:db8:abcd:12:1:2:3:4')).toBe('2001:db8:abcd:12::/64');
+    expect(ipKey('2001:DB8:ABCD:0012::99')).toBe('2001:db8:abcd:12::/64');
+    expect(ipKey('2001:db8:abcd:13::1')).not.toBe(ipKey('2001:db8:abcd:12::1'));
+  });
+
+  it('one IPv6 /64 shares one failed-authentication budget', async () => {
+    const limiter = new AbuseLimiter({ authFailPoints: 2, authFailWindowSeconds: 60, registerPerHour: 0, registerPerDay: 0 });
+    const fail = async () => {
+      throw new ToolError('UNAUTHENTICATED', 'unknown key');
+    };
+    const codes: string[] = [];
+    for (const ip of ['2001:db8::1', '2001:db8::2', '2001:db8::3']) codes.push(await limiter.meterAuthentication(ip, fail).catch((e: ToolError) => e.kittyCode));
+    expect(codes).toEqual(['UNAUTHENTICATED', 'UNAUTHENTICATED', 'RATE_LIMITED']);
   });
 });
 
