@@ -29,7 +29,6 @@ process.on('SIGUSR2', () => sample((globalThis as { gc?: () => void }).gc ?? (()
 console.log(JSON.stringify({ url: kitty.url }));
 sample();
 setInterval(sample, Number(process.env.SOAK_SAMPLE_MS ?? 15_000));
-process.on('SIGTERM', async () => {
-  await kitty.close();
-  process.exit(0);
+process.on('SIGTERM', () => {
+  void kitty.close().then(() => process.exit(0));
 });
