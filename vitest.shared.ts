@@ -3,10 +3,13 @@
  * per test file), so files run one at a time with generous timeouts; a JSON report per package
  * lets .ci/run print one "N passed, N failed" line for the whole suite.
  */
+import { fileURLToPath } from 'node:url';
 import type { ViteUserConfig } from 'vitest/config';
 
 export const sharedTestConfig: NonNullable<ViteUserConfig['test']> = {
   include: ['test/**/*.test.ts'],
+  // Fails a test file on node-postgres' concurrent-query warning (see vitest.setup.ts).
+  setupFiles: [fileURLToPath(new URL('./vitest.setup.ts', import.meta.url))],
   testTimeout: 60_000,
   hookTimeout: 60_000,
   fileParallelism: false,

@@ -4,31 +4,42 @@
  *   const kitty = createKittyClient({ baseUrl: 'http://127.0.0.1:3000', apiKey });
  *   const { group } = await kitty.create_group({ name: 'Trip', currency: 'EUR' });
  *
- * Every tool is a method typed from the server's router (inputs, outputs; types only — nothing
- * of the server is bundled). Write tools get an idempotency_key generated when you pass none,
- * and the client retries RATE_LIMITED / TRANSIENT_CONFLICT / REQUEST_IN_PROGRESS / network failures with the SAME
- * key after `retry_after` seconds, so a retry never duplicates an effect. Failures throw
- * `KittyError` carrying the error envelope (code, message, suggested_action, details, request_id).
+ * Every tool is a method with typed arguments and result (the types are generated from the server's
+ * tool schemas into this package: nothing of the server is needed). Write tools get an
+ * idempotency_key generated when you pass none, and the client retries RATE_LIMITED /
+ * TRANSIENT_CONFLICT / REQUEST_IN_PROGRESS / network failures with the SAME key after `retry_after`
+ * seconds, so a retry never duplicates an effect. Failures throw `KittyError` carrying the error
+ * envelope (code, message, suggested_action, details, request_id). No runtime dependencies; needs
+ * a global `fetch` (Node >= 20, browsers, Deno, Bun).
  */
-import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
-import type { AppRouter, ErrorBody } from '@kitty/core';
+import type { ErrorCode, ToolInputs, ToolOutputs } from './generated/tools.js';
 
-type Inputs = inferRouterInputs<AppRouter>;
-type Outputs = inferRouterOutputs<AppRouter>;
-export type ToolName = keyof Inputs & string;
-export type ToolInput<K extends ToolName> = Inputs[K];
-export type ToolOutput<K extends ToolName> = Outputs[K];
+export type { ErrorCode, ToolInputs, ToolOutputs } from './generated/tools.js';
+
+export type ToolName = keyof ToolInputs & string;
+export type ToolInput<K extends ToolName> = ToolInputs[K];
+export type ToolOutput<K extends ToolName> = ToolOutputs[K];
+
+/** The error part of a failed answer: `{"ok":false,"error":{…},"request_id":"…"}`. */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  suggested_action: string;
+  details?: Record<string, unknown>;
+  /** Seconds to wait before retrying (RATE_LIMITED, TRANSIENT_CONFLICT, REQUEST_IN_PROGRESS). */
+  retry_after?: number;
+}
 
 /** Input as the client takes it: idempotency_key optional (generated when absent). */
-type ClientInput<K extends ToolName> = Inputs[K] extends { idempotency_key: string }
-  ? Omit<Inputs[K], 'idempotency_key'> & { idempotency_key?: string }
-  : Inputs[K];
+type ClientInput<K extends ToolName> = ToolInputs[K] extends { idempotency_key: string }
+  ? Omit<ToolInputs[K], 'idempotency_key'> & { idempotency_key?: string }
+  : ToolInputs[K];
 // `{}` on purpose: "does an empty argument object satisfy T?" is the question.
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 type HasRequired<T> = {} extends T ? false : true;
 type Method<K extends ToolName> = HasRequired<ClientInput<K>> extends true
-  ? (args: ClientInput<K>, opts?: CallOptions) => Promise<Outputs[K]>
-  : (args?: ClientInput<K>, opts?: CallOptions) => Promise<Outputs[K]>;
+  ? (args: ClientInput<K>, opts?: CallOptions) => Promise<ToolOutputs[K]>
+  : (args?: ClientInput<K>, opts?: CallOptions) => Promise<ToolOutputs[K]>;
 
 export interface CallOptions {
   /** Sent as the Idempotency-Key header (instead of the argument). */
@@ -37,10 +48,13 @@ export interface CallOptions {
 }
 
 export interface KittyClientOptions {
+  /** Where Kitty runs, e.g. "http://127.0.0.1:3000". */
   baseUrl: string;
+  /** The agent's API key (`kitty_…`); without it only tools that need no credential work. */
   apiKey?: string;
   /** Retries for RATE_LIMITED, TRANSIENT_CONFLICT, REQUEST_IN_PROGRESS and network errors (default 3). 0 disables. */
   maxRetries?: number;
+  /** fetch implementation (default: the global one). */
   fetch?: typeof fetch;
 }
 
@@ -86,7 +100,11 @@ export function createKittyClient(opts: KittyClientOptions): KittyClient {
   const loadWriteTools = () =>
     (writeTools ??= doFetch(`${baseUrl}/v1/tools`)
       .then((r) => r.json() as Promise<{ data: { tools: Array<{ name: string; kind: string; idempotency: string | null }> } }>)
-      .then((j) => new Set(j.data.tools.filter((t) => t.kind === 'write' && t.idempotency !== 'none').map((t) => t.name))));
+      .then((j) => new Set(j.data.tools.filter((t) => t.kind === 'write' && t.idempotency !== 'none').map((t) => t.name)))
+      .catch((e: unknown) => {
+        writeTools = undefined; // not cached: the next call asks again
+        throw e;
+      }));
 
   async function call(name: string, args: Record<string, unknown> = {}, callOpts: CallOptions = {}): Promise<Record<string, unknown>> {
     const body = { ...args };

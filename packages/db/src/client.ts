@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
+import type { SqlQueryable } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from './generated/prisma/client.ts';
 
 export interface Db {
@@ -35,7 +36,7 @@ export function createDb(
   // With an external pool, adapter-pg never ends it (disposeExternalPool defaults to false).
   // Named statements: PostgreSQL parses and plans each distinct query once per connection instead
   // of on every execution (measured on get_me's query: 373 µs unnamed → 128 µs prepared).
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { statementNameGenerator: (q) => statementName(q.sql) }) });
+  const prisma = new PrismaClient({ adapter: serialiseTransactionQueries(new PrismaPg(pool, { statementNameGenerator: (q) => statementName(q.sql) })) });
   // pool.end() resolves once its clients are told to end, not when their connections have
   // closed; whoever stops the server right after (the embedded database at shutdown) would then
   // terminate live connections (57P01 errors). close() waits for each connection's 'end'.
@@ -75,4 +76,37 @@ function statementName(sql: string): string {
     statementNames.set(sql, name);
   }
   return name;
+}
+
+/**
+ * Makes the queries of one interactive transaction run one after another. A transaction has one
+ * connection, and Prisma's query interpreter sends some queries concurrently (e.g. the relations
+ * of an `include` with two or more relations are fetched in parallel); node-postgres then queues
+ * them on the connection and warns "Calling client.query() when the client is already executing
+ * a query is deprecated" (pg 8.x; pg 9 removes the queue). Chaining them here is the "external
+ * async flow control" pg asks for: same order, same connection, no warning, no lost parallelism
+ * (one connection runs one query at a time anyway). Queries outside transactions use the pool and
+ * stay concurrent.
+ */
+function serialiseTransactionQueries(factory: PrismaPg): PrismaPg {
+  const connect = factory.connect.bind(factory);
+  factory.connect = async () => {
+    const adapter = await connect();
+    const start = adapter.startTransaction.bind(adapter);
+    adapter.startTransaction = async (isolationLevel) => {
+      const tx = await start(isolationLevel);
+      let tail: Promise<unknown> = Promise.resolve();
+      const chain = <A, R>(fn: (a: A) => Promise<R>) => (a: A): Promise<R> => {
+        const run = tail.then(() => fn(a));
+        tail = run.catch(() => undefined);
+        return run;
+      };
+      const q = tx as SqlQueryable;
+      q.queryRaw = chain(q.queryRaw.bind(q));
+      q.executeRaw = chain(q.executeRaw.bind(q));
+      return tx;
+    };
+    return adapter;
+  };
+  return factory;
 }

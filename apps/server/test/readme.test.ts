@@ -1,0 +1,96 @@
+/**
+ * The README's commands work as written: every `pnpm …` command line names a script or binary that
+ * exists, with the pinned pnpm version; the MCP Inspector line runs from the repository root
+ * against a live server.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './server-harness.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const rootPkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { packageManager: string; scripts: Record<string, string> };
+
+/** Workspace packages by name: folder and scripts. */
+const packages = new Map<string, { dir: string; scripts: Record<string, string> }>();
+for (const group of ['packages', 'apps']) {
+  for (const d of readdirSync(path.join(ROOT, group))) {
+    const file = path.join(ROOT, group, d, 'package.json');
+    if (!existsSync(file)) continue;
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name: string; scripts?: Record<string, string> };
+    packages.set(pkg.name, { dir: path.join(ROOT, group, d), scripts: pkg.scripts ?? {} });
+  }
+}
+
+/** Shell lines of the ```sh blocks, and the `pnpm …` commands in backticks elsewhere (the tables). */
+function readmeCommands(): string[] {
+  const out: string[] = [];
+  for (const m of README.matchAll(/```sh\n([\s\S]*?)```/g)) {
+    for (const line of m[1]!.split('\n')) {
+      const code = line.replace(/\s+#.*$/, '').trim();
+      if (!code || code.startsWith('#')) continue;
+      out.push(...code.split('&&').map((c) => c.trim()));
+    }
+  }
+  const prose = README.replace(/```[\s\S]*?```/g, '');
+  for (const m of prose.matchAll(/`(pnpm [^`]+)`/g)) out.push(m[1]!);
+  return out;
+}
+
+/** What a pnpm command line refers to, or why it is wrong. */
+function checkPnpm(cmd: string): string | null {
+  const m = /^(?:npx -y pnpm@(\S+)|pnpm) (.*)$/.exec(cmd);
+  if (!m) return null;
+  if (m[1] && `pnpm@${m[1]}` !== rootPkg.packageManager) return `${cmd}: pnpm@${m[1]} is not the pinned ${rootPkg.packageManager}`;
+  const words = m[2]!.split(/\s+/);
+  let pkg = { dir: ROOT, scripts: rootPkg.scripts };
+  if (words[0] === '--filter') {
+    const p = packages.get(words[1]!);
+    if (!p) return `${cmd}: no workspace package ${words[1]}`;
+    pkg = p;
+    words.splice(0, 2);
+  }
+  const [verb, arg] = words;
+  if (verb === 'install') return 'ok';
+  if (verb === 'exec') {
+    const bin = path.join(pkg.dir, 'node_modules', '.bin', arg!);
+    return existsSync(bin) ? 'ok' : `${cmd}: no binary ${arg} in ${path.relative(ROOT, pkg.dir) || '.'}`;
+  }
+  return verb! in pkg.scripts ? 'ok' : `${cmd}: no script "${verb}" in ${path.relative(ROOT, pkg.dir) || 'the root'} package.json`;
+}
+
+describe('README commands', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('every pnpm command names an existing script or binary, with the pinned pnpm', () => {
+    const commands = readmeCommands().filter((c) => /^(npx -y pnpm@|pnpm )/.test(c));
+    expect(commands.length).toBeGreaterThan(8);
+    expect(commands.map(checkPnpm).filter((r) => r !== 'ok')).toEqual([]);
+    // Commands a user types to run Kitty are all there.
+    for (const s of ['start', 'test', 'verify', 'build']) expect(commands).toContain(`pnpm ${s}`);
+  });
+
+  it('the MCP Inspector line runs as written from the repository root against a live server', async () => {
+    const line = readmeCommands().find((c) => c.includes('mcp-inspector'));
+    expect(line, 'README has an MCP Inspector command').toBeDefined();
+    const { apiKey } = await server.agent('inspector');
+    const { stdout } = await promisify(execFile)('bash', ['-c', line!.replaceAll('http://127.0.0.1:3000', server.url)], {
+      cwd: ROOT,
+      env: { ...process.env, ALICE: apiKey },
+      timeout: 240_000,
+    });
+    const tools = (JSON.parse(stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
+    expect(tools).toContain('get_me');
+    expect(tools).toContain('add_expense');
+  });
+});

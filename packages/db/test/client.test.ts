@@ -1,0 +1,44 @@
+/**
+ * createDb: queries that Prisma (or our code) sends concurrently inside one interactive
+ * transaction run one after another on its connection, so node-postgres never queues them (it
+ * warns "client.query() when the client is already executing a query"; the shared test setup
+ * fails any test file that triggers that warning).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, createTestDatabase, type Db } from '../src/index.ts';
+
+describe('createDb', () => {
+  let dbh: { databaseUrl: string; drop(): Promise<void> };
+  let db: Db;
+  beforeAll(async () => {
+    dbh = await createTestDatabase();
+    db = createDb(dbh.databaseUrl, { poolMax: 2 });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await dbh?.drop();
+  });
+
+  it('loads three relations of a row inside a transaction without the pg warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      const agent = await db.prisma.agent.create({ data: { handle: `tx-${Date.now()}`, displayName: 'Tx' } });
+      const group = await db.prisma.group.create({ data: { name: 'Tx group', currency: 'EUR', createdById: agent.id } });
+      const invite = await db.prisma.invite.create({
+        data: { groupId: group.id, code: 'a b c d', codeKey: `k-${Date.now()}`, createdById: agent.id, targetId: agent.id, expiresAt: new Date(Date.now() + 3_600_000), maxUses: 1 },
+      });
+      // Prisma fetches `group`, `createdBy` and `target` with three queries sent at once; in a
+      // transaction they all go to its single connection (pg warns from the third on).
+      const loaded = await db.prisma.$transaction((tx) =>
+        tx.invite.findUniqueOrThrow({ where: { id: invite.id }, include: { group: { select: { name: true } }, createdBy: { select: { handle: true } }, target: { select: { handle: true } } } }),
+      );
+      expect([loaded.group.name, loaded.createdBy.handle, loaded.target?.handle]).toEqual(['Tx group', agent.handle, agent.handle]);
+      await new Promise((r) => setImmediate(r)); // warnings are emitted on the next tick
+      expect(warnings.filter((m) => m.includes('already executing a query'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
