@@ -46,7 +46,7 @@ export async function openDatabase(
 }
 
 /** The URL without its password (user, host, port and database stay). */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '';
