@@ -6,6 +6,7 @@
  *   read tool over REST (get_me)            vs bare Fastify route running get_me's query on raw pg, same JSON   goal ≥ 0.45x
  *   list_currencies (no DB)                 vs bare Fastify route returning fixed JSON (framework overhead only)
  *   MCP tools/call get_me                   vs REST get_me                       goal ≥ 0.5x
+ *   REST get_me with an OAuth access token  vs with an API key                   goal ≥ 1.0x (a token costs no more than a key)
  *   write tool over REST (create_group)     vs raw pg single-row transactions    goal ≥ 0.5x
  *   add_expense over REST                   vs raw pg single-row transactions    goal ≥ 0.5x
  *   get_balances with 10⁶ expenses          vs with 10 expenses (latency)        goal ≤ 1.2x
@@ -25,6 +26,9 @@ import pg from 'pg';
 import { createTestDatabase, createDb } from '@kitty/db';
 import { appRouter, buildRegistry } from '@kitty/core';
 import { ApiKeyAuthenticator } from '../src/auth.ts';
+import { loadAuthServerKeys } from '../src/oauth/keys.ts';
+import { OAuthTokenVerifier } from '../src/oauth/verify.ts';
+import { oauthAccessToken } from './oauth-token.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -146,6 +150,13 @@ async function main() {
     );
     compare('Static read tool vs bare static route (framework only)', currencies, 'REST list_currencies (no DB)', bare, 'bare Fastify route, fixed JSON', 'informational', staticRatio);
 
+    // OAuth access token vs API key on the hot path (same tool, same run, alternating).
+    const token = await oauthAccessToken(kittyUrl, db.databaseUrl);
+    const tokenAuth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    await load({ url: `${kittyUrl}/v1/tools/get_me`, method: 'POST', headers: tokenAuth, body: '{}', duration: 1 });
+    const [withToken, withKey, tokenRatio] = await paired(() => load({ url: `${kittyUrl}/v1/tools/get_me`, method: 'POST', headers: tokenAuth, body: '{}' }), loadRest);
+    compare('get_me with an OAuth access token vs with an API key', withToken, 'REST get_me, OAuth token', withKey, 'REST get_me, API key', '≥ 1.0x (±noise)', tokenRatio);
+
     const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_me', arguments: {} } });
     const mcpHeaders = { ...auth, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
     const probe = await fetch(`${kittyUrl}/mcp`, { method: 'POST', headers: mcpHeaders, body: mcpBody });
@@ -189,7 +200,7 @@ async function main() {
       await benchBalances(post, key, kittyUrl, auth, db.databaseUrl);
     } else console.log('\n(ledger tools not present: add_expense / get_balances benchmarks skipped)');
 
-    await microbench(db.databaseUrl, key, rest);
+    await microbench(db.databaseUrl, key, rest, token);
     console.log(`\nPeak RSS of the server process: ${peakRssMiB(child.pid!).toFixed(0)} MiB (bench driver: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB)`);
     console.log('\n| comparison | ratio | goal | figures |\n|---|---|---|---|\n' + rows.join('\n'));
   } finally {
@@ -233,7 +244,7 @@ async function benchBalances(post: (p: string, b: unknown, k?: string) => Promis
 }
 
 /** Per-request costs next to a read tool: authentication (cached / uncached) and the inbox summary. */
-async function microbench(url: string, key: string, rest: Result) {
+async function microbench(url: string, key: string, rest: Result, token: string) {
   const db = createDb(url, { poolMax: 4 });
   try {
     const time = async (n: number, fn: () => Promise<unknown>) => {
@@ -248,6 +259,12 @@ async function microbench(url: string, key: string, rest: Result) {
     const tUncached = await time(500, async () => {
       uncached.invalidate((await uncached.authenticate(key)).agentId);
     });
+    const issuer = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).iss as string;
+    const { jwks } = await loadAuthServerKeys(db.prisma, {});
+    const verifier = new OAuthTokenVerifier(db.prisma, issuer, jwks);
+    const tToken = await time(20000, () => verifier.authenticate(token));
+    // A fresh verifier per call: the signature check and the connection read every time.
+    const tTokenFirst = await time(200, () => new OAuthTokenVerifier(db.prisma, issuer, jwks).authenticate(token));
     const { inboxSummaryFor } = await import('@kitty/core');
     const { InboxSummaryCache } = await import('../src/inbox-cache.ts');
     const agent = await cached.authenticate(key);
@@ -260,9 +277,12 @@ async function microbench(url: string, key: string, rest: Result) {
     console.log(`\nPer-request costs (sequential, µs) next to a REST get_me at ~${perRequestUs.toFixed(0)} µs per request under load:`);
     console.log(`  authentication, cached key          ${tCached.toFixed(1).padStart(8)} µs  (${((tCached / perRequestUs) * 100).toFixed(2)}% of a read)`);
     console.log(`  authentication, cache miss (DB)     ${tUncached.toFixed(1).padStart(8)} µs  (first request of a key within 30 s)`);
+    console.log(`  authentication, cached OAuth token  ${tToken.toFixed(1).padStart(8)} µs  (JWT verified once, then digest + cache; connection re-read every 5 s)`);
+    console.log(`  authentication, first use of token  ${tTokenFirst.toFixed(1).padStart(8)} µs  (ES256 verification + connection row)`);
     console.log(`  inbox summary, cached (reads)       ${tInbox.toFixed(1).padStart(8)} µs`);
     console.log(`  inbox summary, database (writes)    ${tInboxDb.toFixed(1).padStart(8)} µs  (counters + top lines, one statement)`);
     rows.push(`| authentication per request (cached) | ${tCached.toFixed(1)} µs | small next to a read | ${((tCached / perRequestUs) * 100).toFixed(2)}% of a get_me |`);
+    rows.push(`| authentication per request, OAuth token (cached) | ${tToken.toFixed(1)} µs | ≤ API key (${tCached.toFixed(1)} µs) | first use ${tTokenFirst.toFixed(0)} µs (ES256 + connection row) |`);
     rows.push(`| inbox summary per read request | ${tInbox.toFixed(1)} µs | next to nothing | cache invalidated by NOTIFY; ${tInboxDb.toFixed(0)} µs when read from the database (write tools) |`);
   } finally {
     await db.close();
