@@ -243,7 +243,56 @@ describe('tokens and grants', () => {
   });
 });
 
+describe('several people in one browser', () => {
+  it('after sign-out, another person can connect an app in the same browser', async () => {
+    const a = await signedInPerson(server, 'First');
+    await connect(a.jar);
+    expect(a.jar.cookies.has('kitty_as_session')).toBe(true);
+    const out = await a.jar.fetch(`${base}/auth/signout`, { method: 'POST', headers: { origin: base } });
+    expect(out.status).toBe(200);
+    const b = await signedInPerson(server, 'Second');
+    a.jar.cookies.set('kitty_session', b.jar.cookies.get('kitty_session')!);
+    const { tokens } = await connect(a.jar);
+    const me = await server.http('/v1/tools/get_me', { body: {}, apiKey: tokens.access_token });
+    const agent = await server.kitty.services.prisma.agent.findUniqueOrThrow({ where: { id: me.json.data.agent.agent_id } });
+    expect(agent.humanId).toBe(b.humanId);
+  });
+});
+
 describe('negative cases', () => {
+  it('refuses to register a redirect URI with a fragment', async () => {
+    const r = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: ['https://app.example/cb#frag'], token_endpoint_auth_method: 'none' }),
+    });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { error: string }).error).toMatch(/invalid_redirect_uri|invalid_client_metadata/);
+  });
+
+  it('a person who denies sends the app access_denied (with iss) and nothing is connected', async () => {
+    const { jar, humanId } = await signedInPerson(server);
+    const clientId = await register();
+    const { challenge } = pkce();
+    const back = await consentOverHttp(base, jar, authorizeUrl(clientId, { code_challenge: challenge, code_challenge_method: 'S256' }), { agent: 'new', handle: 'never-made', displayName: 'N', decision: 'deny' });
+    expect(back.searchParams.get('error')).toBe('access_denied');
+    expect(back.searchParams.get('iss')).toBe(base);
+    expect(await server.kitty.services.prisma.oAuthConnection.count({ where: { humanId } })).toBe(0);
+    expect(await server.kitty.services.prisma.agent.count({ where: { handle: 'never-made' } })).toBe(0);
+  });
+
+  it('stores no refresh token, authorization code or session value in plaintext', async () => {
+    const { jar } = await signedInPerson(server);
+    const { tokens, code } = await connect(jar);
+    const rows = await server.kitty.services.prisma.$queryRaw<Array<{ hit: bigint }>>`
+      SELECT count(*) AS hit FROM oauth_payloads WHERE id LIKE ${'%' + tokens.refresh_token + '%'} OR payload::text LIKE ${'%' + tokens.refresh_token + '%'}
+         OR id LIKE ${'%' + code + '%'} OR payload::text LIKE ${'%' + code + '%'}`;
+    expect(Number(rows[0]!.hit)).toBe(0);
+    const sessions = await server.kitty.services.prisma.$queryRaw<Array<{ hit: bigint }>>`
+      SELECT count(*) AS hit FROM oauth_payloads WHERE payload::text LIKE ${'%' + jar.cookies.get('kitty_session')! + '%'}`;
+    expect(Number(sessions[0]!.hit)).toBe(0);
+  });
+
   it('refuses an authorization request without PKCE or with plain PKCE', async () => {
     const clientId = await register();
     const jar = (await signedInPerson(server)).jar;

@@ -16,13 +16,24 @@ export interface PeopleDeps {
 
 const isSecure = (baseUrl: string) => baseUrl.startsWith('https:');
 
+/**
+ * The authorization server keeps its own login session (cookie `kitty_as_session`, oauth/provider.ts)
+ * for the person who last consented. When the person behind the browser changes (sign-in, sign-out)
+ * it is dropped, so the next consent starts a fresh one instead of meeting a different person's.
+ */
+function dropAuthServerSession(reply: FastifyReply, baseUrl: string): void {
+  for (const name of ['kitty_as_session', 'kitty_as_session.sig']) reply.clearCookie(name, { path: '/', httpOnly: true, sameSite: 'lax', secure: isSecure(baseUrl) });
+}
+
 /** Session cookie attributes: HttpOnly, SameSite=Lax, Secure when the base URL is https, whole site. */
 export function setSessionCookie(reply: FastifyReply, baseUrl: string, value: string): void {
   reply.setCookie(SESSION_COOKIE, value, { path: '/', httpOnly: true, sameSite: 'lax', secure: isSecure(baseUrl), maxAge: SESSION_TTL_SECONDS });
+  dropAuthServerSession(reply, baseUrl);
 }
 
 export function clearSessionCookie(reply: FastifyReply, baseUrl: string): void {
   reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: isSecure(baseUrl) });
+  dropAuthServerSession(reply, baseUrl);
 }
 
 export function originOf(req: FastifyRequest): RequestOrigin {
