@@ -23,10 +23,13 @@ const MAX_ISSUES = 20;
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one (no `u` flag: code units). */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/** Control characters (C0, DEL, C1) and lone surrogates: what `display` escapes. */
+// eslint-disable-next-line no-control-regex -- making control characters visible is the point
+const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 /** Escapes NUL, lone surrogates and other control characters so a path can be shown safely. */
 function display(key: string): string {
-  // eslint-disable-next-line no-control-regex -- making control characters visible is the point
-  return key.replace(/[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return key.replace(UNSHOWABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function stringIssue(s: string, path: string): ValidationIssue | null {
