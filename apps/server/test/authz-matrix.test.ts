@@ -7,6 +7,8 @@
  *   removed      was a member, removed by an admin
  *   non_admin    an active member without the admin role (the payee of the pending payment)
  *   wrong_party  an active member who is neither payer nor payee of the payment (payment tools)
+ * The non-admin member has also opened a direct ledger with the owner, which the owner never
+ * accepted: nobody may book a debt on the owner in it.
  * Each refused attempt must get an error envelope, and the owner's state — re-read from the
  * database — must be exactly as before. A caller the rules rightly let through is listed with the
  * reason instead (and not run). The table is checked against the registry's catalogue: a new tool
@@ -36,6 +38,8 @@ interface World {
   directConversationId: string;
   groupConversationId: string;
   ownerItemId: string;
+  /** A direct ledger the non-admin member opened with the owner, which the owner has not accepted. */
+  pendingLedgerId: string;
 }
 
 /** One way of calling a tool against the owner's things. */
@@ -148,6 +152,12 @@ const MATRIX: Record<string, Variant[]> = {
       refused: [...OUTSIDERS, 'non_admin'],
       allowed: { wrong_party: NOT_PAYMENT },
     },
+    {
+      name: 'a debt on the owner in a direct ledger the owner has not accepted',
+      args: (w) => ({ group_id: w.pendingLedgerId, description: 'Unsolicited', amount_minor: 5000, split: { method: 'equal', participants: [{ handle: w.actors.non_admin.handle }, { handle: w.owner.handle }] } }),
+      refused: [...OUTSIDERS, 'non_admin'],
+      allowed: { wrong_party: NOT_PAYMENT },
+    },
   ],
   get_expense: memberOnlyRead('owner expense', (w) => ({ expense_id: w.expenseId })),
   list_expenses: memberOnlyRead('expenses of the group', (w) => ({ group_id: w.groupId })),
@@ -162,6 +172,11 @@ const MATRIX: Record<string, Variant[]> = {
       args: (w) => ({ group_id: w.groupId, from_handle: w.owner.handle, to_handle: w.actors.non_admin.handle, amount_minor: 100 }),
       refused: [...OUTSIDERS, 'wrong_party'],
       allowed: { non_admin: 'the payee records a payment it received' },
+    },
+    {
+      name: 'a payment from the owner in a direct ledger the owner has not accepted',
+      args: (w) => ({ group_id: w.pendingLedgerId, from_handle: w.owner.handle, to_handle: w.actors.non_admin.handle, amount_minor: 100 }),
+      refused: [...OUTSIDERS, 'non_admin', 'wrong_party'],
     },
   ],
   get_payment: memberOnlyRead('the pending payment', (w) => ({ payment_id: w.paymentId })).map((v) => ({ ...v, allowed: { non_admin: MEMBER_READS, wrong_party: "members see the group's payments" } })),
@@ -230,7 +245,10 @@ async function ownerState(): Promise<string> {
       'conversations', (SELECT json_agg(cp ORDER BY cp.conversation_id, cp.agent_id) FROM conversation_participants cp
                         WHERE cp.conversation_id IN (${w.directConversationId}::uuid, ${w.groupConversationId}::uuid)),
       'messages', (SELECT count(*) FROM messages m WHERE m.conversation_id IN (${w.directConversationId}::uuid, ${w.groupConversationId}::uuid)),
-      'direct_ledgers', (SELECT count(*) FROM groups g WHERE g.kind = 'direct' AND g.direct_key LIKE ${'%' + w.owner.agentId + '%'})
+      'direct_ledgers', (SELECT json_agg(json_build_object('id', g.id, 'members', g.member_count,
+                           'expenses', (SELECT count(*) FROM expenses e WHERE e.group_id = g.id),
+                           'payments', (SELECT count(*) FROM payments p WHERE p.group_id = g.id)) ORDER BY g.id)
+                         FROM groups g WHERE g.kind = 'direct' AND g.direct_key LIKE ${'%' + w.owner.agentId + '%'})
     ) AS state`;
   return JSON.stringify(rows[0]!.state);
 }
@@ -256,6 +274,8 @@ beforeAll(async () => {
   const direct = await call(owner, 'send_message', { to_handle: nonAdmin!.handle, body: 'about the groceries' });
   const grp = await call(owner, 'send_message', { group_id: groupId, body: 'welcome' });
   await call(nonAdmin!, 'send_message', { to_handle: owner.handle, body: 'thanks' }); // an unread item for the owner
+  const pending = await call(nonAdmin!, 'open_direct_group', { handle: owner.handle, currency: 'EUR' });
+  if (pending.accepted) throw new Error('the owner has not accepted this ledger');
   const items = (await call(owner, 'get_inbox', { filter: 'unread' })).items;
   w = {
     owner,
@@ -270,6 +290,7 @@ beforeAll(async () => {
     directConversationId: direct.conversation_id,
     groupConversationId: grp.conversation_id,
     ownerItemId: items[0].item_id,
+    pendingLedgerId: pending.group.group_id,
   };
 }, 120_000);
 

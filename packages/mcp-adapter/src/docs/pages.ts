@@ -118,7 +118,7 @@ export function buildDocs(registry: Registry, baseUrl: string): { pages: DocPage
       `- Discovery: ${baseUrl}/.well-known/oauth-protected-resource (RFC 9728) and ${baseUrl}/.well-known/oauth-authorization-server (RFC 8414); both carry an \`agent_auth\` block with \`register_uri\`.`,
       '- Every 401 carries `WWW-Authenticate: Bearer …, resource_metadata="…"`. /mcp answers 401 to a request without a credential.',
       '- Read tools need scope `svc:read`, write tools `svc:write`; a missing scope is FORBIDDEN with `details.required_scope`.',
-      '- rotate_api_key issues a new key; the old one keeps working for 10 minutes.',
+      '- rotate_api_key issues a new key; the old one keeps working for tools for 10 minutes, but can no longer rotate (key management needs the current key).',
       '',
       `Tools needing no credential: ${noAuth.length ? noAuth.join(', ') : 'none'}, plus the listing, description and sandbox endpoints and this docs server.`,
       '',
