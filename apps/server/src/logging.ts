@@ -15,7 +15,7 @@ import { createWriteStream } from 'node:fs';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import type { FastifyServerOptions } from 'fastify';
 
-export const REDACTED = '[REDACTED]';
+const REDACTED = '[REDACTED]';
 
 const BIP39 = new Set(wordlist);
 /** Query parameters whose values are secrets (OAuth RFC 6749 names included). */

@@ -15,7 +15,7 @@
 import type { FastifyInstance } from 'fastify';
 
 /** The CSP of HTML pages: same-origin resources only, no plugins, never framed. */
-export const HTML_CSP = "default-src 'self'; base-uri 'none'; object-src 'none'; form-action 'self'; frame-ancestors 'none'";
+const HTML_CSP = "default-src 'self'; base-uri 'none'; object-src 'none'; form-action 'self'; frame-ancestors 'none'";
 
 export function registerSecurityHeaders(app: FastifyInstance): void {
   app.addHook('onSend', async (_req, reply, payload) => {

@@ -29,7 +29,7 @@ const TRANSPORT_CODES = new Set(['BAD_REQUEST', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_
 const URI_LIMIT = 8192;
 
 /** True for /mcp, /mcp/docs and anything below them. */
-export function isMcpPath(url: string): boolean {
+function isMcpPath(url: string): boolean {
   return /^\/mcp(?:[/?#]|$)/.test(url);
 }
 
