@@ -160,4 +160,22 @@ describe('a direct ledger books nothing on an agent who has not accepted it', ()
     expect((await summary(ivy)).requires_action).toBe(before);
     expect((await h.fail(ivy, 'join_group', { code: opened.acceptance_invite.code })).kittyCode).toBe('INVITE_UNAVAILABLE');
   });
+
+  it('accepting by code and by open_direct_group at once, while the opener opens again: one acceptance, both admins', async () => {
+    const [joe, kay] = [await h.agent('joe'), await h.agent('kay')];
+    await h.call(joe, 'add_contact', { handle: kay.handle });
+    const base = (await summary(kay)).requires_action;
+    const opened = await h.call(joe, 'open_direct_group', { handle: kay.handle, currency: 'GBP' });
+    const rs = await Promise.all([
+      h.call(kay, 'join_group', { code: opened.acceptance_invite.code }),
+      h.call(kay, 'open_direct_group', { handle: joe.handle, currency: 'GBP' }),
+      h.call(joe, 'open_direct_group', { handle: kay.handle, currency: 'GBP' }),
+    ]);
+    expect(rs.every((r) => r.group.group_id === opened.group.group_id)).toBe(true);
+    const g = await h.call(joe, 'get_group', { group_id: opened.group.group_id });
+    expect(g.members.map((m: any) => m.role)).toEqual(['admin', 'admin']);
+    expect(g.group.member_count).toBe(2);
+    expect((await summary(kay)).requires_action).toBe(base);
+    await expectLedgerOk(h);
+  });
 });

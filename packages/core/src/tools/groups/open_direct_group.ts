@@ -74,6 +74,8 @@ export const open_direct_group = writeTool
     }
     if (existing) {
       // Lock and re-read: join_group with the request's code may have admitted the other agent meanwhile.
+      // Same order as join_group (invite rows, then the group row), so the two cannot deadlock.
+      await ctx.db.$executeRaw`SELECT 1 FROM invites WHERE group_id = ${existing.id}::uuid ORDER BY id FOR NO KEY UPDATE`;
       await ctx.db.$executeRaw`SELECT 1 FROM groups WHERE id = ${existing.id}::uuid FOR NO KEY UPDATE`;
       existing = await ctx.db.group.findUniqueOrThrow({ where: { id: existing.id }, include: GROUP_DETAIL_INCLUDE });
       const mine = await ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId: existing.id, agentId: me } } });
