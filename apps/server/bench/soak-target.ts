@@ -4,6 +4,8 @@
  * SOAK_GC=1 (with node --expose-gc) collects garbage before each sample (finds leaks: heapUsed then
  * only counts live objects); SIGUSR2 prints one such collected sample on demand.
  */
+import path from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
 import { startKitty } from '../src/index.ts';
 
 const kitty = await startKitty({
@@ -25,7 +27,11 @@ const sample = (collect = gc) => {
   console.log(JSON.stringify(collect ? { collected: figures } : { sample: figures }));
 };
 // SIGUSR2: a sample after a full garbage collection (live objects only: the leak indicator).
-process.on('SIGUSR2', () => sample((globalThis as { gc?: () => void }).gc ?? (() => {})));
+process.on('SIGUSR2', () => {
+  sample((globalThis as { gc?: () => void }).gc ?? (() => {}));
+  // SOAK_HEAPSNAPSHOT=<dir>: also write a heap snapshot there (compare two in Chrome DevTools).
+  if (process.env.SOAK_HEAPSNAPSHOT) writeHeapSnapshot(path.join(process.env.SOAK_HEAPSNAPSHOT, `soak-${Date.now()}.heapsnapshot`));
+});
 console.log(JSON.stringify({ url: kitty.url }));
 sample();
 setInterval(sample, Number(process.env.SOAK_SAMPLE_MS ?? 15_000));
