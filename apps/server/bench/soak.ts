@@ -28,6 +28,7 @@ interface Sample {
   atS: number;
   rss: number;
   heapUsed: number;
+  heapTotal: number;
   external: number;
   caches: Record<string, number>;
 }
@@ -66,7 +67,7 @@ const url = await new Promise<string>((resolve, reject) => {
       samples.push(s);
       const mb = (n: number) => (n / 1048576).toFixed(0).padStart(5);
       const caches = Object.entries(s.caches).map(([k, v]) => `${k}=${v}`).join(' ');
-      console.log(`${String(s.atS).padStart(5)} s  rss ${mb(s.rss)} MB  heap ${mb(s.heapUsed)} MB  external ${mb(s.external)} MB  ${caches}`);
+      console.log(`${String(s.atS).padStart(5)} s  rss ${mb(s.rss)} MB  heap ${mb(s.heapUsed)}/${mb(s.heapTotal)} MB  external ${mb(s.external)} MB  ${caches}`);
     }
   });
 });
