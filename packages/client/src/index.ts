@@ -84,7 +84,11 @@ export type KittyClient = { [K in ToolName]: Method<K> } & {
   setApiKey(apiKey: string): void;
 };
 
-const RETRYABLE = new Set(['RATE_LIMITED', 'TRANSIENT_CONFLICT', 'REQUEST_IN_PROGRESS']);
+/** Errors after which nothing was changed: retried with the same idempotency key. */
+const RETRYABLE = new Set(['RATE_LIMITED', 'TRANSIENT_CONFLICT', 'REQUEST_IN_PROGRESS', 'SERVICE_UNAVAILABLE']);
+
+/** A write whose commit was not confirmed (details.outcome "unknown"): retried only under an idempotency key, which replays it if it was stored. */
+const outcomeUnknown = (e: ErrorBody) => (e.details as { outcome?: unknown } | undefined)?.outcome === 'unknown';
 
 /**
  * @returns a client whose methods are the tools. Tool descriptors (which tools are writes) are
@@ -132,7 +136,8 @@ export function createKittyClient(opts: KittyClientOptions): KittyClient {
       }
       const json = (await res.json()) as { ok: true; data: Record<string, unknown> } | { ok: false; error: ErrorBody; request_id: string };
       if (json.ok) return json.data;
-      if (attempt < maxRetries && RETRYABLE.has(json.error.code)) {
+      const keyed = body.idempotency_key !== undefined || callOpts.idempotencyKey !== undefined;
+      if (attempt < maxRetries && (RETRYABLE.has(json.error.code) || (keyed && outcomeUnknown(json.error)))) {
         await sleep(Math.min(30, json.error.retry_after ?? 2 ** attempt) * 1000);
         continue;
       }

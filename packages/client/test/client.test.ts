@@ -23,7 +23,7 @@ let server: http.Server;
 let baseUrl: string;
 const seen: Seen[] = [];
 /** Per tool: what to do on each successive call (default: answer ok). */
-let script: Record<string, Array<'ok' | 'rate_limited' | 'in_progress' | 'drop' | 'forbidden'>> = {};
+let script: Record<string, Array<'ok' | 'rate_limited' | 'in_progress' | 'drop' | 'forbidden' | 'unavailable' | 'unknown'>> = {};
 let toolListRequests = 0;
 
 beforeAll(async () => {
@@ -43,12 +43,16 @@ beforeAll(async () => {
       res.setHeader('content-type', 'application/json');
       if (step === 'ok') return res.end(JSON.stringify({ ok: true, data: { tool: name, attempt: seen.length } }));
       const error =
-        step === 'rate_limited'
+        step === 'unavailable'
+          ? { code: 'SERVICE_UNAVAILABLE', message: 'database down; nothing was changed', suggested_action: 'retry', retry_after: 0 }
+          : step === 'unknown'
+            ? { code: 'INTERNAL', message: 'may or may not have been stored', suggested_action: 'retry with the same key', details: { outcome: 'unknown' } }
+            : step === 'rate_limited'
           ? { code: 'RATE_LIMITED', message: 'slow down', suggested_action: 'wait', retry_after: 0 }
           : step === 'in_progress'
             ? { code: 'REQUEST_IN_PROGRESS', message: 'busy', suggested_action: 'wait', retry_after: 0 }
             : { code: 'FORBIDDEN', message: 'no', suggested_action: 'ask an admin', details: { required_scope: 'svc:write' } };
-      res.statusCode = step === 'forbidden' ? 403 : step === 'rate_limited' ? 429 : 409;
+      res.statusCode = step === 'forbidden' ? 403 : step === 'rate_limited' ? 429 : step === 'unavailable' ? 503 : step === 'unknown' ? 500 : 409;
       res.end(JSON.stringify({ ok: false, error, request_id: `req_${seen.length}` }));
     });
   });
@@ -100,6 +104,19 @@ describe('typed client', () => {
     expect(out).toEqual({ tool: 'create_group', attempt: 4 });
     expect(seen).toHaveLength(4);
     expect(new Set(seen.map((s) => s.body.idempotency_key)).size).toBe(1);
+  });
+
+  it('retries SERVICE_UNAVAILABLE, and an unknown write outcome only under an idempotency key', async () => {
+    script.create_group = ['unavailable', 'unknown', 'ok'];
+    const kitty = createKittyClient({ baseUrl, apiKey: 'kitty_test' });
+    expect(await kitty.call('create_group', { name: 'Trip', currency: 'EUR' })).toEqual({ tool: 'create_group', attempt: 3 });
+    expect(new Set(seen.map((s) => s.body.idempotency_key)).size).toBe(1);
+    // rotate_api_key has no idempotency key here: an unknown outcome is not retried (it could run twice).
+    seen.length = 0;
+    script.rotate_api_key = ['unknown', 'ok'];
+    const err = (await kitty.call('rotate_api_key', {}).catch((e: unknown) => e)) as KittyError;
+    expect(err.code).toBe('INTERNAL');
+    expect(seen).toHaveLength(1);
   });
 
   it('gives up after maxRetries and throws the error envelope as KittyError', async () => {
