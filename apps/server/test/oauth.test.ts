@@ -260,6 +260,25 @@ describe('several people in one browser', () => {
 });
 
 describe('negative cases', () => {
+  it('dynamic registration accepts public clients only (no client secret is ever stored)', async () => {
+    const r = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' }),
+    });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { error: string }).error).toBe('invalid_client_metadata');
+    // Omitted means client_secret_basic (RFC 7591 §2): refused as well.
+    const omitted = await fetch(`${base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT] }) });
+    expect(omitted.status).toBe(400);
+    const pub = await fetch(`${base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) });
+    const json = (await pub.json()) as { client_id: string; client_secret?: string };
+    expect(pub.status).toBe(201);
+    expect(json.client_secret).toBeUndefined();
+    const row = await server.kitty.services.prisma.oAuthPayload.findUniqueOrThrow({ where: { type_id: { type: 'Client', id: json.client_id } } });
+    expect(JSON.stringify(row.payload)).not.toContain('client_secret');
+  });
+
   it('refuses to register a redirect URI with a fragment', async () => {
     const r = await fetch(`${base}/oauth/register`, {
       method: 'POST',

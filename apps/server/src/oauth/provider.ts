@@ -113,6 +113,20 @@ export function createAuthServer(opts: AuthServerOptions): Provider {
         },
       },
     },
+    // Dynamic Client Registration is for public clients (MCP clients: token_endpoint_auth_method "none" + PKCE), so no
+    // client secret is ever stored in the database; confidential clients are pre-registered (KITTY_OAUTH_CLIENTS).
+    // The library calls this validator with the whole metadata of every client it builds; `kitty_client_kind` is
+    // the extra property that makes it run.
+    extraClientMetadata: {
+      properties: ['kitty_client_kind'],
+      validator: (ctx, key, _value, metadata) => {
+        if (key !== 'kitty_client_kind' || ctx?.oidc?.route !== 'registration') return;
+        // An omitted method means client_secret_basic (RFC 7591 §2), and the library then mints a secret: refused too.
+        if (metadata.token_endpoint_auth_method !== 'none' || metadata.client_secret !== undefined) {
+          throw new errors.InvalidClientMetadata('dynamic registration accepts public clients only: token_endpoint_auth_method must be "none" (use PKCE)');
+        }
+      },
+    },
     // The consent page always runs (the person picks which agent the app acts as, every time): only the
     // grant that page just made is loaded, never an earlier one of the same app.
     loadExistingGrant: async (ctx) => {
