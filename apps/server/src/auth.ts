@@ -35,7 +35,7 @@ export class ApiKeyAuthenticator {
     ttlMs = 30_000,
   ) {
     this.cache = new LRUCache<string, Entry>({
-      max: 50_000,
+      max: 20_000, // keys used in the last 30 s; an evicted one costs one indexed lookup
       ttl: ttlMs,
       // Keep the per-agent index exactly as large as the cache: an emptied agent entry is dropped.
       dispose: (v, digest) => {

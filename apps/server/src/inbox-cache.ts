@@ -18,7 +18,8 @@ import { inboxSummaryFor, type InboxSummary } from '@kitty/core';
 const INBOX_CHANNEL = 'kitty_inbox';
 
 export class InboxSummaryCache {
-  private readonly cache = new LRUCache<string, { value: InboxSummary | null }>({ max: 100_000, ttl: 5 * 60_000 });
+  // 20k summaries ≈ a few MB; an evicted agent's summary is read again from its row (one indexed read).
+  private readonly cache = new LRUCache<string, { value: InboxSummary | null }>({ max: 20_000, ttl: 5 * 60_000 });
   private readonly epochs = new LRUCache<string, number>({ max: 100_000 });
   private client: pg.Client | undefined;
   private listening = false;
