@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { FastifyRequest } from 'fastify';
 import { checkCsrfToken, checkSameOrigin, csrfToken, safeReturnTo } from '../src/people/web.ts';
 
-const req = (headers: Record<string, string>) => ({ headers }) as unknown as FastifyRequest;
+const req = (headers: Record<string, string | undefined>) => ({ headers }) as unknown as FastifyRequest;
 
 describe('safeReturnTo', () => {
   it('keeps local paths and refuses anything that could leave the site', () => {
