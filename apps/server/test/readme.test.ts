@@ -80,15 +80,21 @@ describe('README commands', () => {
     for (const s of ['start', 'test', 'verify', 'build']) expect(commands).toContain(`pnpm ${s}`);
   });
 
-  it('the MCP Inspector line runs as written from the repository root against a live server', async () => {
+  it('the MCP Inspector line runs as written from the repository root against a live server', { timeout: 300_000 }, async () => {
     const line = readmeCommands().find((c) => c.includes('mcp-inspector'));
     expect(line, 'README has an MCP Inspector command').toBeDefined();
     const { apiKey } = await server.agent('inspector');
-    const { stdout } = await promisify(execFile)('bash', ['-c', line!.replaceAll('http://127.0.0.1:3000', server.url)], {
+    // As typed in a user's shell: without the npm_*/pnpm_* variables and node_modules/.bin paths of
+    // the `pnpm test` that runs this (an inherited empty npm_config_yes turns npx's -y off).
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(npm|pnpm)_/i.test(k)));
+    env.PATH = (process.env.PATH ?? '').split(':').filter((p) => !p.includes('node_modules')).join(':');
+    const run = promisify(execFile)('bash', ['-c', line!.replaceAll('http://127.0.0.1:3000', server.url)], {
       cwd: ROOT,
-      env: { ...process.env, ALICE: apiKey },
+      env: { ...env, ALICE: apiKey },
       timeout: 240_000,
     });
+    run.child.stdin?.end(); // nothing to answer: a prompt fails instead of waiting
+    const { stdout } = await run;
     const tools = (JSON.parse(stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
     expect(tools).toContain('get_me');
     expect(tools).toContain('add_expense');
