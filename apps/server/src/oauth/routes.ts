@@ -35,6 +35,9 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
     if (!decision.allowed) throw new ToolError('RATE_LIMITED', `Too many sign-in or authorization requests; retry in ${decision.retryAfter} s.`, { retryAfter: decision.retryAfter });
   };
 
+  // The library answers its own failures (server_error) without logging them: they go to the server's log.
+  provider.on('server_error', (_ctx: unknown, err: unknown) => app.log.error({ err }, 'authorization server error'));
+
   // RFC 8414 metadata = the library's discovery document (served for both well-known names).
   const callback = provider.callback();
   const passToProvider = async (req: FastifyRequest, reply: FastifyReply, url?: string) => {
