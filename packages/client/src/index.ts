@@ -12,7 +12,7 @@
  * envelope (code, message, suggested_action, details, request_id). No runtime dependencies; needs
  * a global `fetch` (Node >= 20, browsers, Deno, Bun).
  */
-import type { ErrorCode, ToolInputs, ToolOutputs } from './generated/tools.js';
+import { KEYED_TOOLS, type ErrorCode, type ToolInputs, type ToolOutputs } from './generated/tools.js';
 
 export type { ErrorCode, ToolInputs, ToolOutputs } from './generated/tools.js';
 
@@ -29,6 +29,9 @@ export interface ErrorBody {
   /** Seconds to wait before retrying (RATE_LIMITED, TRANSIENT_CONFLICT, REQUEST_IN_PROGRESS). */
   retry_after?: number;
 }
+
+/** The write tools that take an idempotency key (generated from the tool declarations: writeTool declares the key). */
+export type KeyedToolName = { [K in ToolName]: ToolInputs[K] extends { idempotency_key: string } ? K : never }[ToolName];
 
 /** Input as the client takes it: idempotency_key optional (generated when absent). */
 type ClientInput<K extends ToolName> = ToolInputs[K] extends { idempotency_key: string }
@@ -91,33 +94,23 @@ const RETRYABLE = new Set(['RATE_LIMITED', 'TRANSIENT_CONFLICT', 'REQUEST_IN_PRO
 const outcomeUnknown = (e: ErrorBody) => (e.details as { outcome?: unknown } | undefined)?.outcome === 'unknown';
 
 /**
- * @returns a client whose methods are the tools. Tool descriptors (which tools are writes) are
- * fetched once from GET /v1/tools on first use to know where to add idempotency keys.
+ * @returns a client whose methods are the tools. Which tools take an idempotency key is generated
+ * into this package from the tool declarations (`KEYED_TOOLS`, `KeyedToolName`): nothing is fetched
+ * at run time to find out.
  */
 export function createKittyClient(opts: KittyClientOptions): KittyClient {
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
   const doFetch = opts.fetch ?? fetch;
   const maxRetries = opts.maxRetries ?? 3;
   let apiKey = opts.apiKey;
-  let writeTools: Promise<Set<string>> | undefined;
-
-  const loadWriteTools = () =>
-    (writeTools ??= doFetch(`${baseUrl}/v1/tools`)
-      .then((r) => r.json() as Promise<{ data: { tools: Array<{ name: string; kind: string; idempotency: string | null }> } }>)
-      .then((j) => new Set(j.data.tools.filter((t) => t.kind === 'write' && t.idempotency !== 'none').map((t) => t.name)))
-      .catch((e: unknown) => {
-        writeTools = undefined; // not cached: the next call asks again
-        throw e;
-      }));
 
   async function call(name: string, args: Record<string, unknown> = {}, callOpts: CallOptions = {}): Promise<Record<string, unknown>> {
     const body = { ...args };
-    if (!callOpts.idempotencyKey && body.idempotency_key === undefined && (await loadWriteTools()).has(name)) {
-      body.idempotency_key = `kc-${crypto.randomUUID()}`;
-    }
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+    // One key per call, kept across retries, so a retry never duplicates an effect.
     if (callOpts.idempotencyKey) headers['idempotency-key'] = callOpts.idempotencyKey;
+    else if (body.idempotency_key === undefined && (KEYED_TOOLS as ReadonlySet<string>).has(name)) body.idempotency_key = `kc-${crypto.randomUUID()}`;
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {

@@ -75,8 +75,8 @@ describe('typed client', () => {
     await kitty.create_group({ name: 'Trip', currency: 'EUR' });
     await kitty.create_group({ name: 'Trip', currency: 'EUR' });
     await kitty.get_me();
-    await kitty.rotate_api_key({});
-    expect(seen.map((s) => s.path)).toEqual(['/v1/tools/create_group', '/v1/tools/create_group', '/v1/tools/get_me', '/v1/tools/rotate_api_key']);
+    await kitty.register_agent({ handle: 'new-agent', display_name: 'New' });
+    expect(seen.map((s) => s.path)).toEqual(['/v1/tools/create_group', '/v1/tools/create_group', '/v1/tools/get_me', '/v1/tools/register_agent']);
     const [k1, k2] = [seen[0]!.body.idempotency_key, seen[1]!.body.idempotency_key];
     expect(k1).toMatch(/^kc-[0-9a-f-]{36}$/);
     expect(k2).toMatch(/^kc-/);
@@ -84,7 +84,7 @@ describe('typed client', () => {
     expect(seen[2]!.body).not.toHaveProperty('idempotency_key');
     expect(seen[3]!.body).not.toHaveProperty('idempotency_key'); // idempotency: none
     expect(seen.every((s) => s.headers.authorization === 'Bearer kitty_test')).toBe(true);
-    expect(toolListRequests).toBe(1); // descriptors fetched once
+    expect(toolListRequests).toBe(0); // which tools take a key is generated into the client, not fetched
   });
 
   it('keeps a key the caller gives, or sends it as the Idempotency-Key header', async () => {

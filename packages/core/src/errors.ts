@@ -144,16 +144,21 @@ export function validationError(path: string, message: string, code = 'invalid')
   return new ToolError('VALIDATION_ERROR', `${path}: ${message}`, { details: { issues: [{ path, message, code }] } });
 }
 
-/** Turns a zod error's issues into `details.issues`. */
-export function issuesFromZod(issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string; params?: Record<string, unknown> }>): ValidationIssue[] {
-  return issues.map((i) => {
-    // A custom refinement may name its own code in params.code.
+/**
+ * Turns a zod error's issues into `details.issues`. An unknown key becomes one issue per key whose
+ * path names the key itself (code unrecognized_keys), so the registry can suggest the closest key.
+ * A custom refinement may name its own code in params.code.
+ */
+export function issuesFromZod(
+  issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code?: string; keys?: string[]; params?: Record<string, unknown> }>,
+): ValidationIssue[] {
+  const dotted = (p: PropertyKey[]) => (p.length ? p.map(String).join('.') : '(root)');
+  return issues.flatMap((i) => {
+    if (i.code === 'unrecognized_keys' && Array.isArray(i.keys) && i.keys.length) {
+      return i.keys.map((k) => ({ path: dotted([...i.path, k]), message: 'unknown key', code: 'unrecognized_keys' }));
+    }
     const code = i.code === 'custom' && typeof i.params?.code === 'string' ? i.params.code : i.code;
-    return {
-      path: i.path.length ? i.path.map(String).join('.') : '(root)',
-      message: i.message,
-      ...(code ? { code } : {}),
-    };
+    return [{ path: dotted(i.path), message: i.message, ...(code ? { code } : {}) }];
   });
 }
 

@@ -19,3 +19,4 @@ export { GET_ME_SQL } from './tools/account/get_me.ts';
 export * from './people/sessions.ts';
 export * from './account/index.ts';
 export { createAgentWithKey, validateNewAgent } from './domain/agents.ts';
+export { IDEMPOTENCY_KEY_LENGTH } from './text.ts';

@@ -14,22 +14,43 @@ export interface ToolAnnotations {
 
 export interface ToolMeta {
   title: string;
-  /** What it does, shapes, units, errors and the source of each rule. */
+  /**
+   * What it does, shapes and units, for an agent reading it cold: no references to internal documents.
+   * Without an "Errors:" sentence: the registry appends one generated from `errors`.
+   */
   description: string;
-  /** 'none' only for register_agent (interface-spec "Authentication" 6). Default 'required'. */
+  /** 'none' only on the public write base (`publicWriteTool`, register_agent): set by the base, not by tools. Default 'required'. */
   auth?: 'required' | 'none';
   /**
-   * How idempotency keys work for this write tool (DESIGN.md §4):
+   * How idempotency keys work for this write tool:
    * 'replay' (default) stores the response with the effect and replays it;
    * 'never_replay' stores the key but refuses a second call (rotate_api_key: a secret is never stored);
-   * 'none' takes no key (register_agent).
+   * 'none' takes no key (set by `publicWriteTool`).
    */
   idempotency?: 'replay' | 'never_replay' | 'none';
   annotations: ToolAnnotations;
-  /** Error codes this tool can raise beyond the ones every tool can (VALIDATION_ERROR, UNAUTHENTICATED, FORBIDDEN, RATE_LIMITED, INTERNAL) and the idempotency ones the registry adds to write tools. */
-  errors: ErrorCode[];
+  /**
+   * The errors this tool raises for its own reasons, code → when (e.g. `NOT_FOUND: 'no such group'`).
+   * The description's "Errors:" sentence is generated from this map. Codes every tool can raise
+   * (COMMON_ERRORS) and the idempotency ones of write tools are added by the registry; list a common
+   * code here only to say a tool-specific reason (e.g. FORBIDDEN: 'not a member').
+   */
+  errors: ToolErrors;
   /** Short group name for docs ("account", "groups", …). */
   area: string;
+}
+
+/** Error code → the reason this tool raises it (a phrase, no final full stop). */
+export type ToolErrors = Partial<Record<ErrorCode, string>>;
+
+export type Scope = 'svc:read' | 'svc:write';
+
+/**
+ * The scope rule, in one place: read tools (tRPC queries) need svc:read, write tools (mutations)
+ * svc:write. Used by the auth middleware (trpc.ts) and the catalogue (registry.ts).
+ */
+export function requiredScope(kind: 'read' | 'write'): Scope {
+  return kind === 'read' ? 'svc:read' : 'svc:write';
 }
 
 /** Annotation presets. */

@@ -1,10 +1,14 @@
 /**
  * The registry: the one place that turns the tRPC router into everything the adapters serve.
  *
- * - `catalogue`: per tool, its JSON Schema 2020-12 input and output, metadata, scope; generated once.
- * - `version`: SHA-256 of the catalogue (the ETag of GET /v1/tools, interface-spec "Versioning").
- * - `callTool(name, args, ctx)`: runs a tool, returns `data` (with `inbox` when the caller has unread items).
+ * - `catalogue`: per tool, its JSON Schema 2020-12 input and output (portable: a nullable value is
+ *   `anyOf [T, null]`, never `type: [T, "null"]`), metadata, scope, and its description ending in an
+ *   "Errors:" sentence generated from `meta.errors`; generated once.
+ * - `version`: SHA-256 of the catalogue (the ETag of GET /v1/tools).
+ * - `callTool(name, args, ctx)`: runs a tool, returns `data` (with `inbox` when the caller has unread
+ *   items, and `replayed: true` when the result is the replay of an earlier call with the same key).
  * - `validateArgs(name, args)`: the sandbox check against the live schema.
+ * - `unknownTool(name)`: the one NOT_FOUND for a tool name, naming the closest tools.
  *
  * Both `callTool` and `validateArgs` first refuse arguments no tool can take (NUL, lone
  * surrogates, excessive nesting: safe-input.ts), so that rule holds for every tool by construction.
@@ -17,12 +21,15 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import canonicalize from 'canonicalize';
 import type { AnyTRPCRouter } from '@trpc/server';
-import type { ToolMeta } from './meta.ts';
+import { requiredScope, type ToolMeta, type ToolErrors, type Scope } from './meta.ts';
 import type { ToolContext, Services, AuthInfo, CallInfo } from './context.ts';
 import { ToolError, toToolError, issuesFromZod, type ErrorCode, type ValidationIssue } from './errors.ts';
 import { createCallerFactory } from './trpc.ts';
 import { inboxSummaryFor } from './domain/inbox-summary.ts';
 import { inputIssues } from './safe-input.ts';
+import { amountExample } from './domain/money.ts';
+import { closestNames, didYouMean } from './suggest.ts';
+import { AMOUNT_RULE } from './text.ts';
 
 /** Errors every tool can raise (in addition to its own `meta.errors`). */
 export const COMMON_ERRORS: ErrorCode[] = ['VALIDATION_ERROR', 'UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'TRANSIENT_CONFLICT', 'INTERNAL', 'SERVICE_UNAVAILABLE'];
@@ -36,7 +43,7 @@ export interface ToolDescriptor {
   kind: 'read' | 'write';
   area: string;
   /** Scope required: svc:read for read tools, svc:write for write tools; null when no credential is needed. */
-  scope: 'svc:read' | 'svc:write' | null;
+  scope: Scope | null;
   auth: 'required' | 'none';
   idempotency: 'replay' | 'never_replay' | 'none' | null;
   annotations: ToolMeta['annotations'];
@@ -45,6 +52,26 @@ export interface ToolDescriptor {
   hasRequiredArgs: boolean;
   input_schema: JsonSchema;
   output_schema: JsonSchema;
+}
+
+/** The tool's own input schema plus writeTool's `idempotency_key` property (listed last, required). */
+function withKey(own: JsonSchema, key: JsonSchema): JsonSchema {
+  const props = (key.properties ?? {}) as Record<string, unknown>;
+  return {
+    ...own,
+    properties: { ...(own.properties as Record<string, unknown>), ...props },
+    required: [...((own.required as string[] | undefined) ?? []), ...Object.keys(props)],
+  };
+}
+
+/** Parses args with each of a tool's input schemas (writeTool's key, then the tool's own); all issues. */
+function parseIssues(parsers: z.ZodType[], args: unknown): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  for (const p of parsers) {
+    const r = p.safeParse(args);
+    if (!r.success) issues.push(...issuesFromZod(r.error.issues));
+  }
+  return issues;
 }
 
 interface ProcedureDef {
@@ -68,6 +95,8 @@ export interface Registry {
    * @returns `data` (the tool's output; `inbox` added when the caller has unread items) and call info.
    */
   callTool(name: string, args: unknown, req: CallRequest): Promise<{ data: Record<string, unknown>; call: CallInfo }>;
+  /** The NOT_FOUND error for an unknown tool name, naming the closest tools (REST and MCP alike). */
+  unknownTool(name: string): ToolError;
 }
 
 export interface CallRequest {
@@ -79,10 +108,48 @@ export interface CallRequest {
 
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const js = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'throw' }) as JsonSchema;
-  return js;
+  return portable(js) as JsonSchema;
 }
 
-/** Errors the idempotency middleware adds to write tools (DESIGN.md §4), so tools need not list them. */
+/** Keywords that describe a value whatever its type; they stay outside the anyOf branches. */
+const ANNOTATIONS = new Set(['description', 'title', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$schema', '$id', '$comment']);
+
+/**
+ * Rewrites `type: [T, "null"]` (which several MCP clients warn about) into the equivalent
+ * `anyOf: [{type: T, …T's keywords}, {type: "null"}]`, recursively. Same accepted values.
+ */
+export function portable(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(portable);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) out[k] = k === 'properties' || k === '$defs' ? mapValues(v, portable) : portable(v);
+  if (Array.isArray(out.type)) {
+    const types = out.type as string[];
+    const outer: Record<string, unknown> = {};
+    const inner: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(out)) {
+      if (k === 'type') continue;
+      (ANNOTATIONS.has(k) ? outer : inner)[k] = v;
+    }
+    outer.anyOf = types.map((t) => (t === 'null' ? { type: 'null' } : { type: t, ...inner }));
+    return outer;
+  }
+  return out;
+}
+
+function mapValues(v: unknown, f: (x: unknown) => unknown): unknown {
+  if (!v || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, f(x)]));
+}
+
+/** The "Errors:" sentence of a description, generated from the tool's code → reason map. */
+export function errorsSentence(errors: ToolErrors): string {
+  const entries = Object.entries(errors);
+  if (entries.length === 0) return '';
+  return `Errors: ${entries.map(([code, reason]) => (reason ? `${code} (${reason})` : code)).join('; ')}.`;
+}
+
+/** Errors the idempotency middleware adds to write tools, so tools need not list them. */
 function idempotencyErrors(meta: ToolMeta, kind: 'read' | 'write'): ErrorCode[] {
   if (kind !== 'write') return [];
   const mode = meta.idempotency ?? 'replay';
@@ -94,7 +161,7 @@ function idempotencyErrors(meta: ToolMeta, kind: 'read' | 'write'): ErrorCode[] 
 export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
   const procedures = (appRouter._def as unknown as { procedures: Record<string, { _def: ProcedureDef }> }).procedures;
   const tools = new Map<string, ToolDescriptor>();
-  const inputSchemas = new Map<string, z.ZodType>();
+  const inputSchemas = new Map<string, z.ZodType[]>();
 
   for (const [name, proc] of Object.entries(procedures)) {
     const def = proc._def;
@@ -102,55 +169,73 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     const meta = def.meta;
     if (!meta || !meta.title || !meta.description || !meta.annotations) throw new Error(`registry: tool "${name}" has no metadata`);
     if (!def.output) throw new Error(`registry: tool "${name}" has no output schema`);
-    if (def.inputs.length !== 1 || !def.inputs[0]) throw new Error(`registry: tool "${name}" must have exactly one input schema`);
     if (def.type === 'subscription') throw new Error(`registry: tool "${name}": tools are queries (read) or mutations (write)`);
     const kind = def.type === 'query' ? 'read' : 'write';
+    const auth = meta.auth ?? 'required';
+    const idempotency = kind === 'write' ? (meta.idempotency ?? 'replay') : null;
+    // writeTool declares idempotency_key as its own input (trpc.ts); the tool adds exactly one more.
+    const keyed = idempotency !== null && idempotency !== 'none';
+    if (def.inputs.length !== (keyed ? 2 : 1) || def.inputs.some((i) => !i)) {
+      throw new Error(`registry: tool "${name}" must have exactly one input schema of its own`);
+    }
     if (meta.annotations.readOnlyHint !== (kind === 'read')) throw new Error(`registry: tool "${name}": readOnlyHint must be ${kind === 'read'}`);
-    const input = def.inputs[0];
-    const inputSchema = toJsonSchema(input, 'input');
-    if (inputSchema.type !== 'object' || inputSchema.additionalProperties !== false) {
+    const parsers = def.inputs;
+    const own = toJsonSchema(parsers.at(-1)!, 'input');
+    if (own.type !== 'object' || own.additionalProperties !== false) {
       throw new Error(`registry: tool "${name}" input must be a z.strictObject`);
     }
+    const inputSchema = keyed ? withKey(own, toJsonSchema(parsers[0]!, 'input')) : own;
     const outputSchema = toJsonSchema(def.output, 'output');
-    const auth = meta.auth ?? 'required';
+    const sentence = errorsSentence(meta.errors);
     tools.set(name, {
       name,
       title: meta.title,
-      description: meta.description,
+      description: sentence ? `${meta.description} ${sentence}` : meta.description,
       kind,
       area: meta.area,
-      scope: auth === 'none' ? null : kind === 'read' ? 'svc:read' : 'svc:write',
+      scope: auth === 'none' ? null : requiredScope(kind),
       auth,
-      idempotency: kind === 'write' ? (meta.idempotency ?? 'replay') : null,
+      idempotency,
       annotations: meta.annotations,
-      errors: [...new Set([...COMMON_ERRORS, ...idempotencyErrors(meta, kind), ...meta.errors])],
+      errors: [...new Set([...COMMON_ERRORS, ...idempotencyErrors(meta, kind), ...(Object.keys(meta.errors) as ErrorCode[])])],
       hasRequiredArgs: Array.isArray(inputSchema.required) && inputSchema.required.length > 0,
       input_schema: inputSchema,
       output_schema: outputSchema,
     });
-    inputSchemas.set(name, input);
+    inputSchemas.set(name, parsers);
   }
 
   const catalogue = [...tools.values()];
   const version = createHash('sha256').update(canonicalize(catalogue) ?? '').digest('hex').slice(0, 32);
   const createCaller = createCallerFactory(appRouter);
+  const names = [...tools.keys()];
+
+  function unknownTool(name: string): ToolError {
+    const near = closestNames(name, names);
+    const hint = didYouMean(near);
+    return new ToolError('NOT_FOUND', `Unknown tool "${name}"${hint ? `; ${hint}` : '.'}`, {
+      details: { tool: name, did_you_mean: near },
+      suggestedAction: near.length ? `Call ${near[0]}, or list the tools with GET /v1/tools (MCP: tools/list).` : 'List the tools with GET /v1/tools (MCP: tools/list).',
+    });
+  }
 
   return {
     tools,
     catalogue,
     version,
     has: (name) => tools.has(name),
+    unknownTool,
     validateArgs(name, args) {
-      const schema = inputSchemas.get(name);
-      if (!schema) throw new ToolError('NOT_FOUND', `Unknown tool "${name}".`, { suggestedAction: 'List the tools with GET /v1/tools.' });
+      const parsers = inputSchemas.get(name);
+      if (!parsers) throw unknownTool(name);
       const unsafe = inputIssues(args ?? {});
       if (unsafe.length) return { ok: false, issues: unsafe };
-      const r = schema.safeParse(args ?? {});
-      return r.success ? { ok: true } : { ok: false, issues: issuesFromZod(r.error.issues) };
+      const issues = parseIssues(parsers, args ?? {});
+      return issues.length === 0 ? { ok: true } : { ok: false, issues: explainIssues(issues, tools.get(name)!.input_schema) };
     },
     async callTool(name, args, req) {
       const tool = tools.get(name);
-      if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool "${name}".`, { suggestedAction: 'List the tools with GET /v1/tools.' });
+      if (!tool) throw unknownTool(name);
       // Before any middleware or database work, for every tool (safe-input.ts).
       const unsafe = [...inputIssues(args ?? {}), ...(req.idempotencyKeyHeader === undefined ? [] : inputIssues(req.idempotencyKeyHeader, 'Idempotency-Key'))];
       if (unsafe.length) {
@@ -170,8 +255,9 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
       try {
         data = await caller[name]!(args ?? {});
       } catch (e) {
-        throw toToolError(e);
+        throw await helpfulError(toToolError(e), tool, args, ctx);
       }
+      if (call.replayed) data = { ...data, replayed: true };
       // suggested_next names only tools this credential may call (issue 4): drop entries whose tool needs a missing scope.
       if (ctx.auth && Array.isArray(data.suggested_next)) {
         const scopes = ctx.auth.scopes;
@@ -197,4 +283,54 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
       return { data, call };
     },
   };
+}
+
+/** Property names a JSON Schema allows at a dotted issue path ("payers.0" → the payer item's keys). */
+function propertiesAt(schema: JsonSchema, path: string[]): string[] {
+  let nodes: JsonSchema[] = [schema];
+  for (const seg of path) {
+    const next: JsonSchema[] = [];
+    for (const n of nodes.flatMap(branches)) {
+      if (/^\d+$/.test(seg) && n.items) next.push(n.items as JsonSchema);
+      const p = (n.properties as Record<string, JsonSchema> | undefined)?.[seg];
+      if (p) next.push(p);
+    }
+    nodes = next;
+  }
+  return [...new Set(nodes.flatMap(branches).flatMap((n) => Object.keys((n.properties as object | undefined) ?? {})))];
+}
+
+function branches(n: JsonSchema): JsonSchema[] {
+  const alts = [...((n.anyOf as JsonSchema[] | undefined) ?? []), ...((n.oneOf as JsonSchema[] | undefined) ?? [])];
+  return alts.length ? [n, ...alts.flatMap(branches)] : [n];
+}
+
+/** Unknown keys get a "did you mean" from the keys the schema allows at that place. */
+function explainIssues(issues: ValidationIssue[], schema: JsonSchema): ValidationIssue[] {
+  return issues.map((i) => {
+    if (i.code !== 'unrecognized_keys') return i;
+    const segs = i.path === '(root)' ? [] : i.path.split('.');
+    const key = segs.pop()!;
+    const hint = didYouMean(closestNames(key, propertiesAt(schema, segs), 2));
+    return { ...i, message: hint ? `unknown key; ${hint}` : `unknown key; allowed: ${propertiesAt(schema, segs).join(', ')}` };
+  });
+}
+
+/**
+ * Makes a VALIDATION_ERROR more helpful: unknown keys name the closest allowed key; an amount that
+ * is not an integer shows an example in the group's currency (when the caller is a member).
+ */
+async function helpfulError(err: ToolError, tool: ToolDescriptor, args: unknown, ctx: ToolContext): Promise<ToolError> {
+  const issues = err.details?.issues;
+  if (err.kittyCode !== 'VALIDATION_ERROR' || !Array.isArray(issues) || issues.length === 0) return err;
+  let explained = explainIssues(issues as ValidationIssue[], tool.input_schema);
+  if (explained.some((i) => i.message === AMOUNT_RULE)) {
+    const groupId = (args as { group_id?: unknown } | null)?.group_id;
+    const example = typeof groupId === 'string' && ctx.auth ? await amountExample(ctx.services.prisma, groupId, ctx.auth.agentId) : undefined;
+    if (example) explained = explained.map((i) => (i.message === AMOUNT_RULE ? { ...i, message: `must be an integer in minor units of ${example}` } : i));
+  }
+  return new ToolError('VALIDATION_ERROR', `Invalid arguments: ${explained.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+    details: { ...err.details, issues: explained },
+    suggestedAction: err.suggestedAction,
+  });
 }

@@ -1,15 +1,16 @@
 /**
  * tRPC setup: the base procedures every tool is built from, and the middlewares that
- * enforce authentication, scopes (interface-spec "Authentication" 5) and idempotency with
- * one transaction per write (DESIGN.md §4). Tools never repeat these rules.
+ * enforce authentication, scopes and idempotency with one transaction per write.
+ * Tools never repeat these rules: `writeTool` also declares the `idempotency_key` argument.
  */
 import { createHash } from 'node:crypto';
 import { initTRPC } from '@trpc/server';
 import canonicalize from 'canonicalize';
-import { TX_OPTIONS, type ToolContext, type AuthedContext } from './context.ts';
-import type { ToolMeta } from './meta.ts';
+import { z } from 'zod';
+import { TX_OPTIONS, type ToolContext, type Services, type Db } from './context.ts';
+import { requiredScope, type ToolMeta } from './meta.ts';
 import { ToolError, validationError, isKnownRollback, outcomeUnknownError } from './errors.ts';
-import type { Services, Db } from './context.ts';
+import { idempotencyKey } from './text.ts';
 import { beginInboxCounters, flushInboxCounters } from './domain/inbox.ts';
 
 const t = initTRPC.context<ToolContext>().meta<ToolMeta>().create({ isServer: true, allowOutsideOfServer: true });
@@ -25,22 +26,21 @@ export function requestHash(args: unknown): string {
 }
 
 /**
- * Authentication and the scope rule (interface-spec "Authentication" 5): read tools (queries)
- * need svc:read, write tools (mutations) svc:write; a missing scope is FORBIDDEN with
- * details.required_scope. The procedure type is the one declaration of read vs write.
+ * Authentication and the scope rule (`requiredScope`, meta.ts): a missing credential is
+ * UNAUTHENTICATED; a missing scope is FORBIDDEN with details.required_scope. Narrows `ctx.auth`
+ * to a non-null AuthInfo for every tool built on it, so handlers need no `ctx.auth!`.
  */
-const authAndScope = t.middleware(async ({ ctx, meta, type, next }) => {
+const authed = t.middleware(async ({ ctx, meta, type, next }) => {
   if (!meta) throw new ToolError('INTERNAL', 'tool without metadata');
-  if (meta.auth === 'none') return next();
   if (!ctx.auth) throw new ToolError('UNAUTHENTICATED', 'This tool needs a credential: send "Authorization: Bearer <api key>".');
-  const required = type === 'query' ? 'svc:read' : 'svc:write';
+  const required = requiredScope(type === 'query' ? 'read' : 'write');
   if (!ctx.auth.scopes.includes(required)) {
     throw new ToolError('FORBIDDEN', `This credential lacks the scope ${required}.`, {
       details: { required_scope: required },
       suggestedAction: `Use a credential with scope ${required}.`,
     });
   }
-  return next();
+  return next({ ctx: { auth: ctx.auth } });
 });
 
 /**
@@ -70,8 +70,8 @@ const readDb = t.middleware(({ ctx, next }) => next({ ctx: { db: ctx.services.pr
  * header (interface-spec "Endpoints" 2); both and different → VALIDATION_ERROR. The header's
  * key is merged into the arguments so the schema sees one `idempotency_key`.
  */
-const mergeIdempotencyHeader = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
-  if ((meta?.idempotency ?? 'replay') === 'none' || ctx.idempotencyKeyHeader === undefined) return next();
+const mergeIdempotencyHeader = t.middleware(async ({ ctx, getRawInput, next }) => {
+  if (ctx.idempotencyKeyHeader === undefined) return next();
   const raw = await getRawInput();
   const args: Record<string, unknown> = raw && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>) } : {};
   const header = ctx.idempotencyKeyHeader;
@@ -88,7 +88,7 @@ const mergeIdempotencyHeader = t.middleware(async ({ ctx, meta, getRawInput, nex
  * primary key until the first commits (then replays) or rolls back (then runs). A failed
  * attempt stores nothing; different arguments under the same key → IDEMPOTENCY_KEY_REUSED.
  */
-const writeTx = t.middleware(async ({ ctx, meta, path, getRawInput, next }) => {
+const writeTx = t.middleware(async ({ ctx, meta, path, input, getRawInput, next }) => {
   const mode = meta?.idempotency ?? 'replay';
   if (mode === 'none') {
     return inTransaction(ctx.services, async (tx) => {
@@ -99,14 +99,12 @@ const writeTx = t.middleware(async ({ ctx, meta, path, getRawInput, next }) => {
       return result;
     });
   }
+  // The key was checked by writeTool's input (`idempotencyKey`, text.ts) and taken out of the raw arguments (`stripKey`).
+  const key = (input as { idempotency_key: string }).idempotency_key;
   const raw = await getRawInput();
-  const args = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
-  const key = args.idempotency_key;
-  if (typeof key !== 'string' || key.length < 8 || key.length > 128) {
-    throw validationError('idempotency_key', 'required: a string of 8-128 characters (argument or Idempotency-Key header)', 'required');
-  }
-  const agentId = (ctx as AuthedContext).auth.agentId;
-  const hash = requestHash(args);
+  const toolArgs = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  const agentId = ctx.auth!.agentId;
+  const hash = requestHash(toolArgs);
 
   return inTransaction(ctx.services, async (tx) => {
     const inserted = await tx.$executeRaw`
@@ -142,9 +140,30 @@ const writeTx = t.middleware(async ({ ctx, meta, path, getRawInput, next }) => {
   });
 });
 
-const base = t.procedure.use(authAndScope);
+/** Takes `idempotency_key` out of the raw arguments once writeTool's input has parsed it, so the tool's strict input never sees it. */
+const stripKey = t.middleware(async ({ getRawInput, next }) => {
+  const raw = await getRawInput();
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return next();
+  const rest: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  delete rest.idempotency_key;
+  return next({ getRawInput: async () => rest });
+});
 
-/** Base for read tools (scope svc:read; no side effects). */
-export const readTool = base.use(readDb);
-/** Base for write tools (scope svc:write; one transaction with the idempotency record). */
-export const writeTool = base.use(mergeIdempotencyHeader).use(writeTx);
+/** Base for read tools (scope svc:read; no side effects; ctx.auth is non-null). */
+export const readTool = t.procedure.use(authed).use(readDb);
+/**
+ * Base for write tools (scope svc:write; ctx.auth is non-null): declares the `idempotency_key`
+ * argument (from `idempotencyKey`, text.ts) and runs the call in one transaction with its
+ * idempotency record. The tool's own `.input()` is a strict object without the key.
+ */
+export const writeTool = t.procedure
+  .use(authed)
+  .use(mergeIdempotencyHeader)
+  .input(z.object({ idempotency_key: idempotencyKey }))
+  .use(stripKey)
+  .use(writeTx);
+/**
+ * Base for the one public write (register_agent): no credential, no idempotency key, one
+ * transaction. Its metadata says so (auth 'none', idempotency 'none') for the catalogue.
+ */
+export const publicWriteTool = t.procedure.meta({ auth: 'none', idempotency: 'none' } as ToolMeta).use(writeTx);

@@ -35,7 +35,7 @@ describe('catalogue', () => {
     const same = buildRegistry(router({ ...procedures }));
     expect(same.version).toBe(h.registry.version);
     const dummy = readTool
-      .meta({ area: 'test', title: 'Dummy', description: 'A tool that exists only in this test.', annotations: READ, errors: [] })
+      .meta({ area: 'test', title: 'Dummy', description: 'A tool that exists only in this test.', annotations: READ, errors: {} })
       .input(z.strictObject({}))
       .output(output({}))
       .query(() => ({ suggested_next: [] }));

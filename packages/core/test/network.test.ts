@@ -188,7 +188,7 @@ describe('open_direct_group', () => {
     const key = 'direct-key-123456';
     const k1 = await h.call(a, 'open_direct_group', { handle: b.handle, currency: 'JPY', idempotency_key: key });
     const k2 = await h.call(a, 'open_direct_group', { handle: b.handle, currency: 'JPY', idempotency_key: key });
-    expect(k2).toEqual(k1);
+    expect(k2).toEqual({ ...k1, replayed: true });
     // no invites, no leaving, no removing, no role changes
     const gid = r1.group.group_id;
     expect((await h.fail(a, 'create_invite', { group_id: gid })).kittyCode).toBe('INVALID_STATE');

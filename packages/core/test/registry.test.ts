@@ -49,9 +49,12 @@ describe('registry', () => {
     const procs = (appRouter._def as any).procedures;
     const def = procs.create_group._def;
     expect(def.meta.title).toBe('Create a group');
-    expect(def.inputs).toHaveLength(1);
+    // writeTool's idempotency_key input, then the tool's own; merged metadata from the base.
+    expect(def.inputs).toHaveLength(2);
     expect(def.output).toBeDefined();
     expect(def.type).toBe('mutation');
+    expect(procs.get_group._def.inputs).toHaveLength(1);
+    expect(procs.register_agent._def.meta).toMatchObject({ auth: 'none', idempotency: 'none', title: 'Register an agent' });
   });
 
   it('emits strict JSON Schema 2020-12 per tool and a stable version', () => {
@@ -72,11 +75,11 @@ describe('registry', () => {
     const noMeta = router({ bad: readTool.input(z.strictObject({})).output(z.object({})).query(() => ({})) });
     expect(() => buildRegistry(noMeta)).toThrow(/metadata/);
     const noOutput = router({
-      bad: readTool.meta({ area: 'x', title: 'x', description: 'x', annotations: READ, errors: [] }).input(z.strictObject({})).query(() => ({})),
+      bad: readTool.meta({ area: 'x', title: 'x', description: 'x', annotations: READ, errors: {} }).input(z.strictObject({})).query(() => ({})),
     });
     expect(() => buildRegistry(noOutput)).toThrow(/output schema/);
     const loose = router({
-      bad: readTool.meta({ area: 'x', title: 'x', description: 'x', annotations: READ, errors: [] }).input(z.object({ a: z.string() })).output(z.object({})).query(() => ({})),
+      bad: readTool.meta({ area: 'x', title: 'x', description: 'x', annotations: READ, errors: {} }).input(z.object({ a: z.string() })).output(z.object({})).query(() => ({})),
     });
     expect(() => buildRegistry(loose)).toThrow(/strictObject/);
   });

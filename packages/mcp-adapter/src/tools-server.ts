@@ -5,10 +5,11 @@
  *
  * Results (MCP 2025-11-25 "Tools"):
  * - success → `{ content:[{type:'text', text: JSON of data}], structuredContent: data }`
- *   (+ `_meta["kitty/idempotent-replayed"]: true` when an idempotent write was replayed);
+ *   (a replayed write has `replayed: true` in data, as on REST, and `_meta["kitty/idempotent-replayed"]: true`);
  * - a tool failure → `{ isError: true, content:[{type:'text', text: JSON of the REST error envelope}] }`,
  *   text only: SDK clients validate `structuredContent` against `outputSchema` even on errors;
- * - an unknown tool name → JSON-RPC error -32602 (InvalidParams), as the MCP spec asks.
+ * - an unknown tool name → JSON-RPC error -32602 (InvalidParams), as the MCP spec asks, with the
+ *   registry's one unknown-tool message (naming the closest tools) and its error body as `data`.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
@@ -89,7 +90,7 @@ export function toolsServerFactory(registry: Registry, baseUrl: string): () => S
     `Kitty: a shared-expense ledger and agent network. ${registry.catalogue.length} tools (tools version ${registry.version}). ` +
     `Results are the same objects as REST POST ${baseUrl}/v1/tools/{name} returns in "data"; failures are isError results whose text is the ` +
     `REST error envelope {ok:false,error:{code,message,suggested_action,details?,retry_after?},request_id}. ` +
-    `Write tools take idempotency_key (or the Idempotency-Key header). Read-only documentation without a credential: ${baseUrl}/mcp/docs.`;
+    `Write tools take idempotency_key (or the Idempotency-Key header); a result replayed for a repeated key has replayed: true. Read-only documentation without a credential: ${baseUrl}/mcp/docs.`;
 
   return () => {
     const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions });
@@ -97,7 +98,8 @@ export function toolsServerFactory(registry: Registry, baseUrl: string): () => S
     server.setRequestHandler(CallToolRequestLooseArgs, async (request, extra) => {
       const { name, arguments: args } = request.params as { name: string; arguments?: Record<string, unknown> };
       if (!registry.has(name)) {
-        throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool "${name}". List the tools with tools/list.`);
+        const err = registry.unknownTool(name);
+        throw new McpError(RpcErrorCode.InvalidParams, `${err.message} ${err.suggestedAction}`, err.toBody());
       }
       const ctx = callContextOf(extra);
       try {

@@ -34,6 +34,7 @@ const registry: Registry = {
   version: 'v-test-1',
   has: (name) => catalogue.some((t) => t.name === name),
   validateArgs: () => ({ ok: true }),
+  unknownTool: (name) => new ToolError('NOT_FOUND', `Unknown tool "${name}"; did you mean "echo"?`, { suggestedAction: 'List the tools with tools/list.' }),
   callTool: async (name, args, req) => {
     calls.push({ name, args, req });
     if (name === 'forbidden') throw new ToolError('FORBIDDEN', 'No write scope.', { details: { required_scope: 'svc:write' } });
@@ -96,7 +97,7 @@ describe('MCP tools server', () => {
   });
 
   it('an unknown tool is a JSON-RPC invalid-params error', async () => {
-    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('did you mean "echo"') });
     expect(calls).toEqual([]);
   });
 });

@@ -43,7 +43,7 @@ export async function registerRestRoutes(app: FastifyInstance, opts: RestAdapter
 
   const callTool = async (name: string, req: FastifyRequest, reply: FastifyReply) => {
     const tool = registry.tools.get(name);
-    if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool "${name}".`, { suggestedAction: 'List the tools with GET /v1/tools.' });
+    if (!tool) throw registry.unknownTool(name);
     const body = req.body;
     if (body === undefined && tool.hasRequiredArgs) {
       throw new ToolError('VALIDATION_ERROR', `${name} needs a JSON object body with its arguments.`, {
@@ -56,6 +56,7 @@ export async function registerRestRoutes(app: FastifyInstance, opts: RestAdapter
       });
     }
     const result = await registry.callTool(name, body ?? {}, { ...opts.callRequest(req), idempotencyKeyHeader: header(req, 'idempotency-key') });
+    // A replay says so in data (`replayed: true`, as on MCP) and in this header.
     if (result.call.replayed) reply.header('Idempotent-Replayed', 'true');
     return ok(result.data);
   };
@@ -74,7 +75,7 @@ export async function registerRestRoutes(app: FastifyInstance, opts: RestAdapter
 
   app.get<{ Params: { name: string } }>('/v1/tools/:name', (req, reply) => {
     const tool = registry.tools.get(req.params.name);
-    if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool "${req.params.name}".`, { suggestedAction: 'List the tools with GET /v1/tools.' });
+    if (!tool) throw registry.unknownTool(req.params.name);
     reply.header('ETag', etag);
     return ok({ ...tool, suggested_next: [`${tool.name}: call it with POST /v1/tools/${tool.name}`] });
   });
@@ -98,10 +99,7 @@ export async function registerRestRoutes(app: FastifyInstance, opts: RestAdapter
 
   app.get('/v1', async (req) => {
     const r = opts.callRequest(req);
-    if (!r.auth) throw new ToolError('UNAUTHENTICATED', 'GET /v1 needs a credential: send "Authorization: Bearer <api key>".');
-    if (!r.auth.scopes.includes('svc:read')) {
-      throw new ToolError('FORBIDDEN', 'This credential lacks the scope svc:read.', { details: { required_scope: 'svc:read' } });
-    }
+    // Authentication and scope: get_me's own rule (a read tool), enforced by the registry.
     const me = await registry.callTool('get_me', {}, r);
     return ok({
       ...me.data,

@@ -6,7 +6,7 @@
  * the same registry stays the single source. Validated in tests by @readme/openapi-parser and
  * @redocly/openapi-core.
  */
-import { ERROR_TABLE, KITTY_VERSION, type Registry, type JsonSchema } from '@kitty/core';
+import { ERROR_TABLE, IDEMPOTENCY_KEY_LENGTH, KITTY_VERSION, type Registry, type JsonSchema } from '@kitty/core';
 
 const ERROR_ENVELOPE = {
   type: 'object',
@@ -70,7 +70,15 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
     schemas[`${tool.name}_output`] = embed(tool.output_schema);
     const parameters =
       tool.kind === 'write' && tool.idempotency !== 'none'
-        ? [{ name: 'Idempotency-Key', in: 'header', required: false, description: 'Alternative to the idempotency_key argument (8-128 chars); if both are sent they must match.', schema: { type: 'string', minLength: 8, maxLength: 128 } }]
+        ? [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              description: `Alternative to the idempotency_key argument (${IDEMPOTENCY_KEY_LENGTH.min}-${IDEMPOTENCY_KEY_LENGTH.max} characters); if both are sent they must match.`,
+              schema: { type: 'string', minLength: IDEMPOTENCY_KEY_LENGTH.min, maxLength: IDEMPOTENCY_KEY_LENGTH.max },
+            },
+          ]
         : [];
     paths[`/v1/tools/${tool.name}`] = {
       post: {

@@ -5,6 +5,7 @@
  */
 import cc from 'currency-codes';
 import { ToolError } from '../errors.ts';
+import type { Db } from '../context.ts';
 
 export interface CurrencyInfo {
   code: string;
@@ -68,4 +69,23 @@ export function toNumber(v: bigint | number): number {
   const n = Number(v);
   if (!Number.isSafeInteger(n)) throw new ToolError('INTERNAL', 'amount exceeds the exact integer range');
   return n;
+}
+
+/**
+ * An example of minor units in this currency, for error messages: "EUR: send 1450 for €14.50"
+ * (1450 for ¥1,450 in JPY; 14500 for BHD 14.500).
+ */
+function minorUnitsExample(currency: string): string {
+  const exp = byCode.get(currency)?.minor_unit_exponent ?? 2;
+  const minor = exp === 0 ? 1450 : 1450 * 10 ** (exp - 2);
+  return `${currency}: send ${minor} for ${formatMinor(minor, currency)}`;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `minorUnitsExample` for the currency of a group the agent belongs to; undefined otherwise. */
+export async function amountExample(db: Db, groupId: string, agentId: string): Promise<string | undefined> {
+  if (!UUID.test(groupId)) return undefined;
+  const m = await db.membership.findFirst({ where: { groupId, agentId }, select: { group: { select: { currency: true } } } });
+  return m ? minorUnitsExample(m.group.currency) : undefined;
 }

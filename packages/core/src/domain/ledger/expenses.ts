@@ -57,7 +57,7 @@ export const splitInput = z
 export const repeatInput = z
   .strictObject({
     every: z.number().int().min(1).max(1000).default(1).describe('Interval count, e.g. 2 with unit week = fortnightly.'),
-    unit: z.enum(['day', 'week', 'month', 'year']),
+    unit: z.enum(['day', 'week', 'month', 'year']).describe('Calendar unit of the interval (UTC dates).'),
     until: isoDate.optional().describe('Last possible date (inclusive), YYYY-MM-DD.'),
     count: z.number().int().min(2).max(1000).optional().describe('Total occurrences including this first one.'),
   })

@@ -10,11 +10,12 @@ export const get_agent = readTool
     area: 'account',
     title: 'Look up an agent by handle',
     description:
-      "Returns an agent's public profile by handle: agent_id, handle, display_name, description, created_at — nothing private (no groups, contacts or balances). " +
-      "Also how the agent stands with you: is_contact (in your contacts) and blocked_by_you. Whether the agent has blocked you is never shown. " +
-      'Errors: NOT_FOUND (no agent has this handle). Source: issue 4 "Agents and contacts".',
+      'Returns an agent\'s public profile by handle: agent_id, handle, display_name, description, created_at — nothing private (no groups, contacts or ' +
+      'balances). Also how the agent stands with you: is_contact (in your contacts) and blocked_by_you. Whether the agent has blocked you is never shown.',
     annotations: READ,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'no agent has this handle',
+    },
   })
   .input(z.strictObject({ handle: handle.describe('The handle to look up, e.g. "bob-travel".') }))
   .output(
@@ -26,7 +27,7 @@ export const get_agent = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const a = await agentByHandle(ctx.db, input.handle);
     const isYou = a.id === me;
     const [contact, blocked] = isYou ? [false, false] : await Promise.all([isContact(ctx.db, me, a.id), hasBlocked(ctx.db, me, a.id)]);

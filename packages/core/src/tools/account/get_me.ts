@@ -10,16 +10,16 @@ export const get_me = readTool
     area: 'account',
     title: 'Who am I',
     description:
-      "Returns the caller's agent profile, its groups that are not archived (Group summary with my_balance_minor in minor units), " +
-      'and pending_invites_count (active invites targeted at the caller). Source: interface-spec "get_me".',
+      'Returns the caller\'s agent profile, its groups that are not archived (Group summary with my_balance_minor in minor units), and pending_invites_count ' +
+      '(active invites targeted at the caller).',
     annotations: READ,
-    errors: [],
+    errors: {},
   })
   .input(z.strictObject({}))
   .output(output({ agent: agentSchema, groups: z.array(groupSummarySchema), pending_invites_count: z.number().int() }))
   .query(async ({ ctx }) => {
     // One statement (get_me is the canonical read tool in `pnpm bench`).
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const rows = await ctx.db.$queryRawUnsafe<GetMeRow[]>(GET_ME_SQL, agentId, ctx.services.now());
     const me = rows[0]!;
     const groups = me.groups.map((g) =>

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { writeTool } from '../../trpc.ts';
+import { publicWriteTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
 import { handle, displayName, description, text, output } from '../../text.ts';
@@ -7,21 +7,22 @@ import { agentSchema, toAgent, createAgentWithKey } from '../../domain/agents.ts
 import { groupSummarySchema } from '../../domain/groups.ts';
 import { joinWithInvite } from '../../domain/invites.ts';
 
-export const register_agent = writeTool
+export const register_agent = publicWriteTool
   .meta({
     area: 'account',
     title: 'Register an agent',
     description:
-      'Creates an agent identity and returns its API key ONCE (send it later as "Authorization: Bearer <api_key>"; scopes svc:read svc:write). ' +
-      'No credential needed; not idempotent by key (a retry after success gives HANDLE_TAKEN). ' +
-      'With invite_code (8-64 chars, a code or pasted invite link) it also joins that group and returns joined_group. ' +
-      'On invite-only deployments platform_invite_code is required. ' +
-      'Errors: HANDLE_TAKEN (409) when the handle exists; FORBIDDEN when invite-only and the platform code is missing or wrong; ' +
-      'NOT_FOUND / INVITE_UNAVAILABLE / GROUP_ARCHIVED for a bad invite_code (then nothing is created). Source: interface-spec "register_agent".',
-    auth: 'none',
-    idempotency: 'none',
+      'Creates an agent identity and returns its API key ONCE (send it later as "Authorization: Bearer <api_key>"; scopes svc:read svc:write). No credential ' +
+      'needed; not idempotent by key (a retry after success gives HANDLE_TAKEN). With invite_code (8-64 chars, a code or pasted invite link) it also joins ' +
+      'that group and returns joined_group. On invite-only deployments platform_invite_code is required.',
     annotations: { ...WRITE, idempotentHint: false },
-    errors: ['HANDLE_TAKEN', 'NOT_FOUND', 'INVITE_UNAVAILABLE', 'GROUP_ARCHIVED'],
+    errors: {
+      HANDLE_TAKEN: 'the handle exists; also on a retry after success',
+      FORBIDDEN: 'invite-only deployment and platform_invite_code missing or wrong',
+      NOT_FOUND: 'unknown invite_code; nothing is created',
+      INVITE_UNAVAILABLE: 'the invite_code is revoked, declined, expired or exhausted; nothing is created',
+      GROUP_ARCHIVED: 'the invite_code\'s group is archived; nothing is created',
+    },
   })
   .input(
     z.strictObject({

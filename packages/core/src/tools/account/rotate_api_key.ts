@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { DESTRUCTIVE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
-import { idempotencyKey, output } from '../../text.ts';
+import { output } from '../../text.ts';
 import { rotateApiKeys, API_KEY_SCOPES } from '../../domain/api-keys.ts';
 
 export const rotate_api_key = writeTool
@@ -10,17 +10,18 @@ export const rotate_api_key = writeTool
     area: 'account',
     title: 'Rotate my API key',
     description:
-      'Issues a new API key (shown once) and retires the current ones: they keep working for 600 seconds (10 minutes), then get 401 ' +
-      '(interface-spec "API key" states). Never replayed: a second call with the same idempotency_key gets IDEMPOTENCY_REPLAY_UNAVAILABLE (409) ' +
-      'instead of minting another key or re-showing the secret; use a new key to rotate again. ' +
-      'Only a current API key manages keys: a key already replaced by rotation (in its grace period) still works for every other tool, ' +
-      'but calling rotate_api_key with it is FORBIDDEN, so a leaked old key can never mint a permanent one or cut the fresh key short; ' +
-      'an OAuth access token cannot rotate API keys either (FORBIDDEN). Errors: FORBIDDEN.',
+      'Issues a new API key (shown once) and retires the current ones: they keep working for 600 seconds (10 minutes), then get 401. Never replayed: a second ' +
+      'call with the same idempotency_key gets IDEMPOTENCY_REPLAY_UNAVAILABLE (409) instead of minting another key or re-showing the secret; use a new key to ' +
+      'rotate again. Only a current API key manages keys: a key already replaced by rotation (in its grace period) still works for every other tool, but ' +
+      'calling rotate_api_key with it is FORBIDDEN, so a leaked old key can never mint a permanent one or cut the fresh key short; an OAuth access token ' +
+      'cannot rotate API keys either (FORBIDDEN).',
     idempotency: 'never_replay',
     annotations: DESTRUCTIVE,
-    errors: [],
+    errors: {
+      FORBIDDEN: 'the credential is an OAuth token or a key already replaced by rotation (in its grace period): only a current API key manages keys',
+    },
   })
-  .input(z.strictObject({ idempotency_key: idempotencyKey }))
+  .input(z.strictObject({}))
   .output(
     output({
       api_key: z.string().describe('The new key, shown once.'),
@@ -28,14 +29,14 @@ export const rotate_api_key = writeTool
     }),
   )
   .mutation(async ({ ctx }) => {
-    if (ctx.auth!.credential === 'oauth') {
+    if (ctx.auth.credential === 'oauth') {
       // An app connected with OAuth acts for a person; it never receives API keys (interface-spec "Authentication").
       throw new ToolError('FORBIDDEN', 'API keys cannot be created or rotated with an OAuth access token.', {
         details: { credential: 'oauth' },
         suggestedAction: `The person who owns this agent manages its API keys on the account page: ${ctx.services.config.baseUrl}/account`,
       });
     }
-    const auth = ctx.auth!;
+    const auth = ctx.auth;
     const agentId = auth.agentId;
     if (auth.credential !== 'api_key' || !auth.keyId) {
       throw new ToolError('FORBIDDEN', 'API keys are managed with an API key; this credential is not one.', {

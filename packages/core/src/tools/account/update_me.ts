@@ -1,23 +1,22 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
-import { displayName, description, idempotencyKey, output } from '../../text.ts';
+import { displayName, description, output } from '../../text.ts';
 import { agentSchema, toAgent } from '../../domain/agents.ts';
 
 export const update_me = writeTool
   .meta({
     area: 'account',
     title: 'Update my profile',
-    description:
-      'Changes display_name (1-80) and/or description (0-500; "" clears it). The handle cannot change. Idempotent by key. Source: interface-spec "update_me".',
+    description: 'Changes display_name (1-80) and/or description (0-500; "" clears it). The handle cannot change. Idempotent by key.',
     annotations: WRITE,
-    errors: [],
+    errors: {},
   })
-  .input(z.strictObject({ display_name: displayName.optional(), description: description.optional(), idempotency_key: idempotencyKey }))
+  .input(z.strictObject({ display_name: displayName.optional().describe('New display name, 1-80 characters.'), description: description.optional().describe('New description, 0-500 characters; "" clears it.') }))
   .output(output({ agent: agentSchema }))
   .mutation(async ({ ctx, input }) => {
     const agent = await ctx.db.agent.update({
-      where: { id: ctx.auth!.agentId },
+      where: { id: ctx.auth.agentId },
       data: {
         ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
         ...(input.description !== undefined ? { description: input.description || null } : {}),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { uuid, agentRef, output } from '../../text.ts';
+import { uuid, agentRef, output, groupId } from '../../text.ts';
 import { formatMinor, toNumber } from '../../domain/money.ts';
 import { toAgentRef } from '../../domain/agents.ts';
 import { agentsById } from '../../domain/ledger/expenses.ts';
@@ -11,13 +11,13 @@ export const get_balance_summary = readTool
     area: 'balances',
     title: 'Your balances across all groups',
     description:
-      'The caller\'s position across every group they belong to: per currency (sum of balances; positive = you are owed), per group, and per counterparty and currency ' +
-      '(net of the pairwise debts with that agent across groups; positive = they owe you). Amounts in minor units of each currency; currencies are never mixed. ' +
-      'include_archived (default false) adds archived groups. No errors beyond authentication.',
+      'The caller\'s position across every group they belong to: per currency (sum of balances; positive = you are owed), per group, and per counterparty and ' +
+      'currency (net of the pairwise debts with that agent across groups; positive = they owe you). Amounts in minor units of each currency; currencies are ' +
+      'never mixed. include_archived (default false) adds archived groups. No errors beyond authentication.',
     annotations: READ,
-    errors: [],
+    errors: {},
   })
-  .input(z.strictObject({ include_archived: z.boolean().optional() }))
+  .input(z.strictObject({ include_archived: z.boolean().optional().describe('Also count archived groups (default false).') }))
   .output(
     output({
       currencies: z.array(
@@ -33,7 +33,7 @@ export const get_balance_summary = readTool
       ),
       groups: z.array(
         z.object({
-          group_id: uuid,
+          group_id: groupId,
           name: z.string(),
           currency: z.string(),
           archived: z.boolean(),
@@ -54,7 +54,7 @@ export const get_balance_summary = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const memberships = await ctx.db.membership.findMany({
       where: { agentId, leftAt: null, ...(input.include_archived ? {} : { group: { archivedAt: null } }) },
       include: { group: { select: { id: true, name: true, currency: true, archivedAt: true } } },

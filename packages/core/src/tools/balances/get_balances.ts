@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { uuid, output } from '../../text.ts';
+import { output, groupId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { memberBalanceSchema, debtSchema, groupBalances, pairwiseDebts, toMemberBalances } from '../../domain/ledger/balances.ts';
 
@@ -10,17 +10,20 @@ export const get_balances = readTool
     area: 'balances',
     title: 'Get the balances of a group',
     description:
-      'Each active member\'s balance_minor (paid − owed, with confirmed payments; positive = others owe them; minor units), balance_pending_minor and pending_payments, ' +
-      'plus the pairwise debts "who owes whom" before simplification: every expense makes its participants owe its payer(s) their share (with several payers, shortfalls are matched to surpluses in agent-id order), ' +
-      'and confirmed payments reduce those debts. Balances sum to zero. Maintained incrementally: the cost does not grow with the number of expenses. ' +
-      'For the fewest transfers that settle everyone, use suggest_settlements. Errors: NOT_FOUND, FORBIDDEN.',
+      'Each active member\'s balance_minor (paid − owed, with confirmed payments; positive = others owe them; minor units), balance_pending_minor and ' +
+      'pending_payments, plus the pairwise debts "who owes whom" before simplification: every expense makes its participants owe its payer(s) their share ' +
+      '(with several payers, shortfalls are matched to surpluses in agent-id order), and confirmed payments reduce those debts. Balances sum to zero. ' +
+      'Maintained incrementally: the cost does not grow with the number of expenses. For the fewest transfers that settle everyone, use suggest_settlements.',
     annotations: READ,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'no such group',
+      FORBIDDEN: 'not a member',
+    },
   })
-  .input(z.strictObject({ group_id: uuid }))
+  .input(z.strictObject({ group_id: groupId }))
   .output(
     output({
-      group_id: uuid,
+      group_id: groupId,
       currency: z.string(),
       members: z.array(memberBalanceSchema),
       debts: z.array(debtSchema).describe('Pairwise debts before simplification.'),
@@ -28,7 +31,7 @@ export const get_balances = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const { group } = await requireMembership(ctx.db, input.group_id, agentId);
     const rows = await groupBalances(ctx.db, group.id);
     const debts = await pairwiseDebts(ctx.db, group.id, group.currency);

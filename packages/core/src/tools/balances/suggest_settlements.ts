@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { uuid, agentRef, output } from '../../text.ts';
+import { agentRef, output, groupId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { formatMinor, toNumber } from '../../domain/money.ts';
 import { toAgentRef } from '../../domain/agents.ts';
@@ -14,17 +14,20 @@ export const suggest_settlements = readTool
     title: 'Suggest settlement payments',
     description:
       'Turns the group\'s balances into the fewest transfers that settle everyone: exact minimum for up to ' + EXACT_LIMIT + ' non-zero balances (subset-partition search), ' +
-      'greedy beyond that with at most n − 1 transfers. Deterministic for the same balances; a partial payment along a suggested transfer only shrinks that transfer. ' +
-      'By default pending payments count as if confirmed (include_pending true), so nothing already sent is suggested twice. ' +
-      'Each transfer carries record_payment arguments (group_id, from_handle, to_handle, amount_minor in minor units): the payer passes them to record_payment with an idempotency_key. ' +
-      'Errors: NOT_FOUND, FORBIDDEN.',
+      'greedy beyond that with at most n − 1 transfers. Deterministic for the same balances; a partial payment along a suggested transfer only shrinks that ' +
+      'transfer. By default pending payments count as if confirmed (include_pending true), so nothing already sent is suggested twice. Each transfer carries ' +
+      'record_payment arguments (group_id, from_handle, to_handle, amount_minor in minor units): the payer passes them to record_payment with an ' +
+      'idempotency_key.',
     annotations: READ,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'no such group',
+      FORBIDDEN: 'not a member',
+    },
   })
-  .input(z.strictObject({ group_id: uuid, include_pending: z.boolean().optional().describe('Count pending payments as done (default true).') }))
+  .input(z.strictObject({ group_id: groupId, include_pending: z.boolean().optional().describe('Count pending payments as done (default true).') }))
   .output(
     output({
-      group_id: uuid,
+      group_id: groupId,
       currency: z.string(),
       transfers: z.array(
         z.object({
@@ -32,7 +35,7 @@ export const suggest_settlements = readTool
           to: agentRef.describe('Who receives.'),
           amount_minor: z.number().int(),
           amount: z.string(),
-          record_payment: z.object({ group_id: uuid, from_handle: z.string(), to_handle: z.string(), amount_minor: z.number().int() }).describe('Arguments for record_payment (add an idempotency_key).'),
+          record_payment: z.object({ group_id: groupId, from_handle: z.string(), to_handle: z.string(), amount_minor: z.number().int() }).describe('Arguments for record_payment (add an idempotency_key).'),
         }),
       ),
       method: z.enum(['exact', 'greedy']).describe('exact: proven minimum number of transfers; greedy: at most n − 1.'),
@@ -40,7 +43,7 @@ export const suggest_settlements = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const { group } = await requireMembership(ctx.db, input.group_id, agentId);
     const rows = await groupBalances(ctx.db, group.id);
     const withPending = input.include_pending ?? true;

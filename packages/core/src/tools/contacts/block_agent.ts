@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { DESTRUCTIVE } from '../../meta.ts';
-import { handle, idempotencyKey, output, agentRef } from '../../text.ts';
+import { handle, output, agentRef } from '../../text.ts';
 import { agentByHandle, assertNotSelf } from '../../domain/network.ts';
 import { toAgentRef } from '../../domain/agents.ts';
 
@@ -10,17 +10,19 @@ export const block_agent = writeTool
     area: 'contacts',
     title: 'Block an agent',
     description:
-      'Blocks an agent: from now on it cannot message you, target-invite you, add you as a contact or open a new direct ledger with you; it gets a generic refusal ' +
-      'and is never told it is blocked. Your own contact entry for it is removed. Shared groups (and an existing direct ledger) keep working: money is not held hostage. ' +
-      'Blocking an already blocked agent changes nothing (already_blocked true). Undo with unblock_agent. ' +
-      'Errors: NOT_FOUND (no such handle), VALIDATION_ERROR (yourself). Source: issue 4 "Blocking".',
+      'Blocks an agent: from now on it cannot message you, target-invite you, add you as a contact or open a new direct ledger with you; it gets a generic ' +
+      'refusal and is never told it is blocked. Your own contact entry for it is removed. Shared groups (and an existing direct ledger) keep working: money ' +
+      'is not held hostage. Blocking an already blocked agent changes nothing (already_blocked true). Undo with unblock_agent.',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'no such handle',
+      VALIDATION_ERROR: 'yourself',
+    },
   })
-  .input(z.strictObject({ handle: handle.describe('Handle of the agent to block.'), idempotency_key: idempotencyKey }))
+  .input(z.strictObject({ handle: handle.describe('Handle of the agent to block.') }))
   .output(output({ blocked: agentRef, already_blocked: z.boolean() }))
   .mutation(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const target = await agentByHandle(ctx.db, input.handle);
     assertNotSelf(me, target.id, 'handle', 'block');
     const inserted = await ctx.db.$executeRaw`

@@ -11,10 +11,11 @@ export const list_contacts = readTool
     area: 'contacts',
     title: 'List my contacts',
     description:
-      'Lists your own contacts (never anyone else\'s), newest first, with your private alias and note. Paginate with limit (1-100, default 20) and next_cursor (null at the end). ' +
-      'blocked_count tells how many agents you have blocked; include_blocked true also returns them in `blocked` (up to 200, newest first). Source: issue 4 "Agents and contacts".',
+      'Lists your own contacts (never anyone else\'s), newest first, with your private alias and note. Paginate with limit (1-100, default 20) and next_cursor ' +
+      '(null at the end). blocked_count tells how many agents you have blocked; include_blocked true also returns them in `blocked` (up to 200, newest ' +
+      'first).',
     annotations: READ,
-    errors: [],
+    errors: {},
   })
   .input(
     z.strictObject({
@@ -32,7 +33,7 @@ export const list_contacts = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const take = input.limit ?? 20;
     const after = input.cursor ? decodeCursor(input.cursor) : null;
     const [rows, blockedCount, blocked] = await Promise.all([

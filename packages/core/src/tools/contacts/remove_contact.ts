@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { DESTRUCTIVE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
-import { handle, idempotencyKey, output, agentRef } from '../../text.ts';
+import { handle, output, agentRef } from '../../text.ts';
 import { agentByHandle } from '../../domain/network.ts';
 import { toAgentRef } from '../../domain/agents.ts';
 
@@ -10,16 +10,17 @@ export const remove_contact = writeTool
   .meta({
     area: 'contacts',
     title: 'Remove a contact',
-    description:
-      'Removes an agent from your contacts (with your alias and note). The other agent is not told. Shared groups, direct ledgers and past messages stay. ' +
-      'Errors: NOT_FOUND (no such handle), NOT_A_CONTACT (not in your contacts). Source: issue 4 "Agents and contacts".',
+    description: 'Removes an agent from your contacts (with your alias and note). The other agent is not told. Shared groups, direct ledgers and past messages stay.',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND', 'NOT_A_CONTACT'],
+    errors: {
+      NOT_FOUND: 'no such handle',
+      NOT_A_CONTACT: 'not in your contacts',
+    },
   })
-  .input(z.strictObject({ handle: handle.describe('Handle of the contact to remove.'), idempotency_key: idempotencyKey }))
+  .input(z.strictObject({ handle: handle.describe('Handle of the contact to remove.') }))
   .output(output({ removed: agentRef }))
   .mutation(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const target = await agentByHandle(ctx.db, input.handle);
     const r = await ctx.db.contact.deleteMany({ where: { ownerId: me, contactId: target.id } });
     if (r.count === 0) throw new ToolError('NOT_A_CONTACT', `@${target.handle} is not one of your contacts.`, { suggestedAction: 'list_contacts shows your contacts.' });

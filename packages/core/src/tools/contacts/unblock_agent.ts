@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
-import { handle, idempotencyKey, output, agentRef } from '../../text.ts';
+import { handle, output, agentRef } from '../../text.ts';
 import { agentByHandle } from '../../domain/network.ts';
 import { toAgentRef } from '../../domain/agents.ts';
 
@@ -10,15 +10,17 @@ export const unblock_agent = writeTool
     area: 'contacts',
     title: 'Unblock an agent',
     description:
-      'Lifts your block on an agent: it can message you, invite you and add you as a contact again. It does not restore the contact entry removed by block_agent. ' +
-      'Unblocking an agent that is not blocked changes nothing (was_blocked false). Errors: NOT_FOUND (no such handle). Source: issue 4 "Blocking".',
+      'Lifts your block on an agent: it can message you, invite you and add you as a contact again. It does not restore the contact entry removed by ' +
+      'block_agent. Unblocking an agent that is not blocked changes nothing (was_blocked false).',
     annotations: WRITE,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'no such handle',
+    },
   })
-  .input(z.strictObject({ handle: handle.describe('Handle of the agent to unblock.'), idempotency_key: idempotencyKey }))
+  .input(z.strictObject({ handle: handle.describe('Handle of the agent to unblock.') }))
   .output(output({ unblocked: agentRef, was_blocked: z.boolean() }))
   .mutation(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const target = await agentByHandle(ctx.db, input.handle);
     const r = await ctx.db.block.deleteMany({ where: { blockerId: me, blockedId: target.id } });
     return {

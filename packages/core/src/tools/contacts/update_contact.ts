@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
-import { handle, text, idempotencyKey, output } from '../../text.ts';
+import { handle, text, output } from '../../text.ts';
 import { contactSchema, toContact, CONTACT_INCLUDE, ALIAS_MAX, CONTACT_NOTE_MAX } from '../../domain/contacts.ts';
 import { agentByHandle } from '../../domain/network.ts';
 
@@ -10,23 +10,23 @@ export const update_contact = writeTool
   .meta({
     area: 'contacts',
     title: 'Edit a contact',
-    description:
-      'Changes the private alias (0-80 chars) and/or note (0-500 chars) of one of your contacts; "" clears a field, an omitted field stays. ' +
-      'Errors: NOT_FOUND (no such handle), NOT_A_CONTACT (the agent is not in your contacts). Source: issue 4 "Agents and contacts".',
+    description: 'Changes the private alias (0-80 chars) and/or note (0-500 chars) of one of your contacts; "" clears a field, an omitted field stays.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'NOT_A_CONTACT'],
+    errors: {
+      NOT_FOUND: 'no such handle',
+      NOT_A_CONTACT: 'the agent is not in your contacts',
+    },
   })
   .input(
     z.strictObject({
       handle: handle.describe('Handle of the contact.'),
       alias: text(0, ALIAS_MAX, 'alias').optional().describe('New alias; "" clears it.'),
       note: text(0, CONTACT_NOTE_MAX, 'note').optional().describe('New note; "" clears it.'),
-      idempotency_key: idempotencyKey,
     }),
   )
   .output(output({ contact: contactSchema }))
   .mutation(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const target = await agentByHandle(ctx.db, input.handle);
     const existing = await ctx.db.contact.findUnique({ where: { ownerId_contactId: { ownerId: me, contactId: target.id } } });
     if (!existing) {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { validationError } from '../../errors.ts';
-import { uuid, isoDate, amountMinor, idempotencyKey, output } from '../../text.ts';
+import { isoDate, amountMinor, output, groupId } from '../../text.ts';
 import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../domain/groups.ts';
 import { formatMinor } from '../../domain/money.ts';
 import { notifyAll } from '../../domain/inbox.ts';
@@ -20,22 +20,31 @@ export const add_expense = writeTool
     area: 'expenses',
     title: 'Add an expense',
     description:
-      'Records an expense in a group (DESIGN.md §2). Amounts are integers in the group currency\'s minor unit (EUR cents, JPY yen); amount_minor may be negative for a refund; |amount| ≤ 10^12. ' +
-      'payers: [{handle, amount_minor}] — default the caller paid everything; several payers must sum exactly to the amount. ' +
-      'split: {method: equal|exact|percent|shares, participants: [{handle, amount_minor|percent|shares}]} — default every active member equally; exact amounts must sum to the amount, percentages to exactly 100. ' +
-      'Rounding: largest remainder — everyone gets the floor of their ideal share and the leftover minor units go to the largest remainders, ties broken by a rotation of the members (ordered by agent id) seeded by the expense id, so no one always gets the extra cent; each share is within one minor unit of its ideal. ' +
-      'Foreign currency: give original_currency, original_amount_minor and exchange_rate (decimal string, group units per original unit); amount_minor = original × rate × 10^(group exponent − original exponent), rounded to the nearest minor unit, halves away from zero (amount_minor may be omitted; if given it must match). ' +
-      'repeat: {every, unit: day|week|month|year, until?, count?} makes this the first of a series; later copies are created on their dates (UTC) by the scheduler, exactly once each, catching up after downtime; stop it with update_expense repeat:null. ' +
-      `A series may start (date) at most ${MAX_REPEAT_START_AGE_DAYS} days before today (UTC), else VALIDATION_ERROR on date; copies already due are caught up at most ${MAX_OCCURRENCES_PER_RUN} per series per scheduler run (one run a minute). ` +
-      'date defaults to today (UTC). Output: the expense with each member\'s paid_minor, owed_minor and net_minor. ' +
-      'Errors: VALIDATION_ERROR naming the field (sums off, unknown or non-member handle, bad rate), FORBIDDEN (not a member), NOT_FOUND (group), GROUP_ARCHIVED (409).' +
-      ' Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
+      'Records an expense in a group. Amounts are integers in the group currency\'s minor unit (EUR cents, JPY yen); amount_minor may be negative for a ' +
+      'refund; |amount| ≤ 10^12. payers: [{handle, amount_minor}] — default the caller paid everything; several payers must sum exactly to the amount. split: ' +
+      '{method: equal|exact|percent|shares, participants: [{handle, amount_minor|percent|shares}]} — default every active member equally; exact amounts must ' +
+      'sum to the amount, percentages to exactly 100. Rounding: largest remainder — everyone gets the floor of their ideal share and the leftover minor units ' +
+      'go to the largest remainders, ties broken by a rotation of the members (ordered by agent id) seeded by the expense id, so no one always gets the extra ' +
+      'cent; each share is within one minor unit of its ideal. Foreign currency: give original_currency, original_amount_minor and exchange_rate (decimal ' +
+      'string, group units per original unit); amount_minor = original × rate × 10^(group exponent − original exponent), rounded to the nearest minor unit, ' +
+      'halves away from zero (amount_minor may be omitted; if given it must match). repeat: {every, unit: day|week|month|year, until?, count?} makes this the ' +
+      'first of a series; later copies are created on their dates (UTC) by the scheduler, exactly once each, catching up after downtime; stop it with ' +
+      'update_expense repeat:null. A series may start (date) at most ' + MAX_REPEAT_START_AGE_DAYS + ' days before today (UTC), else VALIDATION_ERROR on date; copies already due are ' +
+      'caught up at most ' + MAX_OCCURRENCES_PER_RUN + ' per series per scheduler run (one run a minute). date defaults to today (UTC). Output: the expense with each member\'s paid_minor, ' +
+      'owed_minor and net_minor. Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — ' +
+      'DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'DIRECT_LEDGER_NOT_ACCEPTED'],
+    errors: {
+      VALIDATION_ERROR: 'naming the field: sums off, unknown or non-member handle, bad rate',
+      FORBIDDEN: 'not a member',
+      NOT_FOUND: 'no such group',
+      GROUP_ARCHIVED: 'the group is archived',
+      DIRECT_LEDGER_NOT_ACCEPTED: 'a direct ledger the other agent has not accepted yet',
+    },
   })
   .input(
     z.strictObject({
-      group_id: uuid,
+      group_id: groupId,
       ...expenseTextFields,
       amount_minor: amountMinor.optional().describe('Group-currency amount in minor units (negative = refund). Required unless the foreign-currency fields are given.'),
       date: isoDate.optional().describe('YYYY-MM-DD, default today (UTC).'),
@@ -43,7 +52,6 @@ export const add_expense = writeTool
       split: splitInput.optional(),
       ...foreignFields,
       repeat: repeatInput.optional(),
-      idempotency_key: idempotencyKey,
     })
     // In the schema, so the sandbox refuses what the tool refuses.
     .superRefine((v, ctx) => {
@@ -59,7 +67,7 @@ export const add_expense = writeTool
   )
   .output(output({ expense: expenseSchema }))
   .mutation(async ({ ctx, input }) => {
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const now = ctx.services.now();
     const { group } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
     assertNotArchived(group);
@@ -104,7 +112,7 @@ export const add_expense = writeTool
     const involved = lines.map((l) => l.agentId).sort();
     await notifyAll(ctx.db, involved, agentId, {
       kind: 'expense_added',
-      text: `@${ctx.auth!.handle} added "${input.description}" (${formatMinor(amountMinor, group.currency)}) in "${group.name}"`,
+      text: `@${ctx.auth.handle} added "${input.description}" (${formatMinor(amountMinor, group.currency)}) in "${group.name}"`,
       entityType: 'expense',
       entityId: id,
       groupId: group.id,

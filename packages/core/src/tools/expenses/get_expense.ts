@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { uuid, output } from '../../text.ts';
+import { output, expenseId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { expenseSchema, findExpense, toExpenses } from '../../domain/ledger/expenses.ts';
 
@@ -10,16 +10,19 @@ export const get_expense = readTool
     area: 'expenses',
     title: 'Get an expense',
     description:
-      'Returns one expense (also a deleted one) with each member\'s paid_minor, owed_minor, net_minor (minor units) and split_value, its foreign-currency fields and its repeating series if any. ' +
-      'Caller must be a member of its group. Errors: NOT_FOUND, FORBIDDEN (not a member).',
+      'Returns one expense (also a deleted one) with each member\'s paid_minor, owed_minor, net_minor (minor units) and split_value, its foreign-currency ' +
+      'fields and its repeating series if any. Caller must be a member of its group.',
     annotations: READ,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'no such expense',
+      FORBIDDEN: 'not a member',
+    },
   })
-  .input(z.strictObject({ expense_id: uuid }))
+  .input(z.strictObject({ expense_id: expenseId }))
   .output(output({ expense: expenseSchema }))
   .query(async ({ ctx, input }) => {
     const e = await findExpense(ctx.db, input.expense_id);
-    const { group } = await requireMembership(ctx.db, e.groupId, ctx.auth!.agentId);
+    const { group } = await requireMembership(ctx.db, e.groupId, ctx.auth.agentId);
     const [expense] = await toExpenses(ctx.db, [e], group.currency);
     const suggested_next = e.deletedAt
       ? [`restore_expense: bring back expense ${e.id}`]

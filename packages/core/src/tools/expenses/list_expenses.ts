@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Prisma } from '@kitty/db';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { uuid, handle, cursor, limit, isoDate, timestamp, output } from '../../text.ts';
+import { handle, cursor, limit, isoDate, timestamp, output, groupId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { decodeCursor, olderThan, pageOf, parseUpdatedAfter, UUID_CURSOR_ID } from '../../domain/cursor.ts';
 import { expenseSchema, toExpenses, EXPENSE_INCLUDE, dateFromIso } from '../../domain/ledger/expenses.ts';
@@ -12,28 +12,32 @@ export const list_expenses = readTool
     area: 'expenses',
     title: 'List expenses',
     description:
-      'Lists a group\'s expenses, newest first (by creation), with shares. Filters: participant (handle: paid or shares), date_from/date_to (expense date, inclusive, YYYY-MM-DD), ' +
-      'updated_after (ISO timestamp: only expenses changed later, for sync — deletions show as deleted:true when include_deleted), include_deleted (default false), category. ' +
-      'Pagination: limit 1-100 (default 20) and the opaque next_cursor. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR (bad cursor).',
+      'Lists a group\'s expenses, newest first (by creation), with shares. Filters: participant (handle: paid or shares), date_from/date_to (expense date, ' +
+      'inclusive, YYYY-MM-DD), updated_after (ISO timestamp: only expenses changed later, for sync — deletions show as deleted:true when include_deleted), ' +
+      'include_deleted (default false), category. Pagination: limit 1-100 (default 20) and the opaque next_cursor.',
     annotations: READ,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'no such group',
+      FORBIDDEN: 'not a member',
+      VALIDATION_ERROR: 'bad cursor',
+    },
   })
   .input(
     z.strictObject({
-      group_id: uuid,
+      group_id: groupId,
       participant: handle.optional().describe('Only expenses this member paid for or shares.'),
-      date_from: isoDate.optional(),
-      date_to: isoDate.optional(),
+      date_from: isoDate.optional().describe('Only expenses dated on or after this day, YYYY-MM-DD.'),
+      date_to: isoDate.optional().describe('Only expenses dated on or before this day, YYYY-MM-DD.'),
       updated_after: timestamp.optional(),
       include_deleted: z.boolean().optional().describe('Default false.'),
-      category: z.string().max(50).optional(),
+      category: z.string().max(50).optional().describe('Only expenses with exactly this category.'),
       cursor: cursor.optional(),
       limit: limit.optional(),
     }),
   )
   .output(output({ expenses: z.array(expenseSchema), next_cursor: z.string().nullable() }))
   .query(async ({ ctx, input }) => {
-    const { group } = await requireMembership(ctx.db, input.group_id, ctx.auth!.agentId);
+    const { group } = await requireMembership(ctx.db, input.group_id, ctx.auth.agentId);
     const take = input.limit ?? 20;
     const where: Prisma.ExpenseWhereInput = { groupId: group.id };
     const and: Prisma.ExpenseWhereInput[] = [];

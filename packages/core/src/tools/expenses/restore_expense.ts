@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
-import { uuid, idempotencyKey, output } from '../../text.ts';
+import { output, expenseId } from '../../text.ts';
 import { expenseSchema, setExpenseDeleted } from '../../domain/ledger/expenses.ts';
 
 export const restore_expense = writeTool
@@ -9,13 +9,19 @@ export const restore_expense = writeTool
     area: 'expenses',
     title: 'Restore a deleted expense',
     description:
-      'Undoes delete_expense: the expense counts again and its balance effect is re-applied in the same transaction. Restoring an expense that is not deleted returns it unchanged. ' +
-      'Errors: NOT_FOUND, FORBIDDEN, GROUP_ARCHIVED, MEMBER_LEFT (someone it involves has left the group).' +
-      ' Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
+      'Undoes delete_expense: the expense counts again and its balance effect is re-applied in the same transaction. Restoring an expense that is not deleted ' +
+      'returns it unchanged. Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED ' +
+      '(409); nobody can be put in debt in a ledger they have not agreed to share.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'MEMBER_LEFT', 'DIRECT_LEDGER_NOT_ACCEPTED'],
+    errors: {
+      NOT_FOUND: 'no such expense',
+      FORBIDDEN: 'not a member, or edits are restricted to admins and the creator',
+      GROUP_ARCHIVED: 'the group is archived',
+      MEMBER_LEFT: 'someone it involves has left the group',
+      DIRECT_LEDGER_NOT_ACCEPTED: 'a direct ledger the other agent has not accepted yet',
+    },
   })
-  .input(z.strictObject({ expense_id: uuid, idempotency_key: idempotencyKey }))
+  .input(z.strictObject({ expense_id: expenseId}))
   .output(output({ expense: expenseSchema }))
   .mutation(async ({ ctx, input }) => {
     const { expense } = await setExpenseDeleted(ctx, input.expense_id, false);

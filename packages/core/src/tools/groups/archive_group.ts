@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { DESTRUCTIVE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
-import { uuid, idempotencyKey, output } from '../../text.ts';
+import { output, groupId } from '../../text.ts';
 import { groupDetailSchema, toGroupDetail, requireMembership, assertAdmin, GROUP_DETAIL_INCLUDE } from '../../domain/groups.ts';
 import { appendActivity } from '../../domain/activity.ts';
 import { notifyAll, resolveAction } from '../../domain/inbox.ts';
@@ -13,16 +13,20 @@ export const archive_group = writeTool
     area: 'groups',
     title: 'Archive a group for good',
     description:
-      'Archives the group irreversibly: it stays readable, rejects new expenses, payments and members, and is hidden from list_groups unless include_archived. ' +
-      'Admins only. Requires every member settled: all balances zero and no pending payments (interface-spec "Group archival"); otherwise NOT_SETTLED (409) ' +
-      'with details.unsettled listing who is not. Archiving an archived group returns it unchanged.',
+      'Archives the group irreversibly: it stays readable, rejects new expenses, payments and members, and is hidden from list_groups unless ' +
+      'include_archived. Admins only. Requires every member settled: all balances zero and no pending payments; otherwise NOT_SETTLED (409) with ' +
+      'details.unsettled listing who is not. Archiving an archived group returns it unchanged.',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND', 'NOT_SETTLED'],
+    errors: {
+      NOT_FOUND: 'no such group',
+      FORBIDDEN: 'not a member, or not an admin',
+      NOT_SETTLED: 'a balance is not zero or a payment is pending; details.unsettled lists who',
+    },
   })
-  .input(z.strictObject({ group_id: uuid, idempotency_key: idempotencyKey }))
+  .input(z.strictObject({ group_id: groupId}))
   .output(output({ group: groupDetailSchema }))
   .mutation(async ({ ctx, input }) => {
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const { group, membership } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
     assertAdmin(membership, 'archive the group');
     if (group.archivedAt) return { group: toGroupDetail(group, membership), suggested_next: ['list_groups: include_archived true shows archived groups'] };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
-import { text, description, currencyCode, idempotencyKey, output } from '../../text.ts';
+import { text, description, currencyCode, output } from '../../text.ts';
 import { groupDetailSchema, toGroupDetail } from '../../domain/groups.ts';
 import { requireCurrency } from '../../domain/money.ts';
 import { appendActivity } from '../../domain/activity.ts';
@@ -11,24 +11,24 @@ export const create_group = writeTool
     area: 'groups',
     title: 'Create a group',
     description:
-      'Creates a shared-expense group with a fixed ISO 4217 currency (checked against the ISO list; see list_currencies). ' +
-      'The caller becomes its first member with role admin. Idempotent by key. Errors: VALIDATION_ERROR for an unknown currency. ' +
-      'Source: interface-spec "create_group".',
+      'Creates a shared-expense group with a fixed ISO 4217 currency (checked against the ISO list; see list_currencies). The caller becomes its first member ' +
+      'with role admin. Idempotent by key.',
     annotations: WRITE,
-    errors: [],
+    errors: {
+      VALIDATION_ERROR: 'unknown currency code',
+    },
   })
   .input(
     z.strictObject({
-      name: text(1, 80, 'name'),
+      name: text(1, 80, 'name').describe('Group name, 1-80 characters, e.g. "Lisbon trip".'),
       currency: currencyCode.describe('ISO 4217 code, e.g. EUR; fixed for good.'),
-      description: description.optional(),
-      idempotency_key: idempotencyKey,
+      description: description.optional().describe('What the group is for, 0-500 characters.'),
     }),
   )
   .output(output({ group: groupDetailSchema }))
   .mutation(async ({ ctx, input }) => {
     requireCurrency(input.currency);
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const now = ctx.services.now();
     const group = await ctx.db.group.create({
       data: {
@@ -51,7 +51,7 @@ export const create_group = writeTool
     });
     return {
       // The creator is the caller: no read-back of the agent row.
-      group: toGroupDetail({ ...group, createdBy: { id: agentId, handle: ctx.auth!.handle, displayName: ctx.auth!.displayName } }, { balanceMinor: 0n }),
+      group: toGroupDetail({ ...group, createdBy: { id: agentId, handle: ctx.auth.handle, displayName: ctx.auth.displayName } }, { balanceMinor: 0n }),
       suggested_next: [
         `create_invite: invite members to "${group.name}" (group_id ${group.id})`,
         `add_expense: record the first expense in "${group.name}"`,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { uuid, output } from '../../text.ts';
+import { output, groupId } from '../../text.ts';
 import { groupDetailSchema, memberSchema, toGroupDetail, requireMembership } from '../../domain/groups.ts';
 import { formatMinor, toNumber } from '../../domain/money.ts';
 
@@ -10,16 +10,18 @@ export const get_group = readTool
     area: 'groups',
     title: 'Get a group',
     description:
-      'Returns the group detail and its active members with role, joined_at, balance_minor (paid − owed, minor units; positive = others owe them), ' +
-      'balance (formatted) and balance_pending_minor (what pending payments would change). Caller must be a member. ' +
-      'Errors: NOT_FOUND (no such group), FORBIDDEN (not a member). Source: interface-spec "get_group".',
+      'Returns the group detail and its active members with role, joined_at, balance_minor (paid − owed, minor units; positive = others owe them), balance ' +
+      '(formatted) and balance_pending_minor (what pending payments would change). Caller must be a member.',
     annotations: READ,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'no such group',
+      FORBIDDEN: 'not a member',
+    },
   })
-  .input(z.strictObject({ group_id: uuid }))
+  .input(z.strictObject({ group_id: groupId }))
   .output(output({ group: groupDetailSchema, members: z.array(memberSchema) }))
   .query(async ({ ctx, input }) => {
-    const { group, membership } = await requireMembership(ctx.db, input.group_id, ctx.auth!.agentId);
+    const { group, membership } = await requireMembership(ctx.db, input.group_id, ctx.auth.agentId);
     const members = await ctx.db.membership.findMany({
       where: { groupId: group.id, leftAt: null },
       include: { agent: { select: { id: true, handle: true, displayName: true } } },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { DESTRUCTIVE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
-import { uuid, idempotencyKey, output } from '../../text.ts';
+import { output, groupId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { appendActivity } from '../../domain/activity.ts';
 import { notifyAll } from '../../domain/inbox.ts';
@@ -13,16 +13,20 @@ export const leave_group = writeTool
     area: 'groups',
     title: 'Leave a group',
     description:
-      "Leaves the group. Requires the caller's balance to be zero and no pending payment involving the caller (interface-spec \"Membership\"); " +
-      'otherwise NOT_SETTLED (409) with the balance in details. If the caller is the last admin, the longest-standing remaining member becomes admin, ' +
-      'so a group always keeps an admin. A direct ledger cannot be left (INVALID_STATE).',
+      'Leaves the group. Requires the caller\'s balance to be zero and no pending payment involving the caller; otherwise NOT_SETTLED (409) with the balance ' +
+      'in details. If the caller is the last admin, the longest-standing remaining member becomes admin, so a group always keeps an admin. A direct ledger ' +
+      'cannot be left (INVALID_STATE).',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND', 'NOT_SETTLED', 'INVALID_STATE'],
+    errors: {
+      NOT_FOUND: 'no such group',
+      NOT_SETTLED: 'your balance is not zero or a payment involving you is pending; details has the balance',
+      INVALID_STATE: 'a direct ledger cannot be left',
+    },
   })
-  .input(z.strictObject({ group_id: uuid, idempotency_key: idempotencyKey }))
+  .input(z.strictObject({ group_id: groupId}))
   .output(output({ ok: z.literal(true) }))
   .mutation(async ({ ctx, input }) => {
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const { group, membership } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
     if (group.kind === 'direct') throw new ToolError('INVALID_STATE', 'A direct ledger cannot be left; settle it and archive it instead.');
     if (membership.balanceMinor !== 0n || membership.pendingCount > 0) {
@@ -43,7 +47,7 @@ export const leave_group = writeTool
     await appendActivity(ctx.db, { groupId: group.id, actorId: agentId, action: 'member.left', entityType: 'member', entityId: agentId, before: { role: membership.role } });
     await notifyAll(ctx.db, remaining.map((m) => m.agentId), agentId, {
       kind: 'member_left',
-      text: `@${ctx.auth!.handle} left "${group.name}"`,
+      text: `@${ctx.auth.handle} left "${group.name}"`,
       entityType: 'group',
       entityId: group.id,
       groupId: group.id,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
-import { handle, currencyCode, idempotencyKey, output } from '../../text.ts';
+import { handle, currencyCode, output } from '../../text.ts';
 import { groupDetailSchema, toGroupDetail, GROUP_DETAIL_INCLUDE } from '../../domain/groups.ts';
 import { inviteSchema, toInvite, effectiveStatus, admitMember, insertInvite, INVITE_INCLUDE } from '../../domain/invites.ts';
 import { requireCurrency } from '../../domain/money.ts';
@@ -24,26 +24,29 @@ export const open_direct_group = writeTool
     area: 'groups',
     title: 'Open a direct ledger with one agent',
     description:
-      'Get-or-create the `direct` ledger between you and one other agent in one currency (ISO 4217): a group with kind "direct", at most two members (both admins), ' +
-      'named from the pair ("@ann & @bob (EUR)"), which takes no other invites and cannot be left. One live direct ledger per pair and currency: ' +
-      'calling again (by either agent) returns the same group with created false. Once archived, the next call opens a fresh one. ' +
-      'Who: the other agent must be one of your contacts or a fellow member of a group you share (our rule; nobody can open a ledger with a stranger). ' +
-      'Consent (our rule, protecting the agent whose balance would move): nobody can be put in debt in a ledger they have not agreed to share. ' +
-      'If the other agent has you among their contacts, they have accepted you and the ledger opens with both of you (accepted true). ' +
-      'Otherwise it opens with you alone (accepted false, member_count 1) and the other agent gets an inbox item that requires action, with acceptance_invite: ' +
-      'they accept by calling open_direct_group with your handle and the same currency (or join_group with the code), or decline with decline_invite. ' +
-      'Until they accept, every booking in it (add_expense, update_expense, delete/restore_expense, record_payment, import_expenses) fails with DIRECT_LEDGER_NOT_ACCEPTED (409). ' +
-      'Calling again while it waits changes nothing; an expired request is sent again, a declined one is not (archive the ledger and open a new one to ask again). ' +
-      'Idempotent by key. Errors: NOT_FOUND (no such handle), VALIDATION_ERROR (yourself; unknown currency), NOT_A_CONTACT (neither a contact nor sharing a group), ' +
-      'INVALID_STATE (you have blocked this agent), FORBIDDEN (the agent does not accept a ledger with you).',
+      'Get-or-create the `direct` ledger between you and one other agent in one currency (ISO 4217): a group with kind "direct", at most two members (both ' +
+      'admins), named from the pair ("@ann & @bob (EUR)"), which takes no other invites and cannot be left. One live direct ledger per pair and currency: ' +
+      'calling again (by either agent) returns the same group with created false. Once archived, the next call opens a fresh one. Who: the other agent must ' +
+      'be one of your contacts or a fellow member of a group you share (our rule; nobody can open a ledger with a stranger). Consent (our rule, protecting ' +
+      'the agent whose balance would move): nobody can be put in debt in a ledger they have not agreed to share. If the other agent has you among their ' +
+      'contacts, they have accepted you and the ledger opens with both of you (accepted true). Otherwise it opens with you alone (accepted false, ' +
+      'member_count 1) and the other agent gets an inbox item that requires action, with acceptance_invite: they accept by calling open_direct_group with ' +
+      'your handle and the same currency (or join_group with the code), or decline with decline_invite. Until they accept, every booking in it (add_expense, ' +
+      'update_expense, delete/restore_expense, record_payment, import_expenses) is refused (409) until they accept. Calling again while it waits ' +
+      'changes nothing; an expired request is sent again, a declined one is not (archive the ledger and open a new one to ask again). Idempotent by key.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'NOT_A_CONTACT', 'INVALID_STATE'],
+    errors: {
+      NOT_FOUND: 'no such handle',
+      VALIDATION_ERROR: 'yourself; unknown currency',
+      NOT_A_CONTACT: 'neither a contact nor sharing a group',
+      INVALID_STATE: 'you have blocked this agent',
+      FORBIDDEN: 'the agent does not accept a ledger with you',
+    },
   })
   .input(
     z.strictObject({
       handle: handle.describe('Handle of the other agent.'),
       currency: currencyCode.describe('ISO 4217 code of the ledger, e.g. EUR; fixed for good.'),
-      idempotency_key: idempotencyKey,
     }),
   )
   .output(
@@ -58,7 +61,7 @@ export const open_direct_group = writeTool
   )
   .mutation(async ({ ctx, input }) => {
     requireCurrency(input.currency);
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const other = await agentByHandle(ctx.db, input.handle);
     assertNotSelf(me, other.id, 'handle', 'open a direct ledger with');
     const key = directGroupKey(me, other.id, input.currency);
@@ -85,7 +88,7 @@ export const open_direct_group = writeTool
         await assertMayOpen(ctx as AuthedContext, other, { needsAcquaintance: false });
         const request = await latestRequest(ctx as AuthedContext, existing.id, me);
         const active = request && effectiveStatus(request, now) === 'active' ? request.id : null;
-        await admitMember(ctx.db, { group: existing, agentId: me, role: 'admin', rejoining: false, inviteId: active, now, text: `@${ctx.auth!.handle} accepted the direct ledger "${existing.name}"` });
+        await admitMember(ctx.db, { group: existing, agentId: me, role: 'admin', rejoining: false, inviteId: active, now, text: `@${ctx.auth.handle} accepted the direct ledger "${existing.name}"` });
         if (!active && request) await resolveOpenItems(ctx as AuthedContext, request.id);
         return answer(ctx as AuthedContext, other, existing.id, false, null);
       }
@@ -106,7 +109,7 @@ export const open_direct_group = writeTool
 
     await assertMayOpen(ctx as AuthedContext, other, { needsAcquaintance: true });
     const accepted = await isContact(ctx.db, other.id, me);
-    const me_ = { id: me, handle: ctx.auth!.handle };
+    const me_ = { id: me, handle: ctx.auth.handle };
     const [first, second] = [me_, other].sort((a, b) => a.handle.localeCompare(b.handle));
     const group = await ctx.db.group.create({
       data: {
@@ -129,13 +132,13 @@ export const open_direct_group = writeTool
       action: 'group.created',
       entityType: 'group',
       entityId: group.id,
-      after: { name: group.name, currency: group.currency, kind: 'direct', members: accepted ? [ctx.auth!.handle, other.handle] : [ctx.auth!.handle] },
+      after: { name: group.name, currency: group.currency, kind: 'direct', members: accepted ? [ctx.auth.handle, other.handle] : [ctx.auth.handle] },
     });
     if (accepted) {
       await notify(ctx.db, {
         agentId: other.id,
         kind: 'member_joined',
-        text: `@${ctx.auth!.handle} opened a direct ${input.currency} ledger with you`,
+        text: `@${ctx.auth.handle} opened a direct ${input.currency} ledger with you`,
         entityType: 'group',
         entityId: group.id,
         groupId: group.id,

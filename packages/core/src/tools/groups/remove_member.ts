@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { DESTRUCTIVE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
-import { uuid, idempotencyKey, output, agentRef } from '../../text.ts';
+import { output, agentRef, groupId } from '../../text.ts';
 import { requireMembership, assertAdmin, assertNotArchived } from '../../domain/groups.ts';
 import { appendActivity } from '../../domain/activity.ts';
 import { notify, notifyAll } from '../../domain/inbox.ts';
@@ -15,19 +15,23 @@ export const remove_member = writeTool
     area: 'groups',
     title: 'Remove a member',
     description:
-      'Removes another member from a group (admins only). The member must be settled: zero balance and no pending payment, otherwise NOT_SETTLED (409) with the balance in details. ' +
-      'Name the member by agent_id or handle (exactly one). The removed member and the remaining members get an inbox item; the history stays. ' +
-      'Removal holds: the invites the member came in with, and every invite created before the removal or not addressed to them, no longer admit them; ' +
-      'only a new invite targeted at them (create_invite with target_handle) lets them back in. ' +
-      'To remove yourself use leave_group. Errors: NOT_FOUND (group, or the agent is not a member), FORBIDDEN (not a member, or not an admin), ' +
-      'GROUP_ARCHIVED, INVALID_STATE (yourself, or a direct ledger, which always has its two members). Source: issue 4 "Groups".',
+      'Removes another member from a group (admins only). The member must be settled: zero balance and no pending payment, otherwise NOT_SETTLED (409) with ' +
+      'the balance in details. Name the member by agent_id or handle (exactly one). The removed member and the remaining members get an inbox item; the ' +
+      'history stays. Removal holds: the invites the member came in with, and every invite created before the removal or not addressed to them, no longer ' +
+      'admit them; only a new invite targeted at them (create_invite with target_handle) lets them back in. To remove yourself use leave_group.',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND', 'NOT_SETTLED', 'GROUP_ARCHIVED', 'INVALID_STATE'],
+    errors: {
+      NOT_FOUND: 'no such group, or the agent is not a member',
+      FORBIDDEN: 'not a member, or not an admin',
+      NOT_SETTLED: 'the member has a balance or a pending payment; details has the balance',
+      GROUP_ARCHIVED: 'the group is archived',
+      INVALID_STATE: 'yourself, or a direct ledger, which always has its two members',
+    },
   })
-  .input(z.strictObject({ group_id: uuid, ...memberRefShape, idempotency_key: idempotencyKey }))
+  .input(z.strictObject({ group_id: groupId, ...memberRefShape}))
   .output(output({ removed: agentRef, member_count: z.number().int() }))
   .mutation(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const { group, membership } = await requireMembership(ctx.db, input.group_id, me, { lock: true });
     assertAdmin(membership, 'remove members');
     assertNotArchived(group);
@@ -47,7 +51,7 @@ export const remove_member = writeTool
     await notify(ctx.db, {
       agentId: agent.id,
       kind: 'member_removed',
-      text: `@${ctx.auth!.handle} removed you from "${group.name}"`,
+      text: `@${ctx.auth.handle} removed you from "${group.name}"`,
       entityType: 'group',
       entityId: group.id,
       groupId: group.id,

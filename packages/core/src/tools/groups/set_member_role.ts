@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
-import { uuid, idempotencyKey, output } from '../../text.ts';
+import { output, groupId } from '../../text.ts';
 import { requireMembership, assertAdmin, assertNotArchived, memberSchema } from '../../domain/groups.ts';
 import { appendActivity } from '../../domain/activity.ts';
 import { notify } from '../../domain/inbox.ts';
@@ -14,17 +14,21 @@ export const set_member_role = writeTool
     area: 'groups',
     title: 'Change a member\'s role',
     description:
-      'Sets a member\'s role to admin or member (admins only). A group always keeps at least one admin: demoting the last admin is LAST_ADMIN (409). ' +
-      'Name the member by agent_id or handle (exactly one); setting the role it already has changes nothing (changed false). The member gets an inbox item. ' +
-      'Errors: NOT_FOUND (group, or the agent is not a member), FORBIDDEN (not a member, or not an admin), GROUP_ARCHIVED, ' +
-      'INVALID_STATE (a direct ledger: both members are admins for good). Source: issue 4 "Groups".',
+      'Sets a member\'s role to admin or member (admins only). A group always keeps at least one admin: demoting the last admin is LAST_ADMIN (409). Name the ' +
+      'member by agent_id or handle (exactly one); setting the role it already has changes nothing (changed false). The member gets an inbox item.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'LAST_ADMIN', 'GROUP_ARCHIVED', 'INVALID_STATE'],
+    errors: {
+      NOT_FOUND: 'no such group, or the agent is not a member',
+      FORBIDDEN: 'not a member, or not an admin',
+      LAST_ADMIN: 'demoting the last admin',
+      GROUP_ARCHIVED: 'the group is archived',
+      INVALID_STATE: 'a direct ledger: both members are admins for good',
+    },
   })
-  .input(z.strictObject({ group_id: uuid, ...memberRefShape, role: memberRole.describe('admin or member.'), idempotency_key: idempotencyKey }))
+  .input(z.strictObject({ group_id: groupId, ...memberRefShape, role: memberRole.describe('admin or member.') }))
   .output(output({ member: memberSchema, changed: z.boolean() }))
   .mutation(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const { group, membership } = await requireMembership(ctx.db, input.group_id, me, { lock: true });
     assertAdmin(membership, 'change roles');
     assertNotArchived(group);
@@ -47,7 +51,7 @@ export const set_member_role = writeTool
         await notify(ctx.db, {
           agentId: agent.id,
           kind: 'role_changed',
-          text: `@${ctx.auth!.handle} made you ${input.role === 'admin' ? 'an admin' : 'a member'} of "${group.name}"`,
+          text: `@${ctx.auth.handle} made you ${input.role === 'admin' ? 'an admin' : 'a member'} of "${group.name}"`,
           entityType: 'group',
           entityId: group.id,
           groupId: group.id,

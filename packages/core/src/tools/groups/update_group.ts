@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
-import { uuid, text, description, idempotencyKey, output } from '../../text.ts';
+import { text, description, output, groupId } from '../../text.ts';
 import { groupDetailSchema, toGroupDetail, requireMembership, assertNotArchived, assertAdmin, GROUP_DETAIL_INCLUDE } from '../../domain/groups.ts';
 import { appendActivity } from '../../domain/activity.ts';
 
@@ -11,24 +11,26 @@ export const update_group = writeTool
     area: 'groups',
     title: 'Update a group',
     description:
-      'Renames a group or changes its description ("" clears it); any member may. members_can_edit_expenses (admins only) decides whether every member ' +
-      '(true, the default, as in Splitwise) or only admins and the expense creator may edit and delete expenses. The currency cannot change. ' +
-      'Errors: NOT_FOUND, FORBIDDEN (not a member / not admin), GROUP_ARCHIVED. Source: interface-spec "update_group".',
+      'Renames a group or changes its description ("" clears it); any member may. members_can_edit_expenses (admins only) decides whether every member (true, ' +
+      'the default, as in Splitwise) or only admins and the expense creator may edit and delete expenses. The currency cannot change.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED'],
+    errors: {
+      NOT_FOUND: 'no such group',
+      FORBIDDEN: 'not a member, or not an admin for members_can_edit_expenses',
+      GROUP_ARCHIVED: 'the group is archived',
+    },
   })
   .input(
     z.strictObject({
-      group_id: uuid,
-      name: text(1, 80, 'name').optional(),
-      description: description.optional(),
-      members_can_edit_expenses: z.boolean().optional(),
-      idempotency_key: idempotencyKey,
+      group_id: groupId,
+      name: text(1, 80, 'name').optional().describe('New name, 1-80 characters.'),
+      description: description.optional().describe('New description, 0-500 characters; "" clears it.'),
+      members_can_edit_expenses: z.boolean().optional().describe('Admins only. true: every member may edit and delete expenses; false: only admins and the expense creator.'),
     }),
   )
   .output(output({ group: groupDetailSchema }))
   .mutation(async ({ ctx, input }) => {
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const { group, membership } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
     assertNotArchived(group);
     if (input.members_can_edit_expenses !== undefined) assertAdmin(membership, 'change who may edit expenses');

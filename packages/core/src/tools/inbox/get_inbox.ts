@@ -10,13 +10,13 @@ export const get_inbox = readTool
     area: 'inbox',
     title: 'Read my inbox',
     description:
-      'Lists your inbox items newest first: invites received (requires action until you join or decline, or it is revoked), payments awaiting your confirmation ' +
-      '(requires action until resolved), your payments confirmed or rejected, expenses involving you added or changed, messages, someone adding you as a contact, ' +
-      'members joining or leaving your groups, your groups archived. filter: all (default), unread, or requires_action (still open). ' +
-      'Reading does not mark items read (no side effects): use mark_inbox_read. unread and requires_action are your totals. ' +
-      'Paginate with limit (1-100, default 20) and next_cursor (null at the end). Only your own inbox is ever visible. Source: issue 4 "Inbox".',
+      'Lists your inbox items newest first: invites received (requires action until you join or decline, or it is revoked), payments awaiting your ' +
+      'confirmation (requires action until resolved), your payments confirmed or rejected, expenses involving you added or changed, messages, someone adding ' +
+      'you as a contact, members joining or leaving your groups, your groups archived. filter: all (default), unread, or requires_action (still open). ' +
+      'Reading does not mark items read (no side effects): use mark_inbox_read. unread and requires_action are your totals. Paginate with limit (1-100, ' +
+      'default 20) and next_cursor (null at the end). Only your own inbox is ever visible.',
     annotations: READ,
-    errors: [],
+    errors: {},
   })
   .input(
     z.strictObject({
@@ -34,7 +34,7 @@ export const get_inbox = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const take = input.limit ?? 20;
     const after = input.cursor ? decodeCursor(input.cursor) : null;
     const filter = input.filter ?? 'all';

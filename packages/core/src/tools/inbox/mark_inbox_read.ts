@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError, validationError } from '../../errors.ts';
-import { uuid, idempotencyKey, output } from '../../text.ts';
+import { uuid, output } from '../../text.ts';
 import { changeInboxCounters, flushInboxCounters } from '../../domain/inbox.ts';
 
 export const mark_inbox_read = writeTool
@@ -10,24 +10,25 @@ export const mark_inbox_read = writeTool
     area: 'inbox',
     title: 'Mark inbox items read',
     description:
-      'Marks your inbox items read: item_ids (1-100 ids; items already read are skipped; an id that is not one of your items is NOT_FOUND and nothing is marked), conversation_id (every message item of that conversation, ' +
-      'and its unread_count drops to 0), or all true (everything). Give exactly one. Message items marked by id lower their conversation\'s unread_count too. ' +
-      'Marking read never resolves an item that requires action: joining or declining an invite, or confirming or rejecting a payment, does. ' +
-      'Returns how many items changed and your new totals. Errors: NOT_FOUND (an item or a conversation that is not yours). Source: issue 4 "Inbox".',
+      'Marks your inbox items read: item_ids (1-100 ids; items already read are skipped; an id that is not one of your items is NOT_FOUND and nothing is ' +
+      'marked), conversation_id (every message item of that conversation, and its unread_count drops to 0), or all true (everything). Give exactly one. ' +
+      'Message items marked by id lower their conversation\'s unread_count too. Marking read never resolves an item that requires action: joining or declining ' +
+      'an invite, or confirming or rejecting a payment, does. Returns how many items changed and your new totals.',
     annotations: WRITE,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'an item or a conversation that is not yours',
+    },
   })
   .input(
     z.strictObject({
       item_ids: z.array(uuid).min(1).max(100).optional().describe('Items to mark read.'),
       conversation_id: uuid.optional().describe('Mark every message of this conversation read.'),
       all: z.literal(true).optional().describe('Mark everything read.'),
-      idempotency_key: idempotencyKey,
     }),
   )
   .output(output({ marked: z.number().int(), unread: z.number().int(), requires_action: z.number().int() }))
   .mutation(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const given = [input.item_ids, input.conversation_id, input.all].filter((v) => v !== undefined).length;
     if (given !== 1) throw validationError('item_ids', 'give exactly one of item_ids, conversation_id or all', 'exactly_one');
     const now = ctx.services.now();

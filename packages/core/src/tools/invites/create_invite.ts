@@ -3,7 +3,7 @@ import { Prisma } from '@kitty/db';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError, validationError } from '../../errors.ts';
-import { uuid, handle, text, idempotencyKey, output } from '../../text.ts';
+import { handle, text, output, groupId } from '../../text.ts';
 import { requireMembership, assertNotArchived } from '../../domain/groups.ts';
 import { inviteSchema, toInvite, INVITE_INCLUDE } from '../../domain/invites.ts';
 import { generateInviteCode, inviteCodeKey } from '../../domain/invite-codes.ts';
@@ -20,27 +20,30 @@ export const create_invite = writeTool
     area: 'invites',
     title: 'Create an invite',
     description:
-      'Creates an invite code (four lowercase words joined by dashes) for a group the caller belongs to, with a ready-to-paste `message` and a self-describing `url`. ' +
-      'expires_in: ^[1-9]\\d{0,3}[mhd]$ (minutes, hours, days), default 7d, maximum 30d; max_uses 1-50, default 1; note 0-200 chars. ' +
-      'target_handle restricts the invite to one agent, who must be one of the caller\'s contacts (NOT_A_CONTACT otherwise). ' +
-      'Errors: NOT_FOUND (group or target), FORBIDDEN (not a member, or the target does not accept invites from you), GROUP_ARCHIVED, INVALID_STATE (direct ledgers take no invites). ' +
-      'Source: interface-spec "create_invite".',
+      'Creates an invite code (four lowercase words joined by dashes) for a group the caller belongs to, with a ready-to-paste `message` and a ' +
+      'self-describing `url`. expires_in: ^[1-9]\\d{0,3}[mhd]$ (minutes, hours, days), default 7d, maximum 30d; max_uses 1-50, default 1; note 0-200 chars. ' +
+      'target_handle restricts the invite to one agent, who must be one of the caller\'s contacts (NOT_A_CONTACT otherwise).',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'NOT_A_CONTACT', 'INVALID_STATE'],
+    errors: {
+      NOT_FOUND: 'no such group or target handle',
+      FORBIDDEN: 'not a member, or the target does not accept invites from you',
+      GROUP_ARCHIVED: 'the group is archived',
+      NOT_A_CONTACT: 'target_handle is not one of your contacts',
+      INVALID_STATE: 'direct ledgers take no invites',
+    },
   })
   .input(
     z.strictObject({
-      group_id: uuid,
+      group_id: groupId,
       target_handle: handle.optional().describe("Restricts the invite to this agent; must be one of your contacts."),
       expires_in: z.string().regex(/^[1-9]\d{0,3}[mhd]$/, 'expires_in must look like 30m, 12h or 7d').optional().describe('Default 7d; maximum 30d.'),
       max_uses: z.number().int().min(1).max(50).optional().describe('Default 1.'),
-      note: text(0, 200, 'note').optional(),
-      idempotency_key: idempotencyKey,
+      note: text(0, 200, 'note').optional().describe('A note shown to the invitee, 0-200 characters.'),
     }),
   )
   .output(output({ invite: inviteSchema, message: z.string().describe('Ready-to-paste text to forward to the invitee.') }))
   .mutation(async ({ ctx, input }) => {
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const now = ctx.services.now();
     const expiresIn = input.expires_in ?? '7d';
     const seconds = Number(expiresIn.slice(0, -1)) * UNIT_SECONDS[expiresIn.slice(-1) as keyof typeof UNIT_SECONDS];
@@ -98,7 +101,7 @@ export const create_invite = writeTool
       await notify(ctx.db, {
         agentId: targetId,
         kind: 'invite_received',
-        text: `@${ctx.auth!.handle} invited you to "${group.name}" (code ${invite.code})`,
+        text: `@${ctx.auth.handle} invited you to "${group.name}" (code ${invite.code})`,
         requiresAction: true,
         entityType: 'invite',
         entityId: invite.id,
@@ -106,7 +109,7 @@ export const create_invite = writeTool
       });
     }
     const message =
-      `${ctx.auth!.displayName} (@${ctx.auth!.handle}) invites you to the shared-expense group "${group.name}" (${group.currency}) on Kitty.` +
+      `${ctx.auth.displayName} (@${ctx.auth.handle}) invites you to the shared-expense group "${group.name}" (${group.currency}) on Kitty.` +
       (input.note ? ` Note: ${input.note}` : '') +
       ` To join, call the Kitty tool join_group with code "${invite.code}" (or open ${out.url}).` +
       ` New to Kitty? register_agent with invite_code "${invite.code}" registers and joins in one call.` +

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError, validationError } from '../../errors.ts';
-import { uuid, idempotencyKey, output } from '../../text.ts';
+import { uuid, output } from '../../text.ts';
 import { inviteSchema, toInvite, effectiveStatus, findInviteByCode, INVITE_INCLUDE } from '../../domain/invites.ts';
 import { appendActivity } from '../../domain/activity.ts';
 import { notify, resolveAction } from '../../domain/inbox.ts';
@@ -12,23 +12,26 @@ export const decline_invite = writeTool
     area: 'invites',
     title: 'Decline an invite',
     description:
-      'Declines an active invite targeted at you: status active → declined for good, its inbox item stops requiring action, and the inviter gets an inbox item. ' +
-      'Give invite_id or code (exactly one). Only the target of a targeted invite can decline it (an untargeted invite is simply not used). ' +
-      'Declining a declined invite returns it unchanged. Errors: NOT_FOUND (unknown invite), FORBIDDEN (you are not its target), ' +
-      'INVALID_STATE (untargeted invite), INVITE_UNAVAILABLE (409; details.status: revoked, expired or exhausted). Source: issue 4 "Invite status transitions".',
+      'Declines an active invite targeted at you: status active → declined for good, its inbox item stops requiring action, and the inviter gets an inbox ' +
+      'item. Give invite_id or code (exactly one). Only the target of a targeted invite can decline it (an untargeted invite is simply not used). Declining a ' +
+      'declined invite returns it unchanged.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'INVALID_STATE', 'INVITE_UNAVAILABLE'],
+    errors: {
+      NOT_FOUND: 'unknown invite',
+      FORBIDDEN: 'you are not its target',
+      INVALID_STATE: 'untargeted invite',
+      INVITE_UNAVAILABLE: 'revoked, expired or exhausted; details.status says which',
+    },
   })
   .input(
     z.strictObject({
       invite_id: uuid.optional().describe('The invite to decline (from list_invites or your inbox).'),
       code: z.string().min(8).max(200).optional().describe('Or its code / pasted invite link.'),
-      idempotency_key: idempotencyKey,
     }),
   )
   .output(output({ invite: inviteSchema }))
   .mutation(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     if ((input.code === undefined) === (input.invite_id === undefined)) throw validationError('invite_id', 'give exactly one of invite_id or code', 'exactly_one');
     let invite;
     if (input.code !== undefined) invite = await findInviteByCode(ctx.db, input.code, { lock: true });
@@ -51,7 +54,7 @@ export const decline_invite = writeTool
     await notify(ctx.db, {
       agentId: invite.createdById,
       kind: 'invite_declined',
-      text: `@${ctx.auth!.handle} declined your invite to "${invite.group.name}"`,
+      text: `@${ctx.auth.handle} declined your invite to "${invite.group.name}"`,
       entityType: 'invite',
       entityId: invite.id,
       groupId: invite.groupId,

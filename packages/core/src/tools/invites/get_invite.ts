@@ -10,13 +10,14 @@ export const get_invite = readTool
     area: 'invites',
     title: 'Preview an invite',
     description:
-      'Shows an invite before joining, without consuming it: group name, inviter (created_by), target, note, expiry, uses and status ' +
-      '(active, revoked, declined, expired, exhausted). Give the code (any case/spacing, or the whole pasted invite link; 8-200 chars) or invite_id (exactly one). ' +
-      'By code anyone holding the code may preview; by invite_id only its creator, its target and members of its group see it. ' +
-      'Also tells whether you can join it now (can_join, with the reason when not) and whether you are already a member. ' +
-      'Errors: NOT_FOUND (unknown code, or an invite_id you cannot see). Source: issue 4 "Invites".',
+      'Shows an invite before joining, without consuming it: group name, inviter (created_by), target, note, expiry, uses and status (active, revoked, ' +
+      'declined, expired, exhausted). Give the code (any case/spacing, or the whole pasted invite link; 8-200 chars) or invite_id (exactly one). By code ' +
+      'anyone holding the code may preview; by invite_id only its creator, its target and members of its group see it. Also tells whether you can join it now ' +
+      '(can_join, with the reason when not) and whether you are already a member.',
     annotations: READ,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'unknown code, or an invite_id you cannot see',
+    },
   })
   .input(
     z.strictObject({
@@ -34,7 +35,7 @@ export const get_invite = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     if ((input.code === undefined) === (input.invite_id === undefined)) throw validationError('code', 'give exactly one of code or invite_id', 'exactly_one');
     let invite;
     if (input.code !== undefined) invite = await findInviteByCode(ctx.db, input.code);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { uuid, output } from '../../text.ts';
+import { output, groupId } from '../../text.ts';
 import { inviteSchema, toInvite, INVITE_INCLUDE } from '../../domain/invites.ts';
 
 export const list_invites = readTool
@@ -9,15 +9,15 @@ export const list_invites = readTool
     area: 'invites',
     title: 'List invites',
     description:
-      'Lists invites newest first (up to 200): received (targeted at the caller), sent (created by the caller) or all (default). ' +
-      'Optional group_id filter. Each carries its current status (active, revoked, declined, expired, exhausted). Source: interface-spec "list_invites".',
+      'Lists invites newest first (up to 200): received (targeted at the caller), sent (created by the caller) or all (default). Optional group_id filter. ' +
+      'Each carries its current status (active, revoked, declined, expired, exhausted).',
     annotations: READ,
-    errors: [],
+    errors: {},
   })
-  .input(z.strictObject({ direction: z.enum(['received', 'sent', 'all']).optional().describe('Default all.'), group_id: uuid.optional() }))
+  .input(z.strictObject({ direction: z.enum(['received', 'sent', 'all']).optional().describe('Default all.'), group_id: groupId.optional() }))
   .output(output({ invites: z.array(inviteSchema) }))
   .query(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const direction = input.direction ?? 'all';
     const who = direction === 'received' ? { targetId: me } : direction === 'sent' ? { createdById: me } : { OR: [{ targetId: me }, { createdById: me }] };
     const rows = await ctx.db.invite.findMany({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { DESTRUCTIVE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
-import { uuid, idempotencyKey, output } from '../../text.ts';
+import { uuid, output } from '../../text.ts';
 import { inviteSchema, toInvite, effectiveStatus, INVITE_INCLUDE } from '../../domain/invites.ts';
 import { appendActivity } from '../../domain/activity.ts';
 import { resolveAction } from '../../domain/inbox.ts';
@@ -13,16 +13,18 @@ export const revoke_invite = writeTool
     title: 'Revoke an invite',
     description:
       'Withdraws an active invite for good: status active → revoked; its code no longer joins. Allowed for the invite\'s creator and for admins of its group. ' +
-      'The target\'s inbox item stops requiring action. Revoking a revoked invite returns it unchanged. ' +
-      'Errors: NOT_FOUND (no invite you can see), FORBIDDEN (a member who is neither creator nor admin), ' +
-      'INVITE_UNAVAILABLE (409; details.status says whether it is declined, expired or exhausted). Source: issue 4 "Invite status transitions".',
+      'The target\'s inbox item stops requiring action. Revoking a revoked invite returns it unchanged.',
     annotations: DESTRUCTIVE,
-    errors: ['NOT_FOUND', 'INVITE_UNAVAILABLE'],
+    errors: {
+      NOT_FOUND: 'no invite you can see',
+      FORBIDDEN: 'a member who is neither its creator nor an admin',
+      INVITE_UNAVAILABLE: 'declined, expired or exhausted; details.status says which',
+    },
   })
-  .input(z.strictObject({ invite_id: uuid.describe('The invite to revoke (from create_invite or list_invites).'), idempotency_key: idempotencyKey }))
+  .input(z.strictObject({ invite_id: uuid.describe('The invite to revoke (from create_invite or list_invites).') }))
   .output(output({ invite: inviteSchema }))
   .mutation(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     await ctx.db.$executeRaw`SELECT 1 FROM invites WHERE id = ${input.invite_id}::uuid FOR NO KEY UPDATE`;
     const invite = await ctx.db.invite.findUnique({ where: { id: input.invite_id }, include: INVITE_INCLUDE });
     const membership = invite ? await ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId: invite.groupId, agentId: me } } }) : null;

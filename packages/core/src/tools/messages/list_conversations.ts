@@ -27,16 +27,16 @@ export const list_conversations = readTool
     area: 'messages',
     title: 'List my conversations',
     description:
-      'Lists your conversations, most recent activity first: direct ones (with the other agent in `with`) and those of groups you are an active member of (`group`), ' +
-      'each with its last message and your unread_count. unread_only true keeps those with unread messages. ' +
-      'Paginate with limit (1-100, default 20) and next_cursor (null at the end). Source: issue 4 "Messages".',
+      'Lists your conversations, most recent activity first: direct ones (with the other agent in `with`) and those of groups you are an active member of ' +
+      '(`group`), each with its last message and your unread_count. unread_only true keeps those with unread messages. Paginate with limit (1-100, default ' +
+      '20) and next_cursor (null at the end).',
     annotations: READ,
-    errors: [],
+    errors: {},
   })
   .input(z.strictObject({ unread_only: z.boolean().optional().describe('Only conversations with unread messages. Default false.'), cursor: cursor.optional(), limit: limit.optional() }))
   .output(output({ conversations: z.array(conversationSchema), next_cursor: z.string().nullable() }))
   .query(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const take = input.limit ?? 20;
     const after = input.cursor ? decodeCursor(input.cursor) : null;
     const afterT = after?.t ?? null;

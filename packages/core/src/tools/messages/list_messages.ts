@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
 import { validationError } from '../../errors.ts';
-import { uuid, handle, cursor, limit, output } from '../../text.ts';
+import { uuid, handle, cursor, limit, output, groupId } from '../../text.ts';
 import { messageSchema, toMessage } from '../../domain/messages.ts';
 import { resolveConversation } from '../../domain/conversations.ts';
 import { decodeCursor, encodeCursor } from '../../domain/cursor.ts';
@@ -13,19 +13,21 @@ export const list_messages = readTool
     area: 'messages',
     title: 'Read a conversation',
     description:
-      'Lists the messages of one conversation, newest first: name it by conversation_id, with_handle (your direct conversation with that agent) or group_id (exactly one; ' +
-      'a direct ledger\'s group_id gives the pair\'s conversation). Paginate with limit (1-100, default 20) and next_cursor (null at the end). ' +
+      'Lists the messages of one conversation, newest first: name it by conversation_id, with_handle (your direct conversation with that agent) or group_id ' +
+      '(exactly one; a direct ledger\'s group_id gives the pair\'s conversation). Paginate with limit (1-100, default 20) and next_cursor (null at the end). ' +
       'Bodies are plain text as sent. Reading does not change unread_count (this tool has no side effects): mark the conversation read with mark_inbox_read. ' +
-      'Only the two agents of a direct conversation and the active members of a group read it. ' +
-      'Errors: NOT_FOUND (a conversation, handle or group you cannot see), FORBIDDEN (not a member of group_id). Source: issue 4 "Messages".',
+      'Only the two agents of a direct conversation and the active members of a group read it.',
     annotations: READ,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'a conversation, handle or group you cannot see',
+      FORBIDDEN: 'not a member of group_id',
+    },
   })
   .input(
     z.strictObject({
-      conversation_id: uuid.optional(),
+      conversation_id: uuid.optional().describe('Id of a conversation from list_conversations.'),
       with_handle: handle.optional().describe('The other agent of a direct conversation.'),
-      group_id: uuid.optional(),
+      group_id: groupId.optional(),
       cursor: cursor.optional(),
       limit: limit.optional(),
     }),
@@ -40,7 +42,7 @@ export const list_messages = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const given = [input.conversation_id, input.with_handle, input.group_id].filter((v) => v !== undefined).length;
     if (given !== 1) throw validationError('conversation_id', 'give exactly one of conversation_id, with_handle or group_id', 'exactly_one');
     const conv = await resolveConversation(ctx.db, me, input);

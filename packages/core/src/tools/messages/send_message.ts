@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError, validationError } from '../../errors.ts';
-import { uuid, handle, longText, idempotencyKey, output } from '../../text.ts';
+import { uuid, handle, longText, output, groupId } from '../../text.ts';
 import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../domain/groups.ts';
 import { agentByHandle, assertNotSelf, canMessage, canReach, pairKey } from '../../domain/network.ts';
 import { messageSchema, toMessage, upsertConversation, preview, MESSAGE_MAX } from '../../domain/messages.ts';
@@ -20,29 +20,31 @@ export const send_message = writeTool
     area: 'messages',
     title: 'Send a message',
     description:
-      'Sends a plain-text message (body 1-4000 chars; newlines and tabs allowed, other control characters rejected; never interpreted as HTML) to one agent (to_handle), ' +
-      'to a group (group_id), or about an expense or payment (about {type: "expense"|"payment", id}). ' +
-      'With about alone the message goes to the conversation of that expense\'s or payment\'s group; with about and to_handle it goes to that agent, who must also be in that group. ' +
-      'A direct ledger\'s messages go to the pair\'s conversation. Who may be messaged: your contacts, agents who have you as a contact, and fellow members of a group you share (issue 4 "Messages"). ' +
-      'Recipients get an inbox item and the conversation\'s unread_count rises, in the same transaction. ' +
-      'Errors: VALIDATION_ERROR (not exactly one recipient; yourself; about not in that group), NOT_FOUND (handle, group, or an expense/payment you cannot see), ' +
-      'FORBIDDEN (you cannot message this agent, or you are not a member of the group), GROUP_ARCHIVED, ' +
-      'DIRECT_LEDGER_NOT_ACCEPTED (409: group_id of a direct ledger the other agent has not accepted yet; write with to_handle). Source: issue 4 "Messages".',
+      'Sends a plain-text message (body 1-4000 chars; newlines and tabs allowed, other control characters rejected; never interpreted as HTML) to one agent ' +
+      '(to_handle), to a group (group_id), or about an expense or payment (about {type: "expense"|"payment", id}). With about alone the message goes to the ' +
+      'conversation of that expense\'s or payment\'s group; with about and to_handle it goes to that agent, who must also be in that group. A direct ledger\'s ' +
+      'messages go to the pair\'s conversation. Who may be messaged: your contacts, agents who have you as a contact, and fellow members of a group you share. ' +
+      'Recipients get an inbox item and the conversation\'s unread_count rises, in the same transaction.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'DIRECT_LEDGER_NOT_ACCEPTED'],
+    errors: {
+      VALIDATION_ERROR: 'not exactly one recipient; yourself; about not in that group',
+      NOT_FOUND: 'handle, group, or an expense or payment you cannot see',
+      FORBIDDEN: 'you cannot message this agent, or you are not a member of the group',
+      GROUP_ARCHIVED: 'the group is archived',
+      DIRECT_LEDGER_NOT_ACCEPTED: 'group_id of a direct ledger the other agent has not accepted yet; write with to_handle',
+    },
   })
   .input(
     z.strictObject({
       to_handle: handle.optional().describe('Send to this agent (a direct conversation).'),
-      group_id: uuid.optional().describe('Send to this group\'s conversation.'),
-      about: z.strictObject({ type: z.enum(['expense', 'payment']), id: uuid }).optional().describe('The expense or payment this message is about.'),
+      group_id: groupId.optional().describe('Send to this group\'s conversation.'),
+      about: z.strictObject({ type: z.enum(['expense', 'payment']).describe('What the message is about.'), id: uuid.describe('Id of that expense or payment.') }).optional().describe('The expense or payment this message is about.'),
       body: longText(1, MESSAGE_MAX, 'body').describe('Plain text, 1-4000 characters.'),
-      idempotency_key: idempotencyKey,
     }),
   )
   .output(output({ message: messageSchema, conversation_id: uuid }))
   .mutation(async ({ ctx, input }) => {
-    const me = ctx.auth!.agentId;
+    const me = ctx.auth.agentId;
     const now = ctx.services.now();
 
     // The expense or payment referenced, and its group (visible only to its members).
@@ -78,7 +80,7 @@ export const send_message = writeTool
       }
       conversation = await upsertConversation(ctx.db, 'direct', pairKey(me, to.id), null, now);
       recipients = [to.id];
-      line = `@${ctx.auth!.handle}: ${preview(input.body)}`;
+      line = `@${ctx.auth.handle}: ${preview(input.body)}`;
     } else {
       const { group } = await requireMembership(ctx.db, groupId!, me);
       assertNotArchived(group);
@@ -91,12 +93,12 @@ export const send_message = writeTool
         if (!(await canReach(ctx.db, me, other.agent.id))) throw refusal(other.agent.handle);
         conversation = await upsertConversation(ctx.db, 'direct', pairKey(me, other.agent.id), null, now);
         recipients = [other.agent.id];
-        line = `@${ctx.auth!.handle}: ${preview(input.body)}`;
+        line = `@${ctx.auth.handle}: ${preview(input.body)}`;
       } else {
         conversation = await upsertConversation(ctx.db, 'group', group.id, group.id, now);
         const members = await ctx.db.membership.findMany({ where: { groupId: group.id, leftAt: null }, select: { agentId: true } });
         recipients = members.map((m) => m.agentId).filter((id) => id !== me);
-        line = `@${ctx.auth!.handle} in "${group.name}": ${preview(input.body, 60)}`;
+        line = `@${ctx.auth.handle} in "${group.name}": ${preview(input.body, 60)}`;
       }
     }
 

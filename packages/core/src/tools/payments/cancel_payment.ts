@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
-import { uuid, idempotencyKey, output } from '../../text.ts';
+import { output, paymentId } from '../../text.ts';
 import { paymentSchema } from '../../domain/ledger/payments.ts';
 import { transitionPayment } from '../../domain/ledger/transition.ts';
 
@@ -10,12 +10,16 @@ export const cancel_payment = writeTool
     area: 'payments',
     title: 'Cancel a pending payment',
     description:
-      'The payer withdraws a payment that is still pending: it becomes cancelled, balances stay as they were, the pending amounts are released and the payee\'s confirmation request is resolved. ' +
-      'Errors: FORBIDDEN (only the payer may cancel), PAYMENT_NOT_PENDING (409; details.status, e.g. already confirmed), NOT_FOUND.',
+      'The payer withdraws a payment that is still pending: it becomes cancelled, balances stay as they were, the pending amounts are released and the ' +
+      'payee\'s confirmation request is resolved.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'PAYMENT_NOT_PENDING'],
+    errors: {
+      FORBIDDEN: 'only the payer may cancel',
+      PAYMENT_NOT_PENDING: 'details.status, e.g. already confirmed',
+      NOT_FOUND: 'no such payment',
+    },
   })
-  .input(z.strictObject({ payment_id: uuid, idempotency_key: idempotencyKey }))
+  .input(z.strictObject({ payment_id: paymentId}))
   .output(output({ payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
     const { group, payment } = await transitionPayment(ctx, input.payment_id, 'cancelled');

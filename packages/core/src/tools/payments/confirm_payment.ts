@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
-import { uuid, idempotencyKey, output } from '../../text.ts';
+import { output, paymentId } from '../../text.ts';
 import { paymentSchema } from '../../domain/ledger/payments.ts';
 import { transitionPayment } from '../../domain/ledger/transition.ts';
 
@@ -10,12 +10,16 @@ export const confirm_payment = writeTool
     area: 'payments',
     title: 'Confirm a payment you received',
     description:
-      'The payee confirms a pending payment: it becomes confirmed and moves balances (payer +amount, payee −amount, minor units); the pending amounts are released; the payer is notified. ' +
-      'Errors: FORBIDDEN (only the payee may confirm), PAYMENT_NOT_PENDING (409; details.status, e.g. already cancelled), NOT_FOUND.',
+      'The payee confirms a pending payment: it becomes confirmed and moves balances (payer +amount, payee −amount, minor units); the pending amounts are ' +
+      'released; the payer is notified.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'PAYMENT_NOT_PENDING'],
+    errors: {
+      FORBIDDEN: 'only the payee may confirm',
+      PAYMENT_NOT_PENDING: 'details.status, e.g. already cancelled',
+      NOT_FOUND: 'no such payment',
+    },
   })
-  .input(z.strictObject({ payment_id: uuid, idempotency_key: idempotencyKey }))
+  .input(z.strictObject({ payment_id: paymentId}))
   .output(output({ payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
     const { group, payment } = await transitionPayment(ctx, input.payment_id, 'confirmed');

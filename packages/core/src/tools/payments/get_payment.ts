@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { uuid, output } from '../../text.ts';
+import { output, paymentId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { paymentSchema, toPayments, findPayment } from '../../domain/ledger/payments.ts';
 
@@ -9,14 +9,19 @@ export const get_payment = readTool
   .meta({
     area: 'payments',
     title: 'Get a payment',
-    description: 'Returns one payment: from (payer), to (payee), amount_minor, status (pending | confirmed | rejected | cancelled), note and times. Caller must be a member of its group. Errors: NOT_FOUND, FORBIDDEN.',
+    description:
+      'Returns one payment: from (payer), to (payee), amount_minor, status (pending | confirmed | rejected | cancelled), note and times. Caller must be a ' +
+      'member of its group.',
     annotations: READ,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'no such payment',
+      FORBIDDEN: 'not a member',
+    },
   })
-  .input(z.strictObject({ payment_id: uuid }))
+  .input(z.strictObject({ payment_id: paymentId }))
   .output(output({ payment: paymentSchema }))
   .query(async ({ ctx, input }) => {
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const p = await findPayment(ctx.db, input.payment_id);
     const { group } = await requireMembership(ctx.db, p.groupId, agentId);
     const [payment] = await toPayments(ctx.db, [p], group.currency);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Prisma } from '@kitty/db';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { uuid, handle, cursor, limit, timestamp, output } from '../../text.ts';
+import { handle, cursor, limit, timestamp, output, groupId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { decodeCursor, olderThan, pageOf, parseUpdatedAfter, UUID_CURSOR_ID } from '../../domain/cursor.ts';
 import { paymentSchema, toPayments, PAYMENT_STATUSES } from '../../domain/ledger/payments.ts';
@@ -12,16 +12,20 @@ export const list_payments = readTool
     area: 'payments',
     title: 'List payments',
     description:
-      'Lists a group\'s payments, newest first. Filters: status, participant (handle: payer or payee), updated_after (ISO timestamp, for sync). ' +
-      'Pagination: limit 1-100 (default 20), next_cursor. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR.',
+      'Lists a group\'s payments, newest first. Filters: status, participant (handle: payer or payee), updated_after (ISO timestamp, for sync). Pagination: ' +
+      'limit 1-100 (default 20), next_cursor.',
     annotations: READ,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'no such group',
+      FORBIDDEN: 'not a member',
+      VALIDATION_ERROR: 'bad cursor',
+    },
   })
   .input(
     z.strictObject({
-      group_id: uuid,
-      status: z.enum(PAYMENT_STATUSES).optional(),
-      participant: handle.optional(),
+      group_id: groupId,
+      status: z.enum(PAYMENT_STATUSES).optional().describe('Only payments in this state (default: all).'),
+      participant: handle.optional().describe('Only payments this member sent or received.'),
       updated_after: timestamp.optional(),
       cursor: cursor.optional(),
       limit: limit.optional(),
@@ -29,7 +33,7 @@ export const list_payments = readTool
   )
   .output(output({ payments: z.array(paymentSchema), next_cursor: z.string().nullable() }))
   .query(async ({ ctx, input }) => {
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const { group } = await requireMembership(ctx.db, input.group_id, agentId);
     const take = input.limit ?? 20;
     const where: Prisma.PaymentWhereInput = { groupId: group.id };

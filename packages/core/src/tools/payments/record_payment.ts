@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError, validationError } from '../../errors.ts';
-import { uuid, handle, text, positiveAmountMinor, idempotencyKey, output } from '../../text.ts';
+import { handle, text, positiveAmountMinor, output, groupId } from '../../text.ts';
 import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../domain/groups.ts';
 import { formatMinor } from '../../domain/money.ts';
 import { appendActivity } from '../../domain/activity.ts';
@@ -16,33 +16,38 @@ export const record_payment = writeTool
     area: 'payments',
     title: 'Record a payment',
     description:
-      'Records money sent from one member (from_handle, default the caller) to another (to_handle) to settle up, amount_minor > 0 in the group currency\'s minor units, optional note (0-200 chars). ' +
-      'The caller must be the payer or the payee. Recorded by the payer → status pending until the payee confirms (confirm_payment) or rejects (reject_payment); the payer may cancel it while pending (cancel_payment). ' +
-      'Recorded by the payee → confirmed at once. Only confirmed payments move balances (payer +amount, payee −amount); pending ones show in balance_pending_minor and block leave_group/archive_group for both. ' +
-      'Each transfer of suggest_settlements carries ready arguments for this tool. ' +
-      'Errors: VALIDATION_ERROR (not a member, payer = payee), FORBIDDEN (caller neither payer nor payee, or not a member), NOT_FOUND, GROUP_ARCHIVED.' +
-      ' Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
+      'Records money sent from one member (from_handle, default the caller) to another (to_handle) to settle up, amount_minor > 0 in the group currency\'s ' +
+      'minor units, optional note (0-200 chars). The caller must be the payer or the payee. Recorded by the payer → status pending until the payee confirms ' +
+      '(confirm_payment) or rejects (reject_payment); the payer may cancel it while pending (cancel_payment). Recorded by the payee → confirmed at once. Only ' +
+      'confirmed payments move balances (payer +amount, payee −amount); pending ones show in balance_pending_minor and block leave_group/archive_group for ' +
+      'both. Each transfer of suggest_settlements carries ready arguments for this tool. Consent (our rule): in a direct ledger the other agent has not ' +
+      'accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'DIRECT_LEDGER_NOT_ACCEPTED'],
+    errors: {
+      VALIDATION_ERROR: 'a handle is not a member, or payer = payee',
+      FORBIDDEN: 'caller neither payer nor payee, or not a member',
+      NOT_FOUND: 'no such group',
+      GROUP_ARCHIVED: 'the group is archived',
+      DIRECT_LEDGER_NOT_ACCEPTED: 'a direct ledger the other agent has not accepted yet',
+    },
   })
   .input(
     z.strictObject({
-      group_id: uuid,
+      group_id: groupId,
       to_handle: handle.describe('The payee: who received the money.'),
       from_handle: handle.optional().describe('The payer: who sent it (default the caller).'),
       amount_minor: positiveAmountMinor.describe('Amount in minor units, > 0.'),
-      note: text(0, 200, 'note').optional(),
-      idempotency_key: idempotencyKey,
+      note: text(0, 200, 'note').optional().describe('A note for the other side, 0-200 characters, e.g. "bank transfer".'),
     }),
   )
   .output(output({ payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const { group } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
     assertNotArchived(group);
     await assertLedgerAccepted(ctx.db, group);
     const members = await activeMembersByHandle(ctx.db, group.id);
-    const fromHandle = input.from_handle ?? ctx.auth!.handle;
+    const fromHandle = input.from_handle ?? ctx.auth.handle;
     const payer = members.get(fromHandle);
     if (!payer) throw validationError('from_handle', `@${fromHandle} is not an active member of this group`, 'not_a_member');
     const payee = members.get(input.to_handle);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
-import { uuid, text, idempotencyKey, output } from '../../text.ts';
+import { text, output, paymentId } from '../../text.ts';
 import { paymentSchema } from '../../domain/ledger/payments.ts';
 import { transitionPayment } from '../../domain/ledger/transition.ts';
 
@@ -10,12 +10,16 @@ export const reject_payment = writeTool
     area: 'payments',
     title: 'Reject a payment',
     description:
-      'The payee rejects a pending payment (the money did not arrive): it becomes rejected, balances stay as they were, the pending amounts are released and the payer is notified (with the optional reason, 0-200 chars). ' +
-      'Errors: FORBIDDEN (only the payee may reject), PAYMENT_NOT_PENDING (409; details.status), NOT_FOUND.',
+      'The payee rejects a pending payment (the money did not arrive): it becomes rejected, balances stay as they were, the pending amounts are released and ' +
+      'the payer is notified (with the optional reason, 0-200 chars).',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'PAYMENT_NOT_PENDING'],
+    errors: {
+      FORBIDDEN: 'only the payee may reject',
+      PAYMENT_NOT_PENDING: 'details.status says why',
+      NOT_FOUND: 'no such payment',
+    },
   })
-  .input(z.strictObject({ payment_id: uuid, reason: text(0, 200, 'reason').optional(), idempotency_key: idempotencyKey }))
+  .input(z.strictObject({ payment_id: paymentId, reason: text(0, 200, 'reason').optional().describe('Why, 0-200 characters; the payer sees it.') }))
   .output(output({ payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
     const { group, payment } = await transitionPayment(ctx, input.payment_id, 'rejected', { reason: input.reason });

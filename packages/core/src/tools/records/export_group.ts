@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { stringify } from 'csv-stringify/sync';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { uuid, output } from '../../text.ts';
+import { output, groupId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { currencyInfo } from '../../domain/money.ts';
 import { expenseSchema, toExpenses, EXPENSE_INCLUDE } from '../../domain/ledger/expenses.ts';
@@ -27,25 +27,28 @@ export const export_group = readTool
     area: 'records',
     title: 'Export a group',
     description:
-      'Exports a group\'s expenses (with every member\'s paid/owed share), payments and balances. format json (default): the same objects the other tools return. ' +
-      'format csv: four RFC 4180 documents (CRLF line ends, quotes doubled) made by a CSV library — expenses, shares (one row per expense and member), payments, balances — ' +
-      'with amounts both in minor units (*_minor) and as plain decimals. include_deleted adds deleted expenses (flagged). At most ' + EXPORT_LIMIT + ' expenses and payments each (truncated says so). ' +
-      'Errors: NOT_FOUND, FORBIDDEN.',
+      'Exports a group\'s expenses (with every member\'s paid/owed share), payments and balances. format json (default): the same objects the other tools ' +
+      'return. format csv: four RFC 4180 documents (CRLF line ends, quotes doubled) made by a CSV library — expenses, shares (one row per expense and ' +
+      'member), payments, balances — with amounts both in minor units (*_minor) and as plain decimals. include_deleted adds deleted expenses (flagged). At ' +
+      'most 20000 expenses and payments each (truncated says so).',
     annotations: READ,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'no such group',
+      FORBIDDEN: 'not a member',
+    },
   })
-  .input(z.strictObject({ group_id: uuid, format: z.enum(['json', 'csv']).optional().describe('Default json.'), include_deleted: z.boolean().optional() }))
+  .input(z.strictObject({ group_id: groupId, format: z.enum(['json', 'csv']).optional().describe('Default json.'), include_deleted: z.boolean().optional().describe('Also export deleted expenses, flagged (default false).') }))
   .output(
     output({
       format: z.enum(['json', 'csv']),
-      group: z.object({ group_id: uuid, name: z.string(), currency: z.string(), minor_unit_exponent: z.number().int(), exported_at: z.string() }),
+      group: z.object({ group_id: groupId, name: z.string(), currency: z.string(), minor_unit_exponent: z.number().int(), exported_at: z.string() }),
       json: z.object({ expenses: z.array(expenseSchema), payments: z.array(paymentSchema), balances: z.array(memberBalanceSchema), debts: z.array(debtSchema) }).optional(),
       csv: z.object({ expenses: z.string(), shares: z.string(), payments: z.string(), balances: z.string() }).optional(),
       truncated: z.boolean(),
     }),
   )
   .query(async ({ ctx, input }) => {
-    const { group } = await requireMembership(ctx.db, input.group_id, ctx.auth!.agentId);
+    const { group } = await requireMembership(ctx.db, input.group_id, ctx.auth.agentId);
     const exp = currencyInfo(group.currency)?.minor_unit_exponent ?? 2;
     const rows = await ctx.db.expense.findMany({
       where: { groupId: group.id, ...(input.include_deleted ? {} : { deletedAt: null }) },

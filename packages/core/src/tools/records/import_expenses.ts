@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { ToolError } from '../../errors.ts';
-import { uuid, handle, idempotencyKey, output } from '../../text.ts';
+import { uuid, handle, output, groupId } from '../../text.ts';
 import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../domain/groups.ts';
 import { currencyInfo } from '../../domain/money.ts';
 import { appendActivity } from '../../domain/activity.ts';
@@ -19,25 +19,30 @@ export const import_expenses = writeTool
     area: 'records',
     title: 'Import expenses from Splitwise or Spliit',
     description:
-      'Imports a Splitwise or Spliit CSV export (csv: the file\'s text, up to 1,000,000 chars and ' + MAX_IMPORT_ROWS + ' rows) into a group. ' +
-      'Person columns are mapped to members by mapping {"column name": "handle"}; unmapped names match a member\'s handle or display name (case-insensitive). ' +
-      'Amounts are read in the group currency\'s decimals; each row\'s per-person amounts (net: paid − owed) must sum to zero. Payment/reimbursement rows become confirmed payments; ' +
-      'other rows become expenses with an exact split reproducing the nets (a named payer paid the cost; otherwise people with positive nets paid). ' +
-      'All-or-nothing: if any row is bad nothing is imported and VALIDATION_ERROR lists every bad row by line number (details.issues, path "csv.line.N"). ' +
-      'Idempotent: a retry with the same key replays; rows already imported into this group (same content) are skipped, so importing the same file twice adds nothing. ' +
-      'dry_run checks everything and imports nothing. Errors: VALIDATION_ERROR, FORBIDDEN, NOT_FOUND, GROUP_ARCHIVED.' +
-      ' Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
+      'Imports a Splitwise or Spliit CSV export (csv: the file\'s text, up to 1,000,000 chars and 2000 rows) into a group. Person columns are mapped to ' +
+      'members by mapping {"column name": "handle"}; unmapped names match a member\'s handle or display name (case-insensitive). Amounts are read in the group ' +
+      'currency\'s decimals; each row\'s per-person amounts (net: paid − owed) must sum to zero. Payment/reimbursement rows become confirmed payments; other ' +
+      'rows become expenses with an exact split reproducing the nets (a named payer paid the cost; otherwise people with positive nets paid). All-or-nothing: ' +
+      'if any row is bad nothing is imported and VALIDATION_ERROR lists every bad row by line number (details.issues, path "csv.line.N"). Idempotent: a retry ' +
+      'with the same key replays; rows already imported into this group (same content) are skipped, so importing the same file twice adds nothing. dry_run ' +
+      'checks everything and imports nothing. Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — ' +
+      'DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
     annotations: WRITE,
-    errors: ['NOT_FOUND', 'GROUP_ARCHIVED', 'DIRECT_LEDGER_NOT_ACCEPTED'],
+    errors: {
+      VALIDATION_ERROR: 'bad rows, each listed by line number (path "csv.line.N")',
+      FORBIDDEN: 'not a member',
+      NOT_FOUND: 'no such group',
+      GROUP_ARCHIVED: 'the group is archived',
+      DIRECT_LEDGER_NOT_ACCEPTED: 'a direct ledger the other agent has not accepted yet',
+    },
   })
   .input(
     z.strictObject({
-      group_id: uuid,
-      format: z.enum(['splitwise', 'spliit']),
+      group_id: groupId,
+      format: z.enum(['splitwise', 'spliit']).describe('Which app the CSV export comes from.'),
       csv: z.string().min(1).max(1_000_000).describe('The CSV text of the export.'),
       mapping: z.record(z.string().min(1).max(100), handle).optional().describe('Person column name → member handle.'),
-      dry_run: z.boolean().optional(),
-      idempotency_key: idempotencyKey,
+      dry_run: z.boolean().optional().describe('Check every row and report what would be imported, importing nothing (default false).'),
     }),
   )
   .output(
@@ -52,7 +57,7 @@ export const import_expenses = writeTool
     }),
   )
   .mutation(async ({ ctx, input }) => {
-    const agentId = ctx.auth!.agentId;
+    const agentId = ctx.auth.agentId;
     const now = ctx.services.now();
     const { group } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
     assertNotArchived(group);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Prisma } from '@kitty/db';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { uuid, cursor, limit, timestamp, agentRef, output } from '../../text.ts';
+import { cursor, limit, timestamp, agentRef, output, groupId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { decodeCursor, pageOf, parseUpdatedAfter, SERIAL_CURSOR_ID } from '../../domain/cursor.ts';
 import { toAgentRef } from '../../domain/agents.ts';
@@ -13,18 +13,22 @@ export const list_activity = readTool
     area: 'records',
     title: 'List group activity',
     description:
-      'The group\'s activity log, newest first: every write (expenses, payments, members, invites, group changes) with actor, action (e.g. expense.added, expense.updated, payment.confirmed), ' +
-      'entity_type, entity_id and the before/after values (money as minor-unit strings). Filters: updated_after (ISO timestamp: entries after it, for sync), entity_type, entity_id. ' +
-      'Pagination: limit 1-100 (default 20), next_cursor. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR.',
+      'The group\'s activity log, newest first: every write (expenses, payments, members, invites, group changes) with actor, action (e.g. expense.added, ' +
+      'expense.updated, payment.confirmed), entity_type, entity_id and the before/after values (money as minor-unit strings). Filters: updated_after (ISO ' +
+      'timestamp: entries after it, for sync), entity_type, entity_id. Pagination: limit 1-100 (default 20), next_cursor.',
     annotations: READ,
-    errors: ['NOT_FOUND'],
+    errors: {
+      NOT_FOUND: 'no such group',
+      FORBIDDEN: 'not a member',
+      VALIDATION_ERROR: 'bad cursor',
+    },
   })
   .input(
     z.strictObject({
-      group_id: uuid,
+      group_id: groupId,
       updated_after: timestamp.optional(),
-      entity_type: z.enum(['group', 'member', 'invite', 'expense', 'payment', 'message']).optional(),
-      entity_id: z.string().max(64).optional(),
+      entity_type: z.enum(['group', 'member', 'invite', 'expense', 'payment', 'message']).optional().describe('Only entries about this kind of entity.'),
+      entity_id: z.string().max(64).optional().describe('Only entries about this entity (its id).'),
       cursor: cursor.optional(),
       limit: limit.optional(),
     }),
@@ -38,8 +42,8 @@ export const list_activity = readTool
           action: z.string(),
           entity_type: z.string(),
           entity_id: z.string(),
-          before: z.unknown().describe('State before (JSON) or null.'),
-          after: z.unknown().describe('State after (JSON) or null.'),
+          before: z.record(z.string(), z.unknown()).nullable().describe('The changed fields before (a JSON object), or null for a creation.'),
+          after: z.record(z.string(), z.unknown()).nullable().describe('The changed fields after (a JSON object), or null for a removal.'),
           created_at: timestamp,
         }),
       ),
@@ -47,7 +51,7 @@ export const list_activity = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const { group } = await requireMembership(ctx.db, input.group_id, ctx.auth!.agentId);
+    const { group } = await requireMembership(ctx.db, input.group_id, ctx.auth.agentId);
     const take = input.limit ?? 20;
     const where: Prisma.ActivityWhereInput = { groupId: group.id };
     if (input.entity_type) where.entityType = input.entity_type;
@@ -64,8 +68,8 @@ export const list_activity = readTool
         action: r.action,
         entity_type: r.entityType,
         entity_id: r.entityId,
-        before: r.before ?? null,
-        after: r.after ?? null,
+        before: (r.before ?? null) as Record<string, unknown> | null,
+        after: (r.after ?? null) as Record<string, unknown> | null,
         created_at: r.createdAt.toISOString(),
       })),
       next_cursor,
