@@ -33,6 +33,8 @@ export const ERROR_TABLE = {
   /** Concurrent work on the same rows (deadlock, serialization failure, pool wait): nothing changed; retry after retry_after. */
   TRANSIENT_CONFLICT: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
   PAYMENT_NOT_PENDING: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
+  /** A payment larger than what the payer owes or the payee is owed, without allow_overpayment. */
+  OVERPAYMENT: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
   EXPENSE_DELETED: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
   MEMBER_LEFT: { status: 409, trpc: 'CONFLICT', mcp: 'tool_error' },
   /** A direct ledger whose other agent has not accepted it yet: nothing can be booked in it. */
@@ -87,6 +89,7 @@ const DEFAULT_ACTION: Record<ErrorCode, string> = {
   INVALID_STATE: 'The resource is not in a state that allows this; read it again.',
   TRANSIENT_CONFLICT: 'Retry after retry_after seconds with the same idempotency_key.',
   PAYMENT_NOT_PENDING: 'Only a pending payment can be confirmed, rejected or cancelled; read it with get_payment (details.status).',
+  OVERPAYMENT: 'Record at most details.max_minor, or pass allow_overpayment: true if more really changed hands.',
   EXPENSE_DELETED: 'The expense is deleted; restore_expense brings it back first.',
   MEMBER_LEFT: 'The change involves a member who left the group settled; leave their part unchanged.',
   DIRECT_LEDGER_NOT_ACCEPTED: 'Wait until the other agent accepts the direct ledger (they call open_direct_group with your handle, or join_group with the code); get_group shows member_count 2 once they have.',

@@ -29,7 +29,11 @@ export function longText(min: number, max: number, what = 'text') {
 }
 
 export const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{2,31}$/;
-export const handle = z.string().regex(HANDLE_PATTERN, 'handle must match ^[a-z0-9][a-z0-9_-]{2,31}$ (3-32 chars, lowercase)');
+/** A handle as agents write it: a leading "@" (as in "@ana") is accepted and dropped; the handle itself matches HANDLE_PATTERN. */
+export const handle = z
+  .string()
+  .regex(/^@?[a-z0-9][a-z0-9_-]{2,31}$/, 'handle must match ^[a-z0-9][a-z0-9_-]{2,31}$ (3-32 chars, lowercase; a leading @ is ignored)')
+  .transform((s) => (s.startsWith('@') ? s.slice(1) : s));
 export const displayName = text(1, 80, 'display_name');
 export const description = text(0, 500, 'description');
 export const uuid = z.uuid();

@@ -179,10 +179,10 @@ describe('payments', () => {
   it('recorded by the payee is confirmed at once; reject and cancel release pending', async () => {
     const r = await h.call(a, 'record_payment', { group_id: g, from_handle: b.handle, to_handle: a.handle, amount_minor: 100 });
     expect(r.payment.status).toBe('confirmed');
-    const p1 = await h.call(b, 'record_payment', { group_id: g, to_handle: c.handle, amount_minor: 70 });
+    const p1 = await h.call(b, 'record_payment', { group_id: g, to_handle: c.handle, amount_minor: 70, allow_overpayment: true });
     const rej = await h.call(c, 'reject_payment', { payment_id: p1.payment.payment_id, reason: 'not received' });
     expect(rej.payment.status).toBe('rejected');
-    const p2 = await h.call(b, 'record_payment', { group_id: g, to_handle: c.handle, amount_minor: 70 });
+    const p2 = await h.call(b, 'record_payment', { group_id: g, to_handle: c.handle, amount_minor: 70, allow_overpayment: true });
     expect((await h.fail(c, 'cancel_payment', { payment_id: p2.payment.payment_id })).kittyCode).toBe('FORBIDDEN');
     const can = await h.call(b, 'cancel_payment', { payment_id: p2.payment.payment_id });
     expect(can.payment.status).toBe('cancelled');

@@ -5,6 +5,7 @@ import { uuid, agentRef } from '../../text.ts';
 import { formatMinor, toNumber } from '../money.ts';
 import { toAgentRef } from '../agents.ts';
 import { agentsById } from './expenses.ts';
+import { netOutCycles, edgesFromPairRows } from './cycles.ts';
 
 export const memberBalanceSchema = z.object({
   agent_id: uuid,
@@ -44,14 +45,15 @@ export function toMemberBalances(rows: Awaited<ReturnType<typeof groupBalances>>
   }));
 }
 
-/** Pairwise debts (before simplification) from pair_debts: one entry per pair with a non-zero amount. */
+/**
+ * Pairwise debts (before simplification) from pair_debts, with cycles netted out (cycles.ts): one
+ * entry per pair that still owes; each member's debts net to their balance, and none remain when
+ * every balance is zero.
+ */
 export async function pairwiseDebts(db: Db, groupId: string, currency: string) {
   const rows = await db.pairDebt.findMany({ where: { groupId, NOT: { amountMinor: 0n } }, orderBy: [{ agentA: 'asc' }, { agentB: 'asc' }] });
-  const agents = await agentsById(db, rows.flatMap((r) => [r.agentA, r.agentB]));
+  const edges = netOutCycles(edgesFromPairRows(rows));
+  const agents = await agentsById(db, edges.flatMap((e) => [e.debtorId, e.creditorId]));
   const ref = (id: string) => toAgentRef(agents.get(id) ?? { id, handle: 'unknown', displayName: 'unknown' });
-  return rows.map((r) => {
-    // positive: b owes a
-    const [from, to, amt] = r.amountMinor > 0n ? [r.agentB, r.agentA, r.amountMinor] : [r.agentA, r.agentB, -r.amountMinor];
-    return { from: ref(from), to: ref(to), amount_minor: toNumber(amt), amount: formatMinor(amt, currency) };
-  });
+  return edges.map((e) => ({ from: ref(e.debtorId), to: ref(e.creditorId), amount_minor: toNumber(e.amount), amount: formatMinor(e.amount, currency) }));
 }

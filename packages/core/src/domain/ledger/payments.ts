@@ -77,3 +77,48 @@ export function assertPending(p: { id: string; status: string }, action: string)
     throw new ToolError('PAYMENT_NOT_PENDING', `Payment ${p.id} is ${p.status}; only a pending payment can be ${action}.`, { details: { payment_id: p.id, status: p.status } });
   }
 }
+
+/**
+ * Refuses a payment larger than what is owed (OVERPAYMENT, 409): more than the payer owes in the
+ * group, or more than the payee is owed — both counting pending payments as if confirmed, so the
+ * same debt is not paid twice. Call with the group row locked. Amounts in minor units.
+ * An overpayment is allowed only when the caller says so (record_payment allow_overpayment).
+ */
+export async function assertNotOverpaying(
+  db: Db,
+  group: { id: string; currency: string },
+  payer: { agentId: string; handle: string },
+  payee: { agentId: string; handle: string },
+  amount: bigint,
+): Promise<void> {
+  const rows = await db.membership.findMany({
+    where: { groupId: group.id, agentId: { in: [payer.agentId, payee.agentId] } },
+    select: { agentId: true, balanceMinor: true, balancePendingMinor: true },
+  });
+  const effective = (id: string) => {
+    const r = rows.find((m) => m.agentId === id);
+    return r ? r.balanceMinor + r.balancePendingMinor : 0n;
+  };
+  const payerOwes = effective(payer.agentId) < 0n ? -effective(payer.agentId) : 0n;
+  const payeeIsOwed = effective(payee.agentId) > 0n ? effective(payee.agentId) : 0n;
+  const max = payerOwes < payeeIsOwed ? payerOwes : payeeIsOwed;
+  if (amount <= max) return;
+  const f = (v: bigint) => `${formatMinor(v, group.currency)} (${v} minor units)`;
+  throw new ToolError(
+    'OVERPAYMENT',
+    `${f(amount)} is more than is owed: @${payer.handle} owes ${f(payerOwes)} and @${payee.handle} is owed ${f(payeeIsOwed)} in this group ` +
+      '(pending payments counted), so at most ' + f(max) + ' settles it.',
+    {
+      details: {
+        amount_minor: toNumber(amount),
+        payer_owes_minor: toNumber(payerOwes),
+        payer_owes: formatMinor(payerOwes, group.currency),
+        payee_is_owed_minor: toNumber(payeeIsOwed),
+        payee_is_owed: formatMinor(payeeIsOwed, group.currency),
+        max_minor: toNumber(max),
+        max: formatMinor(max, group.currency),
+      },
+      suggestedAction: max > 0n ? `Record ${max} (${formatMinor(max, group.currency)}) instead, or pass allow_overpayment: true if more really changed hands.` : 'Nothing is owed between them; pass allow_overpayment: true if money really changed hands.',
+    },
+  );
+}

@@ -4,6 +4,7 @@ import { READ } from '../../meta.ts';
 import { uuid, agentRef, output, groupId } from '../../text.ts';
 import { formatMinor, toNumber } from '../../domain/money.ts';
 import { toAgentRef } from '../../domain/agents.ts';
+import { netOutCycles, edgesFromPairRows } from '../../domain/ledger/cycles.ts';
 import { agentsById } from '../../domain/ledger/expenses.ts';
 
 export const get_balance_summary = readTool
@@ -61,14 +62,19 @@ export const get_balance_summary = readTool
       orderBy: { joinedAt: 'desc' },
     });
     const groupIds = memberships.map((m) => m.groupId);
-    const pairs = groupIds.length
-      ? await ctx.db.pairDebt.findMany({ where: { groupId: { in: groupIds }, OR: [{ agentA: agentId }, { agentB: agentId }], NOT: { amountMinor: 0n } } })
-      : [];
+    // Whole groups' debts, so loops are netted out as get_balances does (cycles.ts); then the caller's.
+    const rows = groupIds.length ? await ctx.db.pairDebt.findMany({ where: { groupId: { in: groupIds }, NOT: { amountMinor: 0n } } }) : [];
+    const byGroup = new Map<string, typeof rows>();
+    for (const r of rows) byGroup.set(r.groupId, [...(byGroup.get(r.groupId) ?? []), r]);
+    const pairs = [...byGroup].flatMap(([groupId, groupRows]) =>
+      netOutCycles(edgesFromPairRows(groupRows))
+        .filter((e) => e.debtorId === agentId || e.creditorId === agentId)
+        .map((e) => ({ groupId, other: e.debtorId === agentId ? e.creditorId : e.debtorId, signed: e.debtorId === agentId ? -e.amount : e.amount })),
+    );
     const currencyOf = new Map(memberships.map((m) => [m.groupId, m.group.currency]));
     const cp = new Map<string, { other: string; currency: string; net: bigint; groups: Set<string> }>();
     for (const p of pairs) {
-      const other = p.agentA === agentId ? p.agentB : p.agentA;
-      const signed = p.agentA === agentId ? p.amountMinor : -p.amountMinor; // positive: they owe me
+      const { other, signed } = p; // signed positive: they owe me
       const currency = currencyOf.get(p.groupId)!;
       const k = `${other}|${currency}`;
       const e = cp.get(k) ?? { other, currency, net: 0n, groups: new Set<string>() };

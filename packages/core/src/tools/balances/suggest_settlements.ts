@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
@@ -16,8 +17,9 @@ export const suggest_settlements = readTool
       'Turns the group\'s balances into the fewest transfers that settle everyone: exact minimum for up to ' + EXACT_LIMIT + ' non-zero balances (subset-partition search), ' +
       'greedy beyond that with at most n − 1 transfers. Deterministic for the same balances; a partial payment along a suggested transfer only shrinks that ' +
       'transfer. By default pending payments count as if confirmed (include_pending true), so nothing already sent is suggested twice. Each transfer carries ' +
-      'record_payment arguments (group_id, from_handle, to_handle, amount_minor in minor units): the payer passes them to record_payment with an ' +
-      'idempotency_key.',
+      'ready record_payment arguments (group_id, from_handle, to_handle, amount_minor in minor units, idempotency_key): pass them as they are. The ' +
+      'idempotency_key is derived from the group\'s ledger state and the transfer, so asking again returns the same key until something changes, and ' +
+      'recording the same suggestion twice records it once.',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',
@@ -35,7 +37,9 @@ export const suggest_settlements = readTool
           to: agentRef.describe('Who receives.'),
           amount_minor: z.number().int(),
           amount: z.string(),
-          record_payment: z.object({ group_id: groupId, from_handle: z.string(), to_handle: z.string(), amount_minor: z.number().int() }).describe('Arguments for record_payment (add an idempotency_key).'),
+          record_payment: z
+            .object({ group_id: groupId, from_handle: z.string(), to_handle: z.string(), amount_minor: z.number().int(), idempotency_key: z.string() })
+            .describe('Ready arguments for record_payment, idempotency_key included (the same for the same ledger state and transfer, so a retry is safe).'),
         }),
       ),
       method: z.enum(['exact', 'greedy']).describe('exact: proven minimum number of transfers; greedy: at most n − 1.'),
@@ -48,6 +52,10 @@ export const suggest_settlements = readTool
     const rows = await groupBalances(ctx.db, group.id);
     const withPending = input.include_pending ?? true;
     const byId = new Map(rows.map((m) => [m.agentId, m.agent]));
+    // The ledger state the plan is for: every write to a group appends to its activity log.
+    const last = await ctx.db.activity.findFirst({ where: { groupId: group.id }, orderBy: { id: 'desc' }, select: { id: true } });
+    const keyFor = (from: string, to: string, amount: bigint) =>
+      `settle-${createHash('sha256').update(`${group.id}|${last?.id ?? 0n}|${withPending}|${from}|${to}|${amount}`).digest('hex').slice(0, 40)}`;
     const plan = planSettlements(rows.map((m) => ({ key: m.agentId, amount: m.balanceMinor + (withPending ? m.balancePendingMinor : 0n) })));
     const transfers = plan.transfers.map((t) => {
       const from = byId.get(t.from)!;
@@ -57,7 +65,7 @@ export const suggest_settlements = readTool
         to: toAgentRef(to),
         amount_minor: toNumber(t.amount),
         amount: formatMinor(t.amount, group.currency),
-        record_payment: { group_id: group.id, from_handle: from.handle, to_handle: to.handle, amount_minor: toNumber(t.amount) },
+        record_payment: { group_id: group.id, from_handle: from.handle, to_handle: to.handle, amount_minor: toNumber(t.amount), idempotency_key: keyFor(t.from, t.to, t.amount) },
       };
     });
     const suggested_next: string[] = [];

@@ -110,7 +110,7 @@ export const create_invite = writeTool
     }
     const message =
       `${ctx.auth.displayName} (@${ctx.auth.handle}) invites you to the shared-expense group "${group.name}" (${group.currency}) on Kitty.` +
-      (input.note ? ` Note: ${input.note}` : '') +
+      (input.note ? ` Note: ${input.note.trim()}${/[.!?…)"']$/u.test(input.note.trim()) ? '' : '.'}` : '') +
       ` To join, call the Kitty tool join_group with code "${invite.code}" (or open ${out.url}).` +
       ` New to Kitty? register_agent with invite_code "${invite.code}" registers and joins in one call.` +
       ` Expires ${out.expires_at}.`;

@@ -9,7 +9,7 @@ import { appendActivity } from '../../domain/activity.ts';
 import { notify } from '../../domain/inbox.ts';
 import { LedgerDelta, applyDelta, applyPending } from '../../domain/ledger/effects.ts';
 import { activeMembersByHandle } from '../../domain/ledger/expenses.ts';
-import { paymentSchema, toPayments } from '../../domain/ledger/payments.ts';
+import { paymentSchema, toPayments, assertNotOverpaying } from '../../domain/ledger/payments.ts';
 
 export const record_payment = writeTool
   .meta({
@@ -20,7 +20,7 @@ export const record_payment = writeTool
       'minor units, optional note (0-200 chars). The caller must be the payer or the payee. Recorded by the payer → status pending until the payee confirms ' +
       '(confirm_payment) or rejects (reject_payment); the payer may cancel it while pending (cancel_payment). Recorded by the payee → confirmed at once. Only ' +
       'confirmed payments move balances (payer +amount, payee −amount); pending ones show in balance_pending_minor and block leave_group/archive_group for ' +
-      'both. Each transfer of suggest_settlements carries ready arguments for this tool. Consent (our rule): in a direct ledger the other agent has not ' +
+      'both. A payment may not exceed what the payer owes or the payee is owed unless allow_overpayment is true. Each transfer of suggest_settlements carries ready arguments for this tool. Consent (our rule): in a direct ledger the other agent has not ' +
       'accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
     annotations: WRITE,
     errors: {
@@ -29,6 +29,7 @@ export const record_payment = writeTool
       NOT_FOUND: 'no such group',
       GROUP_ARCHIVED: 'the group is archived',
       DIRECT_LEDGER_NOT_ACCEPTED: 'a direct ledger the other agent has not accepted yet',
+      OVERPAYMENT: 'amount_minor is more than the payer owes or the payee is owed (pending payments counted), without allow_overpayment; details say what is owed',
     },
   })
   .input(
@@ -38,6 +39,7 @@ export const record_payment = writeTool
       from_handle: handle.optional().describe('The payer: who sent it (default the caller).'),
       amount_minor: positiveAmountMinor.describe('Amount in minor units, > 0.'),
       note: text(0, 200, 'note').optional().describe('A note for the other side, 0-200 characters, e.g. "bank transfer".'),
+      allow_overpayment: z.boolean().optional().describe('true records a payment larger than what is owed (the difference then becomes a debt the other way); default false.'),
     }),
   )
   .output(output({ payment: paymentSchema }))
@@ -57,6 +59,7 @@ export const record_payment = writeTool
       throw new ToolError('FORBIDDEN', 'You can record only payments you made or received.', { suggestedAction: 'Ask the payer or the payee to record it.' });
     }
     const amount = BigInt(input.amount_minor);
+    if (!input.allow_overpayment) await assertNotOverpaying(ctx.db, group, payer, payee, amount);
     const now = ctx.services.now();
     const confirmed = agentId === payee.agentId;
     const p = await ctx.db.payment.create({
