@@ -1,12 +1,21 @@
 /**
  * Parsing Splitwise and Spliit CSV exports (issue 3: import_expenses).
  *
- * Both exports carry, per row, the cost and one column per person with that person's net
- * effect ("saldo": paid − owed, in major units); the nets of a row sum to zero.
- *  - Splitwise: Date, Description, Category, Cost, Currency, <person>… ; a final "Total balance"
- *    row (skipped). Category "Payment" rows are settle-up payments.
- *  - Spliit: Date, Description, Category, Currency, Cost, Original cost, Original currency,
- *    Conversion rate, Split mode, Paid By, [Is Reimbursement], <person>… ; reimbursements are payments.
+ * Both exports carry, per row, the cost and one column per person (major units).
+ *  - Splitwise: Date, Description, Category, Cost, Currency, <person>… where each person's value is
+ *    their net effect (paid − owed; a row's values sum to zero). Real exports have a blank line after
+ *    the header, quoted descriptions with commas, rows in several currencies and, per currency, a
+ *    dated "Total balance" footer row. Footer rows are skipped; rows in another currency than the
+ *    group's are skipped and reported (import the same file into a group of that currency for them).
+ *    Category "Payment" rows are settle-up payments.
+ *  - Spliit (its "Export to CSV"): a byte-order mark, every text quoted, Date, Description, Category,
+ *    Currency (code, or the symbol in older exports), Cost, [Original cost, Original currency,
+ *    Conversion rate], Is Reimbursement, Split mode, <person>… where each value is the person's
+ *    share of the cost, positive for the one who paid it and negative for the others (a payer with
+ *    no share shows 0, so who paid is then known only in a two-person group). Shares are rounded to
+ *    the cent, so they may miss the cost by a cent per person: the difference goes to the payer's
+ *    own share, or to the largest share. Reimbursements are payments from the payer to the one reimbursed.
+ *    A "Paid By" column (payer's name) may be added; then the values are read as nets, as in Splitwise.
  * Unknown extra standard columns are ignored; any other column is a person.
  *
  * Reconstruction of paid/owed from nets (stored as an exact split): a person with a negative
@@ -115,18 +124,26 @@ export function parseImport(text: string, ctx: ParseContext): { rows: ImportRow[
     return r;
   };
   const seenKeys = new Map<string, number>();
+  // Spliit's own export: per-person shares (payer positive), not nets.
+  const shareFormat = ctx.format === 'spliit' && iPaidBy < 0;
 
   for (const { record, info } of records.slice(1)) {
     const line = info.lines;
     const cell = (i: number) => (i >= 0 ? (record[i] ?? '').trim() : '');
     const desc = cell(iDesc);
-    if (!cell(iDate) && /total balance/i.test(desc)) continue; // Splitwise footer
+    if (/^total balance$/i.test(desc)) continue; // Splitwise footer, one per currency, dated or not
     if (record.every((c) => c.trim() === '')) continue;
     const rowIssues: string[] = [];
     const date = cell(iDate).slice(0, 10);
     if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`))) rowIssues.push(`Date "${cell(iDate)}" is not YYYY-MM-DD`);
     const cur = cell(iCur);
-    if (cur && cur.toUpperCase() !== ctx.groupCurrency) rowIssues.push(`Currency ${cur} differs from the group currency ${ctx.groupCurrency}`);
+    if (cur && !isGroupCurrency(cur, ctx.groupCurrency)) {
+      if (/^[A-Za-z]{3}$/.test(cur) && ctx.exponentOf(cur.toUpperCase()) !== undefined) {
+        skipped.push({ line, message: `in ${cur.toUpperCase()}, not the group currency ${ctx.groupCurrency}: not imported here (import the file into a ${cur.toUpperCase()} group for these rows)` });
+        continue;
+      }
+      rowIssues.push(`Currency "${cur}" is not the group currency ${ctx.groupCurrency}`);
+    }
     const cost = decimalToMinor(cell(iCost) || '0', ctx.exponent);
     if (cost === null) rowIssues.push(`Cost "${cell(iCost)}" is not a decimal amount in ${ctx.groupCurrency}`);
     const nets = new Map<string, bigint>();
@@ -148,7 +165,7 @@ export function parseImport(text: string, ctx: ParseContext): { rows: ImportRow[
     }
     let sum = 0n;
     for (const v of nets.values()) sum += v;
-    if (!rowIssues.length && sum !== 0n) rowIssues.push(`the person amounts sum to ${sum} minor units, not 0`);
+    if (!rowIssues.length && !shareFormat && sum !== 0n) rowIssues.push(`the person amounts sum to ${sum} minor units, not 0`);
     if (rowIssues.length) {
       issues.push({ line, message: rowIssues.join('; ') });
       continue;
@@ -159,7 +176,28 @@ export function parseImport(text: string, ctx: ParseContext): { rows: ImportRow[
     const n = (seenKeys.get(content) ?? 0) + 1;
     seenKeys.set(content, n);
     const importKey = createHash('sha256').update(`${content}|${n}`).digest('hex').slice(0, 40);
-    const isPayment = /^payment$/i.test(cell(iCat)) || /^(true|yes|1)$/i.test(cell(iReimb));
+    const reimbursed = /^(true|yes|1)$/i.test(cell(iReimb));
+    const isPayment = shareFormat ? reimbursed : /^payment$/i.test(cell(iCat)) || reimbursed;
+    if (shareFormat) {
+      // In a two-person group a payer without a share is the other column.
+      const zeroCols = personCols.filter(({ i }) => cell(i) === '' || decimalToMinor(cell(i), ctx.exponent) === 0n);
+      const other = personCols.length === 2 && zeroCols.length === 1 ? personOf(zeroCols[0]!.i, zeroCols[0]!.h) : undefined;
+      if (other && 'error' in other) {
+        issues.push({ line, message: other.error });
+        continue;
+      }
+      const r = fromShares(nets, cost!, isPayment, other?.agentId);
+      if ('error' in r) {
+        issues.push({ line, message: r.error });
+        continue;
+      }
+      if (r.kind === 'payment') {
+        rows.push({ kind: 'payment', line, importKey, date, description, payerId: r.payerId, payeeId: r.payeeId, amountMinor: r.amount });
+        continue;
+      }
+      for (const [id, net] of r.nets) nets.set(id, net);
+      for (const id of [...nets.keys()]) if (!r.nets.has(id)) nets.delete(id);
+    }
     const positives = [...nets].filter(([, v]) => v > 0n).sort(([a], [b]) => (a < b ? -1 : 1));
     const negatives = [...nets].filter(([, v]) => v < 0n).sort(([a], [b]) => (a < b ? -1 : 1));
     if (isPayment) {
@@ -240,4 +278,61 @@ export function parseImport(text: string, ctx: ParseContext): { rows: ImportRow[
     });
   }
   return { rows, issues, skipped };
+}
+
+const symbolFormats = new Map<string, string[]>();
+
+/** True for the group's ISO code (any case) or its currency symbol ("€", "US$", "$" for USD). */
+function isGroupCurrency(cell: string, groupCurrency: string): boolean {
+  if (cell.toUpperCase() === groupCurrency) return true;
+  let symbols = symbolFormats.get(groupCurrency);
+  if (!symbols) {
+    symbols = (['symbol', 'narrowSymbol'] as const).map(
+      (currencyDisplay) => new Intl.NumberFormat('en-US', { style: 'currency', currency: groupCurrency, currencyDisplay }).formatToParts(0).find((p) => p.type === 'currency')?.value ?? groupCurrency,
+    );
+    symbolFormats.set(groupCurrency, symbols);
+  }
+  return symbols.includes(cell);
+}
+
+/**
+ * One row of Spliit's own export: `shares` per person (positive for the payer, negative for the
+ * others, minor units), `cost` in minor units. Returns the row as nets (paid − owed, summing to
+ * zero) for the expense reconstruction, or as a payment for a reimbursement.
+ */
+function fromShares(
+  shares: Map<string, bigint>,
+  cost: bigint,
+  reimbursement: boolean,
+  otherPerson: string | undefined,
+): { kind: 'nets'; nets: Map<string, bigint> } | { kind: 'payment'; payerId: string; payeeId: string; amount: bigint } | { error: string } {
+  const sign = cost < 0n ? -1n : 1n;
+  const C = cost * sign;
+  const signed = [...shares].map(([id, v]) => [id, v * sign] as const).sort(([a], [b]) => (a < b ? -1 : 1));
+  const payers = signed.filter(([, v]) => v > 0n);
+  if (payers.length > 1) return { error: 'more than one person has a positive amount; in a Spliit export only the payer does' };
+  // The payer had no share: their column shows 0, so they are known only in a two-person group.
+  const payerId = payers[0]?.[0] ?? otherPerson;
+  if (!payerId) return { error: 'cannot tell who paid: the payer has no share in this row, so the export shows 0 for them; add a "Paid By" column with their name' };
+  if (reimbursement) {
+    const payees = signed.filter(([id, v]) => v < 0n && id !== payerId);
+    if (payees.length !== 1 || payers.length) return { error: 'a reimbursement row needs exactly one person reimbursed and no share for the payer' };
+    return { kind: 'payment', payerId, payeeId: payees[0]![0], amount: -payees[0]![1] * sign };
+  }
+  const owed = new Map(signed.map(([id, v]) => [id, v < 0n ? -v : v]));
+  let total = 0n;
+  for (const v of owed.values()) total += v;
+  const diff = C - total;
+  const tolerance = BigInt(owed.size);
+  if (diff > tolerance || diff < -tolerance) return { error: `the shares sum to ${total} minor units but the cost is ${C}` };
+  if (diff !== 0n) {
+    // Rounding to the cent: the payer's own share absorbs the difference, else the largest share (lowest id on a tie).
+    const [absorber] = owed.has(payerId) ? [payerId] : [...owed].sort(([a, x], [b, y]) => (x === y ? (a < b ? -1 : 1) : x > y ? -1 : 1))[0]!;
+    owed.set(absorber, owed.get(absorber)! + diff);
+  }
+  const nets = new Map<string, bigint>();
+  for (const [id, o] of owed) nets.set(id, ((id === payerId ? C : 0n) - o) * sign);
+  if (!owed.has(payerId)) nets.set(payerId, C * sign);
+  for (const [id, v] of nets) if (v === 0n) nets.delete(id);
+  return { kind: 'nets', nets };
 }

@@ -21,8 +21,11 @@ export const import_expenses = writeTool
     description:
       'Imports a Splitwise or Spliit CSV export (csv: the file\'s text, up to 1,000,000 chars and 2000 rows) into a group. Person columns are mapped to ' +
       'members by mapping {"column name": "handle"}; unmapped names match a member\'s handle or display name (case-insensitive). Amounts are read in the group ' +
-      'currency\'s decimals; each row\'s per-person amounts (net: paid − owed) must sum to zero. Payment/reimbursement rows become confirmed payments; other ' +
-      'rows become expenses with an exact split reproducing the nets (a named payer paid the cost; otherwise people with positive nets paid). All-or-nothing: ' +
+      'currency\'s decimals. Splitwise: each person\'s value is their net (paid − owed) and a row\'s values sum to zero; blank lines and the "Total balance" ' +
+      'footers are skipped, and rows in another currency are skipped and reported in skipped (import the same file into a group of that currency for ' +
+      'them). Spliit (its own CSV export): each value is the person\'s share, positive for the payer; shares rounded to the cent may miss the cost by a cent ' +
+      'per person, which the payer\'s share absorbs; a payer without a share is known only in a two-person group (otherwise add a "Paid By" column, then ' +
+      'values are read as nets). Payment and reimbursement rows become confirmed payments; other rows become expenses with an exact split. All-or-nothing: ' +
       'if any row is bad nothing is imported and VALIDATION_ERROR lists every bad row by line number (details.issues, path "csv.line.N"). Idempotent: a retry ' +
       'with the same key replays; rows already imported into this group (same content) are skipped, so importing the same file twice adds nothing. dry_run ' +
       'checks everything and imports nothing. Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — ' +
@@ -50,7 +53,7 @@ export const import_expenses = writeTool
       imported_expenses: z.number().int(),
       imported_payments: z.number().int(),
       already_imported: z.number().int().describe('Rows skipped because they were imported before.'),
-      skipped: z.array(issueSchema).describe('Rows without any balance effect, skipped.'),
+      skipped: z.array(issueSchema).describe('Rows not imported, with why: no balance effect, or in another currency than the group\'s.'),
       expense_ids: z.array(uuid),
       payment_ids: z.array(uuid),
       dry_run: z.boolean(),
