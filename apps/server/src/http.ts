@@ -100,6 +100,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('kittyAuth', null);
   registerSecurityHeaders(app);
   await app.register(cookie);
+  // Every JSON or text body ends with a newline, so responses printed one after another in a shell stay apart.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (typeof payload !== 'string' || payload === '' || payload.endsWith('\n')) return payload;
+    return /json|^text\//.test(String(reply.getHeader('content-type') ?? '')) ? `${payload}\n` : payload;
+  });
 
   // JSON for every body; an empty body is "no arguments" (STACK-NOTES: Fastify rejects it otherwise).
   app.removeAllContentTypeParsers();

@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { findInviteByCode, toInvite, type Services } from '@kitty/core';
+import Negotiator from 'negotiator';
 
 /** What these routes need (a subset of the server's AppDeps). */
 export interface MetadataDeps {
@@ -55,9 +56,12 @@ export async function registerMetadataRoutes(app: FastifyInstance, deps: Metadat
         new_agent: `POST ${base}/v1/agents {"handle":"<handle>","display_name":"<name>","invite_code":"${invite.code}"}`,
       },
     };
-    const accept = req.headers.accept ?? '';
-    if (/application\/json/.test(accept)) return { ok: true, data: { invite: preview, suggested_next: ['join_group: join with this code', 'register_agent: register and join in one call'] } };
-    if (/text\/html/.test(accept)) {
+    // Content negotiation (RFC 9110 §12.5.1, q-values honoured): JSON when asked for (or ?format=json), HTML for browsers, else text.
+    const wanted = (req.query as { format?: string } | undefined)?.format === 'json'
+      ? 'application/json'
+      : new Negotiator({ headers: { accept: req.headers.accept ?? 'text/plain' } }).mediaType(['text/plain', 'application/json', 'text/html']) ?? 'text/plain';
+    if (wanted === 'application/json') return { ok: true, data: { invite: preview, suggested_next: ['join_group: join with this code', 'register_agent: register and join in one call'] } };
+    if (wanted === 'text/html') {
       reply.type('text/html; charset=utf-8');
       return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Invite to ${escapeHtml(invite.group_name)} — Kitty</title></head><body>
 <h1>You're invited to “${escapeHtml(invite.group_name)}”</h1>

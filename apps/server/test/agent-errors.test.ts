@@ -101,3 +101,32 @@ describe('replayed writes', () => {
     expect(viaMcp.structuredContent.replayed).toBe(true);
   });
 });
+
+describe('sandbox and small things', () => {
+  it('the sandbox accepts a write with its idempotency_key and names the closest key for a typo', async () => {
+    const ok = await s.http('/v1/sandbox/tools/add_expense', { apiKey: ana.apiKey, body: { group_id: groupId, description: 'x', amount_minor: 100, idempotency_key: randomUUID() } });
+    expect(ok.status).toBe(200);
+    expect(ok.json.data.valid).toBe(true);
+    const typo = await s.http('/v1/sandbox/tools/add_expense', { apiKey: ana.apiKey, body: { group_id: groupId, description: 'x', amount: 100, idempotency_key: randomUUID() } });
+    expect(typo.json.error.details.issues.find((i: { path: string }) => i.path === 'amount').message).toContain('"amount_minor"');
+  });
+
+  it('responses end with a newline', async () => {
+    for (const r of [await s.http('/v1/tools/get_me', { apiKey: ana.apiKey, body: {} }), await s.http('/v1/tools/nope', { body: {} }), await s.http('/openapi.json')]) {
+      expect(r.text.endsWith('\n')).toBe(true);
+    }
+  });
+
+  it('/i/<code> answers JSON when JSON is asked for', async () => {
+    const inv = await rest('create_invite', { group_id: groupId, idempotency_key: randomUUID() });
+    const code = inv.json.data.invite.code;
+    for (const accept of ['application/json', 'text/html;q=0.5, application/json', 'application/*']) {
+      const r = await s.http(`/i/${code}`, { headers: { accept } });
+      expect(r.headers.get('content-type'), accept).toMatch(/application\/json/);
+      expect(r.json.data.invite.code).toBe(code);
+    }
+    expect((await s.http(`/i/${code}?format=json`)).json.data.invite.code).toBe(code);
+    expect((await s.http(`/i/${code}`, { headers: { accept: 'text/html' } })).headers.get('content-type')).toMatch(/text\/html/);
+    expect((await s.http(`/i/${code}`)).headers.get('content-type')).toMatch(/text\/plain/);
+  });
+});

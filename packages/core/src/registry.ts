@@ -64,13 +64,22 @@ function withKey(own: JsonSchema, key: JsonSchema): JsonSchema {
   };
 }
 
-/** Parses args with each of a tool's input schemas (writeTool's key, then the tool's own); all issues. */
+/**
+ * Parses args with each of a tool's input schemas, as the tool call does: writeTool's key schema
+ * sees the arguments, the tool's own strict schema sees them without `idempotency_key`. All issues.
+ */
 function parseIssues(parsers: z.ZodType[], args: unknown): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  for (const p of parsers) {
-    const r = p.safeParse(args);
+  parsers.forEach((p, i) => {
+    let input = args;
+    if (parsers.length > 1 && i === parsers.length - 1 && args && typeof args === 'object' && !Array.isArray(args)) {
+      const rest: Record<string, unknown> = { ...(args as Record<string, unknown>) };
+      delete rest.idempotency_key;
+      input = rest;
+    }
+    const r = p.safeParse(input);
     if (!r.success) issues.push(...issuesFromZod(r.error.issues));
-  }
+  });
   return issues;
 }
 
