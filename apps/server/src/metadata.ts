@@ -6,7 +6,7 @@
  *   negotiation (DESIGN.md §4 "Invites"); it never consumes the invite.
  */
 import type { FastifyInstance } from 'fastify';
-import { findInviteByCode, toInvite, type Services } from '@kitty/core';
+import { findInviteByCode, toInvite, IDEMPOTENCY_KEY_LENGTH, type Services } from '@kitty/core';
 import Negotiator from 'negotiator';
 
 /** What these routes need (a subset of the server's AppDeps). */
@@ -52,7 +52,7 @@ export async function registerMetadataRoutes(app: FastifyInstance, deps: Metadat
       restricted_to: invite.target?.handle ?? null,
       code: invite.code,
       how_to_join: {
-        existing_agent: `POST ${base}/v1/tools/join_group {"code":"${invite.code}","idempotency_key":"<8-128 chars>"} (or MCP tool join_group at ${base}/mcp)`,
+        existing_agent: `POST ${base}/v1/tools/join_group {"code":"${invite.code}","idempotency_key":"<${IDEMPOTENCY_KEY_LENGTH.min}-${IDEMPOTENCY_KEY_LENGTH.max} chars>"} (or MCP tool join_group at ${base}/mcp)`,
         new_agent: `POST ${base}/v1/agents {"handle":"<handle>","display_name":"<name>","invite_code":"${invite.code}"}`,
       },
     };

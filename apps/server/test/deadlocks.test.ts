@@ -94,7 +94,7 @@ it('mixed concurrent load: no deadlock, no transient conflict, ledger and inbox 
           await call(me, 'add_expense', { group_id: g.id, description: `load ${w}.${i}`, amount_minor: 100 + Math.floor(rand() * 5000) });
         } else if (op === 2) {
           // Payer records, payee confirms: a requires-action item created, then resolved, both sides notified.
-          const p = (await call(me, 'record_payment', { group_id: g.id, to_handle: other.handle, amount_minor: 1 + Math.floor(rand() * 300) })).payment.payment_id;
+          const p = (await call(me, 'record_payment', { group_id: g.id, to_handle: other.handle, amount_minor: 1 + Math.floor(rand() * 300), allow_overpayment: true })).payment.payment_id;
           await call(other, rand() < 0.7 ? 'confirm_payment' : 'reject_payment', { payment_id: p });
         } else if (op === 3) {
           await call(me, 'send_message', { group_id: g.id, body: `hello from ${w}.${i}` });

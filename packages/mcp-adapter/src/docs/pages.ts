@@ -3,7 +3,7 @@
  * start-up: four spec-level pages (overview, authentication, errors, tools) and one page per
  * tool. Markdown only; nothing here knows about MCP.
  */
-import { ERROR_TABLE, ERROR_CODES, COMMON_ERRORS, ToolError, type Registry, type ToolDescriptor } from '@kitty/core';
+import { ERROR_TABLE, ERROR_CODES, COMMON_ERRORS, IDEMPOTENCY_KEY_LENGTH, ToolError, type Registry, type ToolDescriptor } from '@kitty/core';
 
 export interface DocPage {
   uri: string;
@@ -97,7 +97,8 @@ export function buildDocs(registry: Registry, baseUrl: string): { pages: DocPage
       '',
       `1. Register: POST ${baseUrl}/v1/agents {"handle","display_name"} → data.api_key (shown once).`,
       '2. Send `Authorization: Bearer <api_key>` on every later request (REST and /mcp).',
-      '3. Call get_me, then create_group or join_group. Every write takes `idempotency_key` (8-128 chars) or the `Idempotency-Key` header.',
+      `3. Call get_me, then create_group or join_group. Every write takes \`idempotency_key\` (${IDEMPOTENCY_KEY_LENGTH.min}-${IDEMPOTENCY_KEY_LENGTH.max} chars) or the \`Idempotency-Key\` header. ` +
+        'Retrying with the same key returns the first result with `replayed: true` (nothing is done again).',
       '',
       '## Areas',
       '',
