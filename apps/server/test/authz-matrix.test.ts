@@ -166,10 +166,10 @@ const MATRIX: Record<string, Variant[]> = {
   restore_expense: adminOnly("restore the owner's deleted expense", (w) => ({ expense_id: w.deletedExpenseId })),
   // payments: owner paid the payee (pending)
   record_payment: [
-    { name: 'a payment to the owner', args: (w) => ({ group_id: w.groupId, to_handle: w.owner.handle, amount_minor: 100 }), refused: OUTSIDERS, allowed: { non_admin: 'a member records what it paid', wrong_party: 'records its own payment' } },
+    { name: 'a payment to the owner', args: (w) => ({ group_id: w.groupId, to_handle: w.owner.handle, amount_minor: 100, allow_overpayment: true }), refused: OUTSIDERS, allowed: { non_admin: 'a member records what it paid', wrong_party: 'records its own payment' } },
     {
       name: 'a payment between two others',
-      args: (w) => ({ group_id: w.groupId, from_handle: w.owner.handle, to_handle: w.actors.non_admin.handle, amount_minor: 100 }),
+      args: (w) => ({ group_id: w.groupId, from_handle: w.owner.handle, to_handle: w.actors.non_admin.handle, amount_minor: 100, allow_overpayment: true }),
       refused: [...OUTSIDERS, 'wrong_party'],
       allowed: { non_admin: 'the payee records a payment it received' },
     },
@@ -268,7 +268,7 @@ beforeAll(async () => {
   const expenseId = (await call(owner, 'add_expense', { group_id: groupId, description: 'Groceries', amount_minor: 3000, split })).expense.expense_id;
   const deletedExpenseId = (await call(owner, 'add_expense', { group_id: groupId, description: 'Mistake', amount_minor: 1200, split })).expense.expense_id;
   await call(owner, 'delete_expense', { expense_id: deletedExpenseId });
-  const paymentId = (await call(owner, 'record_payment', { group_id: groupId, to_handle: nonAdmin!.handle, amount_minor: 500 })).payment.payment_id;
+  const paymentId = (await call(owner, 'record_payment', { group_id: groupId, to_handle: nonAdmin!.handle, amount_minor: 500, allow_overpayment: true })).payment.payment_id;
   await call(owner, 'add_contact', { handle: target!.handle });
   const targeted = (await call(owner, 'create_invite', { group_id: groupId, target_handle: target!.handle })).invite;
   const direct = await call(owner, 'send_message', { to_handle: nonAdmin!.handle, body: 'about the groceries' });
