@@ -111,10 +111,10 @@ describe('typed client', () => {
     const kitty = createKittyClient({ baseUrl, apiKey: 'kitty_test' });
     expect(await kitty.call('create_group', { name: 'Trip', currency: 'EUR' })).toEqual({ tool: 'create_group', attempt: 3 });
     expect(new Set(seen.map((s) => s.body.idempotency_key)).size).toBe(1);
-    // rotate_api_key has no idempotency key here: an unknown outcome is not retried (it could run twice).
+    // register_agent takes no idempotency key: an unknown outcome is not retried (it could run twice).
     seen.length = 0;
-    script.rotate_api_key = ['unknown', 'ok'];
-    const err = (await kitty.call('rotate_api_key', {}).catch((e: unknown) => e)) as KittyError;
+    script.register_agent = ['unknown', 'ok'];
+    const err = (await kitty.call('register_agent', { handle: 'new-agent', display_name: 'New' }).catch((e: unknown) => e)) as KittyError;
     expect(err.code).toBe('INTERNAL');
     expect(seen).toHaveLength(1);
   });
