@@ -62,7 +62,7 @@ function timeoutOptions(t: AppDeps['timeouts']) {
 }
 
 /** `WWW-Authenticate` for every 401 (RFC 6750 + RFC 9728 resource_metadata); offline_access so OAuth clients also ask for a refresh token. */
-export function wwwAuthenticate(baseUrl: string, resourcePath = '', error?: 'invalid_token'): string {
+function wwwAuthenticate(baseUrl: string, resourcePath = '', error?: 'invalid_token'): string {
   return `Bearer realm="kitty", resource_metadata="${baseUrl}/.well-known/oauth-protected-resource${resourcePath}", scope="svc:read svc:write offline_access"${error ? `, error="${error}"` : ''}`;
 }
 

@@ -28,8 +28,7 @@ export function longText(min: number, max: number, what = 'text') {
     .regex(/^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$/u, `${what} must not contain control characters other than newline and tab`);
 }
 
-export const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{2,31}$/;
-/** A handle as agents write it: a leading "@" (as in "@ana") is accepted and dropped; the handle itself matches HANDLE_PATTERN. */
+/** A handle as agents write it: a leading "@" (as in "@ana") is accepted and dropped; the handle itself matches ^[a-z0-9][a-z0-9_-]{2,31}$. */
 export const handle = z
   .string()
   .regex(/^@?[a-z0-9][a-z0-9_-]{2,31}$/, 'handle must match ^[a-z0-9][a-z0-9_-]{2,31}$ (3-32 chars, lowercase; a leading @ is ignored)')
@@ -51,8 +50,8 @@ export const amountMinor = z.number({ error: AMOUNT_RULE }).int({ error: AMOUNT_
 export const positiveAmountMinor = z.number({ error: AMOUNT_RULE }).int({ error: AMOUNT_RULE }).min(1).max(MAX_AMOUNT_MINOR);
 
 /** Every data object carries suggested_next (strings "tool_name: why") and may carry inbox. */
-export const suggestedNext = z.array(z.string()).describe('What to do next: each entry starts with a tool name, then why.');
-export const inboxSummary = z
+const suggestedNext = z.array(z.string()).describe('What to do next: each entry starts with a tool name, then why.');
+const inboxSummary = z
   .object({ unread: z.number().int(), requires_action: z.number().int(), top: z.array(z.string()) })
   .describe('Inbox summary: present when the caller has unread items.');
 

@@ -16,8 +16,8 @@ import { assertCanEdit } from './access.ts';
 import { allocate, parseScaled, scaledToString, convertAmount, HUNDRED_PERCENT, type ShareLine } from './split.ts';
 import { LedgerDelta, applyDelta } from './effects.ts';
 
-export type SplitMethod = 'equal' | 'exact' | 'percent' | 'shares';
-export const SPLIT_METHODS = ['equal', 'exact', 'percent', 'shares'] as const;
+type SplitMethod = 'equal' | 'exact' | 'percent' | 'shares';
+const SPLIT_METHODS = ['equal', 'exact', 'percent', 'shares'] as const;
 export type RepeatUnit = 'day' | 'week' | 'month' | 'year';
 
 // ───────────── input schemas ─────────────
@@ -75,7 +75,7 @@ export const foreignFields = {
 
 // ───────────── output schemas ─────────────
 
-export const shareSchema = z.object({
+const shareSchema = z.object({
   agent_id: uuid,
   handle: z.string(),
   display_name: z.string(),
@@ -85,7 +85,7 @@ export const shareSchema = z.object({
   split_value: z.string().nullable().describe('The split input: "1" (equal), the exact amount, the percent or the shares; null for a payer who does not share.'),
 });
 
-export const recurrenceSchema = z.object({
+const recurrenceSchema = z.object({
   recurrence_id: uuid,
   every: z.number().int(),
   unit: z.enum(['day', 'week', 'month', 'year']),

@@ -12,7 +12,7 @@ import type { AuthedContext } from '../../context.ts';
 import { agentByHandle, assertNotSelf, canReach, hasBlocked, isContact, sharesGroup, pairKey } from '../../domain/network.ts';
 
 /** The unique key of the live direct ledger of a pair in a currency (schema: groups.direct_key). */
-export function directGroupKey(a: string, b: string, currency: string): string {
+function directGroupKey(a: string, b: string, currency: string): string {
   return `${pairKey(a, b)}:${currency}`;
 }
 

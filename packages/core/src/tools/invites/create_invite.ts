@@ -12,7 +12,7 @@ import { notify } from '../../domain/inbox.ts';
 import { canReach } from '../../domain/network.ts';
 
 /** expires_in: 1-9999 minutes/hours/days, at most 30 days (interface-spec "create_invite"). */
-export const MAX_INVITE_SECONDS = 30 * 86_400;
+const MAX_INVITE_SECONDS = 30 * 86_400;
 const UNIT_SECONDS = { m: 60, h: 3600, d: 86_400 } as const;
 
 export const create_invite = writeTool

@@ -10,10 +10,10 @@ import { paymentSchema, toPayments } from '../../domain/ledger/payments.ts';
 import { memberBalanceSchema, debtSchema, groupBalances, pairwiseDebts, toMemberBalances } from '../../domain/ledger/balances.ts';
 
 /** At most this many expenses and payments each in one export. */
-export const EXPORT_LIMIT = 20_000;
+const EXPORT_LIMIT = 20_000;
 
 /** Minor units → plain decimal string ("-12.34"), exact. */
-export function minorToDecimal(minor: number, exponent: number): string {
+function minorToDecimal(minor: number, exponent: number): string {
   const neg = minor < 0;
   const s = Math.abs(minor).toString().padStart(exponent + 1, '0');
   const out = exponent === 0 ? s : `${s.slice(0, -exponent)}.${s.slice(-exponent)}`;

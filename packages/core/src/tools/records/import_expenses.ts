@@ -10,7 +10,7 @@ import { LedgerDelta, applyDelta } from '../../domain/ledger/effects.ts';
 import { activeMembersByHandle, insertExpense } from '../../domain/ledger/expenses.ts';
 import { parseImport, type ImportIssue } from '../../domain/ledger/import.ts';
 
-export const MAX_IMPORT_ROWS = 2000;
+const MAX_IMPORT_ROWS = 2000;
 
 const issueSchema = z.object({ line: z.number().int(), message: z.string() });
 
