@@ -4,7 +4,7 @@ import type { Db } from '../../context.ts';
 import { uuid, agentRef } from '../../text.ts';
 import { formatMinor, toNumber } from '../money.ts';
 import { toAgentRef } from '../agents.ts';
-import { agentsById } from './expenses.ts';
+import { agentsById } from './expense-view.ts';
 import { netOutCycles, edgesFromPairRows } from './cycles.ts';
 
 export const memberBalanceSchema = z.object({

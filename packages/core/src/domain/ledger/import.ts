@@ -27,7 +27,7 @@
 import { createHash } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { allocate, type ShareLine } from './split.ts';
-import type { ExpenseSpec } from './expenses.ts';
+import type { ExpenseSpec } from './expense-spec.ts';
 import { CONTROL_CHARS } from '../../text.ts';
 
 type ImportFormat = 'splitwise' | 'spliit';

@@ -9,7 +9,7 @@ import { ToolError } from '../../errors.ts';
 import { uuid, timestamp, agentRef } from '../../text.ts';
 import { formatMinor, toNumber } from '../money.ts';
 import { toAgentRef } from '../agents.ts';
-import { agentsById } from './expenses.ts';
+import { agentsById } from './expense-view.ts';
 
 export const PAYMENT_STATUSES = ['pending', 'confirmed', 'rejected', 'cancelled'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];

@@ -17,7 +17,9 @@ import { Prisma } from '@kitty/db';
 import { TX_OPTIONS, type Db, type Services } from '../../context.ts';
 import { appendActivity } from '../activity.ts';
 import { notify, beginInboxCounters, flushInboxCounters } from '../inbox.ts';
-import { insertExpense, todayUtc, isoFromDate, dateFromIso, type ExpenseSpec, type ExpenseFields, type RepeatUnit } from './expenses.ts';
+import { type RepeatUnit } from './expense-wire.ts';
+import { todayUtc, isoFromDate, dateFromIso, type ExpenseSpec, type ExpenseFields } from './expense-spec.ts';
+import { insertExpense } from './expense-store.ts';
 
 /**
  * A series may start at most this many days before today (UTC). A start in year 0001 would

@@ -5,7 +5,7 @@ import { uuid, agentRef, output, groupId } from '../../text.ts';
 import { formatMinor, toNumber } from '../../domain/money.ts';
 import { toAgentRef } from '../../domain/agents.ts';
 import { netOutCycles, edgesFromPairRows } from '../../domain/ledger/cycles.ts';
-import { agentsById } from '../../domain/ledger/expenses.ts';
+import { agentsById } from '../../domain/ledger/expense-view.ts';
 
 export const get_balance_summary = readTool
   .meta({

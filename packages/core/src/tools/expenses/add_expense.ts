@@ -6,12 +6,10 @@ import { isoDate, amountMinor, output, groupId } from '../../text.ts';
 import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../domain/groups.ts';
 import { formatMinor } from '../../domain/money.ts';
 import { notifyAll } from '../../domain/inbox.ts';
-import {
-  expenseSchema, expenseTextFields, payersInput, splitInput, repeatInput, foreignFields,
-  activeMembersByHandle, resolveAmount, resolvePayers, resolveSplit, insertExpense, toExpenses, todayUtc, dateFromIso,
-  type ExpenseFields,
-  type ExpenseRow,
-} from '../../domain/ledger/expenses.ts';
+import { expenseSchema, expenseTextFields, payersInput, splitInput, repeatInput, foreignFields } from '../../domain/ledger/expense-wire.ts';
+import { resolveAmount, resolvePayers, resolveSplit, todayUtc, dateFromIso, type ExpenseFields } from '../../domain/ledger/expense-spec.ts';
+import { toExpenses, type ExpenseRow } from '../../domain/ledger/expense-view.ts';
+import { activeMembersByHandle, insertExpense } from '../../domain/ledger/expense-store.ts';
 import { occurrenceDate, occurrenceExists, toTemplate, earliestRepeatStart, MAX_REPEAT_START_AGE_DAYS, MAX_OCCURRENCES_PER_RUN, type RecurrenceRule } from '../../domain/ledger/recurrence.ts';
 import { randomUUID } from 'node:crypto';
 

@@ -3,7 +3,9 @@ import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
 import { output, expenseId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
-import { expenseSchema, findExpense, toExpenses } from '../../domain/ledger/expenses.ts';
+import { expenseSchema } from '../../domain/ledger/expense-wire.ts';
+import { toExpenses } from '../../domain/ledger/expense-view.ts';
+import { findExpense } from '../../domain/ledger/expense-store.ts';
 
 export const get_expense = readTool
   .meta({

@@ -5,7 +5,9 @@ import { READ } from '../../meta.ts';
 import { handle, cursor, limit, isoDate, timestamp, output, groupId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { decodeCursor, olderThan, pageOf, parseUpdatedAfter, UUID_CURSOR_ID } from '../../domain/cursor.ts';
-import { expenseSchema, toExpenses, EXPENSE_INCLUDE, dateFromIso } from '../../domain/ledger/expenses.ts';
+import { expenseSchema } from '../../domain/ledger/expense-wire.ts';
+import { dateFromIso } from '../../domain/ledger/expense-spec.ts';
+import { toExpenses, EXPENSE_INCLUDE } from '../../domain/ledger/expense-view.ts';
 
 export const list_expenses = readTool
   .meta({

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { output, expenseId } from '../../text.ts';
-import { expenseSchema, setExpenseDeleted } from '../../domain/ledger/expenses.ts';
+import { expenseSchema } from '../../domain/ledger/expense-wire.ts';
+import { setExpenseDeleted } from '../../domain/ledger/expense-store.ts';
 
 export const restore_expense = writeTool
   .meta({

@@ -8,11 +8,10 @@ import { appendActivity } from '../../domain/activity.ts';
 import { notifyAll } from '../../domain/inbox.ts';
 import { LedgerDelta, applyDelta } from '../../domain/ledger/effects.ts';
 import { assertCanEdit } from '../../domain/ledger/access.ts';
-import {
-  expenseSchema, payersInput, splitInput, foreignFields,
-  activeMembersByHandle, resolveAmount, resolvePayers, resolveSplit, computeShares, specFromRows, findExpense, toExpenses,
-  snapshot, isoFromDate, dateFromIso, type ExpenseSpec,
-} from '../../domain/ledger/expenses.ts';
+import { expenseSchema, payersInput, splitInput, foreignFields } from '../../domain/ledger/expense-wire.ts';
+import { resolveAmount, resolvePayers, resolveSplit, computeShares, specFromRows, snapshot, isoFromDate, dateFromIso, type ExpenseSpec } from '../../domain/ledger/expense-spec.ts';
+import { toExpenses } from '../../domain/ledger/expense-view.ts';
+import { activeMembersByHandle, findExpense } from '../../domain/ledger/expense-store.ts';
 
 export const update_expense = writeTool
   .meta({

@@ -8,7 +8,7 @@ import { formatMinor } from '../../domain/money.ts';
 import { appendActivity } from '../../domain/activity.ts';
 import { notify } from '../../domain/inbox.ts';
 import { LedgerDelta, applyDelta, applyPending } from '../../domain/ledger/effects.ts';
-import { activeMembersByHandle } from '../../domain/ledger/expenses.ts';
+import { activeMembersByHandle } from '../../domain/ledger/expense-store.ts';
 import { paymentSchema, toPayments, assertNotOverpaying } from '../../domain/ledger/payments.ts';
 
 export const record_payment = writeTool

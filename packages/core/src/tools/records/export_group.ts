@@ -5,7 +5,8 @@ import { READ } from '../../meta.ts';
 import { output, groupId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { currencyInfo } from '../../domain/money.ts';
-import { expenseSchema, toExpenses, EXPENSE_INCLUDE } from '../../domain/ledger/expenses.ts';
+import { expenseSchema } from '../../domain/ledger/expense-wire.ts';
+import { toExpenses, EXPENSE_INCLUDE } from '../../domain/ledger/expense-view.ts';
 import { paymentSchema, toPayments } from '../../domain/ledger/payments.ts';
 import { memberBalanceSchema, debtSchema, groupBalances, pairwiseDebts, toMemberBalances } from '../../domain/ledger/balances.ts';
 

@@ -7,7 +7,7 @@ import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../.
 import { currencyInfo } from '../../domain/money.ts';
 import { appendActivity } from '../../domain/activity.ts';
 import { LedgerDelta, applyDelta } from '../../domain/ledger/effects.ts';
-import { activeMembersByHandle, insertExpense } from '../../domain/ledger/expenses.ts';
+import { activeMembersByHandle, insertExpense } from '../../domain/ledger/expense-store.ts';
 import { parseImport, type ImportIssue } from '../../domain/ledger/import.ts';
 
 const MAX_IMPORT_ROWS = 2000;

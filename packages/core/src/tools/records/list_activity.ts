@@ -6,7 +6,7 @@ import { cursor, limit, timestamp, agentRef, output, groupId } from '../../text.
 import { requireMembership } from '../../domain/groups.ts';
 import { decodeCursor, pageOf, parseUpdatedAfter, SERIAL_CURSOR_ID } from '../../domain/cursor.ts';
 import { toAgentRef } from '../../domain/agents.ts';
-import { agentsById } from '../../domain/ledger/expenses.ts';
+import { agentsById } from '../../domain/ledger/expense-view.ts';
 
 export const list_activity = readTool
   .meta({

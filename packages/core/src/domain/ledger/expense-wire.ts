@@ -1,0 +1,117 @@
+/**
+ * Expenses on the wire (DESIGN.md §2): the zod input pieces the expense tools share (payers,
+ * split, repeat, foreign currency, text fields) and the output schema of an expense.
+ */
+import { z } from 'zod';
+import { uuid, handle, text, longText, isoDate, currencyCode, amountMinor, timestamp, agentRef } from '../../text.ts';
+
+export type SplitMethod = 'equal' | 'exact' | 'percent' | 'shares';
+const SPLIT_METHODS = ['equal', 'exact', 'percent', 'shares'] as const;
+export type RepeatUnit = 'day' | 'week' | 'month' | 'year';
+
+// ───────────── input schemas ─────────────
+
+const decimalInput = z.union([z.number().min(0), z.string().regex(/^\d{1,12}(\.\d{1,6})?$/, 'a non-negative decimal with at most 6 decimals')]);
+
+export const payersInput = z
+  .array(
+    z.strictObject({
+      handle: handle.describe('A member who paid.'),
+      amount_minor: amountMinor.optional().describe('What this member paid, minor units. Optional only when there is a single payer (then they paid the whole amount).'),
+    }),
+  )
+  .min(1)
+  .max(100)
+  .describe('Who paid: default the caller paid everything. With several payers every amount_minor is required and they must sum exactly to the amount.');
+
+export const splitInput = z
+  .strictObject({
+    method: z.enum(SPLIT_METHODS).default('equal').describe('equal | exact | percent | shares (default equal).'),
+    participants: z
+      .array(
+        z.strictObject({
+          handle: handle.describe('A member who shares this expense.'),
+          amount_minor: amountMinor.optional().describe('method exact: this member\'s share in minor units (all must sum exactly to the amount).'),
+          percent: decimalInput.optional().describe('method percent: this member\'s percentage (up to 6 decimals; all must sum to exactly 100).'),
+          shares: decimalInput.optional().describe('method shares: this member\'s weight (e.g. 2 for two people; up to 6 decimals; > 0).'),
+        }),
+      )
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Default: every active member, equally. For equal give handles only.'),
+  })
+  .describe('How the amount is shared (owed). Rounding: largest remainder; ties broken by a rotation seeded with the expense id.');
+
+export const repeatInput = z
+  .strictObject({
+    every: z.number().int().min(1).max(1000).default(1).describe('Interval count, e.g. 2 with unit week = fortnightly.'),
+    unit: z.enum(['day', 'week', 'month', 'year']).describe('Calendar unit of the interval (UTC dates).'),
+    until: isoDate.optional().describe('Last possible date (inclusive), YYYY-MM-DD.'),
+    count: z.number().int().min(2).max(1000).optional().describe('Total occurrences including this first one.'),
+  })
+  .describe('Repeat this expense: a copy is created on each later date (UTC) by the scheduler, exactly once each; months keep the day of the month, clamped to the month end.');
+
+export const foreignFields = {
+  original_currency: currencyCode.optional().describe('Currency the expense was paid in (ISO 4217), when not the group currency.'),
+  original_amount_minor: amountMinor.optional().describe('Amount in original_currency minor units.'),
+  exchange_rate: z
+    .string()
+    .regex(/^\d{1,12}(\.\d{1,12})?$/, 'exchange_rate must be a decimal string like "1.0845"')
+    .optional()
+    .describe('Group-currency units per 1 original-currency unit, decimal string. amount_minor = original_amount_minor × rate × 10^(group exponent − original exponent), rounded half away from zero.'),
+};
+
+// ───────────── output schemas ─────────────
+
+const shareSchema = z.object({
+  agent_id: uuid,
+  handle: z.string(),
+  display_name: z.string(),
+  paid_minor: z.number().int().describe('What this member paid.'),
+  owed_minor: z.number().int().describe('This member\'s share of the cost.'),
+  net_minor: z.number().int().describe('paid − owed: the effect on their balance.'),
+  split_value: z.string().nullable().describe('The split input: "1" (equal), the exact amount, the percent or the shares; null for a payer who does not share.'),
+});
+
+const recurrenceSchema = z.object({
+  recurrence_id: uuid,
+  every: z.number().int(),
+  unit: z.enum(['day', 'week', 'month', 'year']),
+  start_date: z.string(),
+  until: z.string().nullable(),
+  count: z.number().int().nullable(),
+  active: z.boolean(),
+  next_date: z.string().nullable().describe('Date of the next occurrence, null when stopped or finished.'),
+});
+
+export const expenseSchema = z.object({
+  expense_id: uuid,
+  group_id: uuid,
+  description: z.string(),
+  amount_minor: z.number().int().describe('Group-currency amount, minor units; negative for a refund.'),
+  amount: z.string().describe('Formatted amount.'),
+  currency: z.string(),
+  date: z.string().describe('YYYY-MM-DD'),
+  category: z.string().nullable(),
+  notes: z.string().nullable(),
+  split_method: z.enum(SPLIT_METHODS),
+  original_currency: z.string().nullable(),
+  original_amount_minor: z.number().int().nullable(),
+  exchange_rate: z.string().nullable(),
+  shares: z.array(shareSchema),
+  created_by: agentRef,
+  created_at: timestamp,
+  updated_at: timestamp,
+  deleted: z.boolean(),
+  deleted_at: timestamp.nullable(),
+  recurrence: recurrenceSchema.nullable(),
+  occurrence_index: z.number().int().nullable().describe('0 for the first of a repeating series, then 1, 2, …'),
+});
+export type ExpenseOut = z.infer<typeof expenseSchema>;
+
+export const expenseTextFields = {
+  description: text(1, 200, 'description').describe('What it was for, 1-200 chars.'),
+  category: text(0, 50, 'category').optional().describe('Free category label, e.g. "food", 0-50 chars.'),
+  notes: longText(0, 1000, 'notes').optional().describe('Notes, 0-1000 chars (newlines allowed).'),
+};
