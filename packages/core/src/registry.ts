@@ -214,7 +214,12 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     inputSchemas.set(name, parsers);
   }
 
-  const catalogue = [...tools.values()];
+  // One order wherever the module is loaded (tsx sorts each area's namespace by name, vitest keeps
+  // insertion order): areas in router order, tools by name within an area. The version (ETag) and
+  // GET /v1/tools then agree across processes and loaders.
+  const areaRank = new Map<string, number>();
+  for (const t of tools.values()) if (!areaRank.has(t.area)) areaRank.set(t.area, areaRank.size);
+  const catalogue = [...tools.values()].sort((a, b) => areaRank.get(a.area)! - areaRank.get(b.area)! || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const version = createHash('sha256').update(canonicalize(catalogue) ?? '').digest('hex').slice(0, 32);
   const createCaller = createCallerFactory(appRouter);
   const names = [...tools.keys()];

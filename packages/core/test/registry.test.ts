@@ -57,6 +57,18 @@ describe('registry', () => {
     expect(procs.register_agent._def.meta).toMatchObject({ auth: 'none', idempotency: 'none', title: 'Register an agent' });
   });
 
+  it('gives the same catalogue order and version whatever order the router lists its tools in', () => {
+    const procs = (appRouter._def as unknown as { procedures: Record<string, unknown> }).procedures;
+    const byArea = new Map<string, string[]>();
+    for (const t of buildRegistry(appRouter).catalogue) byArea.set(t.area, [...(byArea.get(t.area) ?? []), t.name]);
+    // Same areas in the same order, each area's tools reversed: what a loader that keeps insertion order could produce.
+    const shuffled = router(Object.fromEntries([...byArea.values()].flatMap((names) => [...names].reverse()).map((n) => [n, procs[n]])) as never);
+    const a = buildRegistry(appRouter);
+    const b = buildRegistry(shuffled);
+    expect(b.catalogue.map((t) => t.name)).toEqual(a.catalogue.map((t) => t.name));
+    expect(b.version).toBe(a.version);
+  });
+
   it('emits strict JSON Schema 2020-12 per tool and a stable version', () => {
     const r1 = buildRegistry(appRouter);
     const r2 = buildRegistry(appRouter);
