@@ -117,21 +117,24 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
       return { details, me, client, clientId, clientName: client.clientName ?? clientHost ?? clientId, clientHost, requestedScopes, human, agents };
     };
 
+    /** What the consent page shows for a loaded interaction (a fresh CSRF token bound to the session and the interaction). */
+    const consentView = (c: NonNullable<Awaited<ReturnType<typeof loadConsent>>>) => ({
+      uid: c.details.uid,
+      csrf: csrfToken(deps.csrfSecret, c.me.sessionId, `consent:${c.details.uid}`),
+      humanName: c.human.displayName,
+      clientName: c.clientName,
+      clientHost: c.clientHost,
+      clientId: c.clientId,
+      requestedScopes: c.requestedScopes,
+      agents: c.agents,
+    });
+
     web.get<{ Params: { uid: string } }>('/oauth/consent/:uid', async (req, reply) => {
       const c = await loadConsent(req, reply);
       if (!c) return reply;
       return page(
         reply,
-        renderConsentPage({
-          uid: c.details.uid,
-          csrf: csrfToken(deps.csrfSecret, c.me.sessionId, `consent:${c.details.uid}`),
-          humanName: c.human.displayName,
-          clientName: c.clientName,
-          clientHost: c.clientHost,
-          clientId: c.clientId,
-          requestedScopes: c.requestedScopes,
-          agents: c.agents,
-        }),
+        renderConsentPage(consentView(c)),
       );
     });
 
@@ -155,14 +158,7 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
         page(
           reply,
           renderConsentPage({
-            uid: c.details.uid,
-            csrf: csrfToken(deps.csrfSecret, c.me.sessionId, `consent:${c.details.uid}`),
-            humanName: c.human.displayName,
-            clientName: c.clientName,
-            clientHost: c.clientHost,
-            clientId: c.clientId,
-            requestedScopes: c.requestedScopes,
-            agents: c.agents,
+            ...consentView(c),
             error,
             values: { handle: typeof body.handle === 'string' ? body.handle : undefined, display_name: typeof body.display_name === 'string' ? body.display_name : undefined },
           }),
