@@ -1,0 +1,144 @@
+/**
+ * Changing an expense (update_expense): only the fields given change; the old balance effect is
+ * reversed and the new one applied, with activity and inbox items, in the caller's transaction.
+ */
+import type { z } from 'zod';
+import type { ToolContext } from '../../context.ts';
+import { ToolError, validationError } from '../../errors.ts';
+import { appendActivity } from '../activity.ts';
+import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
+import { notifyAll } from '../inbox.ts';
+import { assertCanEdit } from './access.ts';
+import { LedgerDelta, applyDelta } from './effects.ts';
+import type { payersInput, splitInput } from './expense-wire.ts';
+import { resolveAmount, resolvePayers, resolveSplit, computeShares, specFromRows, snapshot, isoFromDate, dateFromIso, type ExpenseSpec } from './expense-spec.ts';
+import { toExpenses } from './expense-view.ts';
+import { activeMembersByHandle, findExpense } from './expense-store.ts';
+
+/**
+ * The fields update_expense may change, as validated on the wire. Absent (undefined) = unchanged;
+ * null on category/notes clears them; null on all three foreign fields drops the conversion;
+ * `repeat: null` stops the repeating series. Amounts are integer minor units (amount_minor in the
+ * group currency, original_amount_minor in original_currency); exchange_rate is a decimal string
+ * (group-currency units per original unit); date is YYYY-MM-DD.
+ */
+export interface ExpensePatch {
+  description?: string | undefined;
+  category?: string | null | undefined;
+  notes?: string | null | undefined;
+  amount_minor?: number | undefined;
+  date?: string | undefined;
+  payers?: z.infer<typeof payersInput> | undefined;
+  split?: z.input<typeof splitInput> | undefined;
+  original_currency?: string | null | undefined;
+  original_amount_minor?: number | null | undefined;
+  exchange_rate?: string | null | undefined;
+  repeat?: null | undefined;
+}
+
+/**
+ * Applies `patch` to expense `expenseId` on behalf of the caller (ctx.auth): locks the group,
+ * re-reads the expense under the lock, checks archive state, direct-ledger consent and edit rights,
+ * resolves the new amount, payers and split (when the amount changes without payers, a single payer
+ * pays the new amount; without split the same method and participants are re-applied), replaces the
+ * shares and moves balances by (new − old), stops the series on `repeat: null`, logs
+ * `expense.updated` and notifies everyone involved before or after.
+ * `patch` keys other than the fields above (e.g. expense_id, idempotency_key) are ignored.
+ * Returns the group and the expense as it now is (wire shape, amounts in minor units).
+ * Errors: NOT_FOUND (no such expense), FORBIDDEN (not a member / edits restricted), GROUP_ARCHIVED,
+ * DIRECT_LEDGER_NOT_ACCEPTED, EXPENSE_DELETED, MEMBER_LEFT (balance of someone who left would
+ * change), VALIDATION_ERROR naming the field (nothing to change; payers or an exact split required
+ * after an amount change; invalid amounts, members, splits).
+ */
+export async function updateExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, expenseId: string, patch: ExpensePatch) {
+  const { db } = ctx;
+  const agentId = ctx.auth!.agentId;
+  const now = ctx.services.now();
+  const first = await findExpense(db, expenseId);
+  const { group, membership } = await requireMembership(db, first.groupId, agentId, { lock: true });
+  const e = await findExpense(db, expenseId); // re-read under the group lock
+  assertNotArchived(group);
+  await assertLedgerAccepted(db, group);
+  if (e.deletedAt) throw new ToolError('EXPENSE_DELETED', 'This expense is deleted.', { details: { expense_id: e.id } });
+  assertCanEdit(group, membership, e);
+  const changes = Object.keys(patch).filter((k) => k !== 'expense_id' && k !== 'idempotency_key');
+  if (!changes.length) throw validationError('(root)', 'give at least one field to change', 'nothing_to_change');
+
+  const old = specFromRows(e.amountMinor, e.splitMethod, e.shares);
+  const foreignTouched = patch.original_currency !== undefined || patch.original_amount_minor !== undefined || patch.exchange_rate !== undefined;
+  let amount = e.amountMinor;
+  let foreign = { originalCurrency: e.originalCurrency, originalAmountMinor: e.originalAmountMinor, exchangeRate: e.exchangeRate };
+  if (patch.amount_minor !== undefined || foreignTouched) {
+    const merged = {
+      amount_minor: patch.amount_minor,
+      original_currency: patch.original_currency !== undefined ? patch.original_currency : e.originalCurrency,
+      original_amount_minor: patch.original_amount_minor !== undefined ? patch.original_amount_minor : e.originalAmountMinor === null ? null : Number(e.originalAmountMinor),
+      exchange_rate: patch.exchange_rate !== undefined ? patch.exchange_rate : e.exchangeRate,
+    };
+    if (merged.original_currency == null && merged.original_amount_minor == null && merged.exchange_rate == null && merged.amount_minor === undefined) {
+      merged.amount_minor = Number(e.amountMinor);
+    }
+    const r = resolveAmount(group.currency, merged);
+    amount = r.amountMinor;
+    foreign = r.foreign;
+  }
+  const amountChanged = amount !== e.amountMinor;
+  const members = await activeMembersByHandle(db, group.id);
+
+  let payers: ExpenseSpec['payers'];
+  if (patch.payers) payers = resolvePayers(members, amount, patch.payers, agentId);
+  else if (!amountChanged) payers = old.payers;
+  else if (old.payers.length === 1) payers = [{ agentId: old.payers[0]!.agentId, paidMinor: amount }];
+  else throw validationError('payers', 'the amount changed and there are several payers: give payers with their new amounts', 'required');
+
+  let split: Pick<ExpenseSpec, 'method' | 'participants'>;
+  if (patch.split) split = resolveSplit(members, amount, patch.split);
+  else if (amountChanged && old.method === 'exact') throw validationError('split', 'the amount changed and the split is exact: give the new exact split', 'required');
+  else split = { method: old.method, participants: old.participants };
+
+  const spec: ExpenseSpec = { amountMinor: amount, payers, ...split };
+  const lines = computeShares(spec, e.id);
+  await applyDelta(db, group.id, new LedgerDelta().addLines(e.shares, -1n).addLines(lines, 1n));
+
+  const date = patch.date ?? isoFromDate(e.date);
+  await db.expense.update({
+    where: { id: e.id },
+    data: {
+      description: patch.description ?? e.description,
+      category: patch.category !== undefined ? patch.category || null : e.category,
+      notes: patch.notes !== undefined ? patch.notes || null : e.notes,
+      amountMinor: amount,
+      date: dateFromIso(date),
+      splitMethod: spec.method,
+      ...foreign,
+      updatedAt: now,
+    },
+  });
+  await db.expenseShare.deleteMany({ where: { expenseId: e.id } });
+  await db.expenseShare.createMany({
+    data: lines.map((l) => ({ expenseId: e.id, agentId: l.agentId, paidMinor: l.paidMinor, owedMinor: l.owedMinor, splitValue: l.splitValue })),
+  });
+  if (patch.repeat === null && e.recurrenceId) {
+    await db.recurrence.update({ where: { id: e.recurrenceId }, data: { active: false } });
+    await appendActivity(db, { groupId: group.id, actorId: agentId, action: 'recurrence.stopped', entityType: 'expense', entityId: e.id, after: { recurrence_id: e.recurrenceId } });
+  }
+  await appendActivity(db, {
+    groupId: group.id,
+    actorId: agentId,
+    action: 'expense.updated',
+    entityType: 'expense',
+    entityId: e.id,
+    before: snapshot(e.description, e.amountMinor, isoFromDate(e.date), e.shares),
+    after: snapshot(patch.description ?? e.description, amount, date, lines),
+  });
+  const involved = [...new Set([...e.shares.map((s) => s.agentId), ...lines.map((l) => l.agentId)])].sort();
+  await notifyAll(db, involved, agentId, {
+    kind: 'expense_changed',
+    text: `@${ctx.auth!.handle} changed "${patch.description ?? e.description}" in "${group.name}"`,
+    entityType: 'expense',
+    entityId: e.id,
+    groupId: group.id,
+  });
+  const [expense] = await toExpenses(db, [await findExpense(db, e.id)], group.currency);
+  return { group, expense: expense! };
+}
