@@ -1,16 +1,8 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
-import { ToolError } from '../../errors.ts';
 import { uuid, handle, output, groupId } from '../../text.ts';
-import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../domain/groups.ts';
-import { currencyInfo } from '../../domain/money.ts';
-import { appendActivity } from '../../domain/activity.ts';
-import { LedgerDelta, applyDelta } from '../../domain/ledger/effects.ts';
-import { activeMembersByHandle, insertExpense } from '../../domain/ledger/expense-store.ts';
-import { parseImport, type ImportIssue } from '../../domain/ledger/import.ts';
-
-const MAX_IMPORT_ROWS = 2000;
+import { importLedger } from '../../domain/ledger/import-run.ts';
 
 const issueSchema = z.object({ line: z.number().int(), message: z.string() });
 
@@ -60,86 +52,11 @@ export const import_expenses = writeTool
     }),
   )
   .mutation(async ({ ctx, input }) => {
-    const agentId = ctx.auth.agentId;
-    const now = ctx.services.now();
-    const { group } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
-    assertNotArchived(group);
-    await assertLedgerAccepted(ctx.db, group);
-    const members = await activeMembersByHandle(ctx.db, group.id);
-    const byName = new Map<string, string>();
-    for (const m of members.values()) {
-      byName.set(m.handle.toLowerCase(), m.agentId);
-      if (!byName.has(m.displayName.toLowerCase())) byName.set(m.displayName.toLowerCase(), m.agentId);
-    }
-    const mapping = input.mapping ?? {};
-    const { rows, issues, skipped } = parseImport(input.csv, {
-      format: input.format,
-      groupCurrency: group.currency,
-      exponent: currencyInfo(group.currency)?.minor_unit_exponent ?? 2,
-      exponentOf: (c) => currencyInfo(c)?.minor_unit_exponent,
-      groupId: group.id,
-      person: (name) => {
-        const mapped = mapping[name];
-        if (mapped !== undefined) {
-          const m = members.get(mapped);
-          return m ? { agentId: m.agentId } : { error: `mapping "${name}" → @${mapped}: not an active member of this group` };
-        }
-        const id = byName.get(name.trim().toLowerCase());
-        return id ? { agentId: id } : { error: `person "${name}" is not mapped to a member: add "${name}": "<handle>" to mapping` };
-      },
-    });
-    const all: ImportIssue[] = [...issues];
-    if (rows.length > MAX_IMPORT_ROWS) all.push({ line: rows[MAX_IMPORT_ROWS]!.line, message: `more than ${MAX_IMPORT_ROWS} rows; split the file` });
-    if (all.length) {
-      const dedup = new Map<string, ImportIssue>();
-      for (const i of all) dedup.set(`${i.line}|${i.message}`, i);
-      const list = [...dedup.values()].slice(0, 200);
-      throw new ToolError('VALIDATION_ERROR', `csv: ${list.length} bad row(s); nothing was imported. First: line ${list[0]!.line}: ${list[0]!.message}`, {
-        details: { issues: list.map((i) => ({ path: `csv.line.${i.line}`, message: i.message, code: 'bad_row' })) },
-        suggestedAction: 'Fix the listed lines (or add mapping entries) and import again.',
-      });
-    }
-    const keys = rows.map((r) => r.importKey);
-    // Sequential: one transaction connection runs one query at a time.
-    const doneE = await ctx.db.expense.findMany({ where: { groupId: group.id, importKey: { in: keys } }, select: { importKey: true } });
-    const doneP = await ctx.db.payment.findMany({ where: { groupId: group.id, importKey: { in: keys } }, select: { importKey: true } });
-    const done = new Set([...doneE, ...doneP].map((r) => r.importKey));
-    const todo = rows.filter((r) => !done.has(r.importKey));
-    const expense_ids: string[] = [];
-    const payment_ids: string[] = [];
-    if (!input.dry_run) {
-      for (const r of todo) {
-        if (r.kind === 'expense') {
-          const { id } = await insertExpense(ctx.db, {
-            groupId: group.id, actorId: agentId, createdById: agentId, spec: r.spec, date: r.date, now, importKey: r.importKey, action: 'expense.imported',
-            fields: { description: r.description, category: r.category, notes: `imported from ${input.format} (line ${r.line})`, ...r.foreign },
-          });
-          expense_ids.push(id);
-        } else {
-          const p = await ctx.db.payment.create({
-            data: {
-              groupId: group.id, payerId: r.payerId, payeeId: r.payeeId, amountMinor: r.amountMinor, note: r.description.slice(0, 200),
-              status: 'confirmed', recordedById: agentId, createdAt: now, updatedAt: now, resolvedAt: now, importKey: r.importKey,
-            },
-          });
-          await applyDelta(ctx.db, group.id, new LedgerDelta().addPayment(r.payerId, r.payeeId, r.amountMinor, 1n));
-          await appendActivity(ctx.db, { groupId: group.id, actorId: agentId, action: 'payment.imported', entityType: 'payment', entityId: p.id, after: { from: r.payerId, to: r.payeeId, amount_minor: r.amountMinor.toString(), status: 'confirmed' } });
-          payment_ids.push(p.id);
-        }
-      }
-    }
-    const imported_expenses = todo.filter((r) => r.kind === 'expense').length;
-    const imported_payments = todo.length - imported_expenses;
+    const { group, would_import, result } = await importLedger(ctx, input);
     return {
-      imported_expenses: input.dry_run ? 0 : imported_expenses,
-      imported_payments: input.dry_run ? 0 : imported_payments,
-      already_imported: rows.length - todo.length,
-      skipped,
-      expense_ids,
-      payment_ids,
-      dry_run: input.dry_run ?? false,
+      ...result,
       suggested_next: input.dry_run
-        ? [`import_expenses: run again without dry_run to import ${imported_expenses} expense(s) and ${imported_payments} payment(s)`]
+        ? [`import_expenses: run again without dry_run to import ${would_import.expenses} expense(s) and ${would_import.payments} payment(s)`]
         : [`get_balances: balances of "${group.name}" after the import`, 'list_expenses: see the imported expenses'],
     };
   });

@@ -1,0 +1,124 @@
+/**
+ * Running an import (import_expenses): parses a Splitwise or Spliit CSV export against the group's
+ * active members and books every new row — expenses with an exact split, payments as confirmed —
+ * with balance effects and activity, all-or-nothing in the caller's transaction. Rows already
+ * imported into the group (same import key) are skipped.
+ */
+import type { ToolContext } from '../../context.ts';
+import { ToolError } from '../../errors.ts';
+import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
+import { currencyInfo } from '../money.ts';
+import { appendActivity } from '../activity.ts';
+import { LedgerDelta, applyDelta } from './effects.ts';
+import { activeMembersByHandle, insertExpense } from './expense-store.ts';
+import { parseImport, type ImportIssue, type ParseContext } from './import.ts';
+
+/** Most rows one import may hold. */
+export const MAX_IMPORT_ROWS = 2000;
+
+/** An import request: csv is the export's text; mapping maps a person column name to a member handle; dry_run books nothing. */
+export interface ImportRequest {
+  group_id: string;
+  format: ParseContext['format'];
+  csv: string;
+  mapping?: Record<string, string> | undefined;
+  dry_run?: boolean | undefined;
+}
+
+/**
+ * Imports `req.csv` into group `req.group_id` on behalf of the caller (ctx.auth), holding the group
+ * lock. Person columns resolve through `mapping`, else a member's handle or display name
+ * (case-insensitive). Amounts are integer minor units of the group currency.
+ * Returns the group and { imported_expenses, imported_payments (0 on dry_run), already_imported,
+ * skipped (rows without balance effect or in another currency, with why), expense_ids, payment_ids,
+ * dry_run }; `would_import` counts what a dry run would book.
+ * Errors: NOT_FOUND (group), FORBIDDEN (not a member), GROUP_ARCHIVED, DIRECT_LEDGER_NOT_ACCEPTED,
+ * VALIDATION_ERROR listing every bad row (details.issues, path "csv.line.N"; more than
+ * MAX_IMPORT_ROWS rows is one of them) — nothing is booked then.
+ */
+export async function importLedger(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, req: ImportRequest) {
+  const { db } = ctx;
+  const agentId = ctx.auth!.agentId;
+  const now = ctx.services.now();
+  const { group } = await requireMembership(db, req.group_id, agentId, { lock: true });
+  assertNotArchived(group);
+  await assertLedgerAccepted(db, group);
+  const members = await activeMembersByHandle(db, group.id);
+  const byName = new Map<string, string>();
+  for (const m of members.values()) {
+    byName.set(m.handle.toLowerCase(), m.agentId);
+    if (!byName.has(m.displayName.toLowerCase())) byName.set(m.displayName.toLowerCase(), m.agentId);
+  }
+  const mapping = req.mapping ?? {};
+  const { rows, issues, skipped } = parseImport(req.csv, {
+    format: req.format,
+    groupCurrency: group.currency,
+    exponent: currencyInfo(group.currency)?.minor_unit_exponent ?? 2,
+    exponentOf: (c) => currencyInfo(c)?.minor_unit_exponent,
+    groupId: group.id,
+    person: (name) => {
+      const mapped = mapping[name];
+      if (mapped !== undefined) {
+        const m = members.get(mapped);
+        return m ? { agentId: m.agentId } : { error: `mapping "${name}" → @${mapped}: not an active member of this group` };
+      }
+      const id = byName.get(name.trim().toLowerCase());
+      return id ? { agentId: id } : { error: `person "${name}" is not mapped to a member: add "${name}": "<handle>" to mapping` };
+    },
+  });
+  const all: ImportIssue[] = [...issues];
+  if (rows.length > MAX_IMPORT_ROWS) all.push({ line: rows[MAX_IMPORT_ROWS]!.line, message: `more than ${MAX_IMPORT_ROWS} rows; split the file` });
+  if (all.length) {
+    const dedup = new Map<string, ImportIssue>();
+    for (const i of all) dedup.set(`${i.line}|${i.message}`, i);
+    const list = [...dedup.values()].slice(0, 200);
+    throw new ToolError('VALIDATION_ERROR', `csv: ${list.length} bad row(s); nothing was imported. First: line ${list[0]!.line}: ${list[0]!.message}`, {
+      details: { issues: list.map((i) => ({ path: `csv.line.${i.line}`, message: i.message, code: 'bad_row' })) },
+      suggestedAction: 'Fix the listed lines (or add mapping entries) and import again.',
+    });
+  }
+  const keys = rows.map((r) => r.importKey);
+  // Sequential: one transaction connection runs one query at a time.
+  const doneE = await db.expense.findMany({ where: { groupId: group.id, importKey: { in: keys } }, select: { importKey: true } });
+  const doneP = await db.payment.findMany({ where: { groupId: group.id, importKey: { in: keys } }, select: { importKey: true } });
+  const done = new Set([...doneE, ...doneP].map((r) => r.importKey));
+  const todo = rows.filter((r) => !done.has(r.importKey));
+  const expense_ids: string[] = [];
+  const payment_ids: string[] = [];
+  if (!req.dry_run) {
+    for (const r of todo) {
+      if (r.kind === 'expense') {
+        const { id } = await insertExpense(db, {
+          groupId: group.id, actorId: agentId, createdById: agentId, spec: r.spec, date: r.date, now, importKey: r.importKey, action: 'expense.imported',
+          fields: { description: r.description, category: r.category, notes: `imported from ${req.format} (line ${r.line})`, ...r.foreign },
+        });
+        expense_ids.push(id);
+      } else {
+        const p = await db.payment.create({
+          data: {
+            groupId: group.id, payerId: r.payerId, payeeId: r.payeeId, amountMinor: r.amountMinor, note: r.description.slice(0, 200),
+            status: 'confirmed', recordedById: agentId, createdAt: now, updatedAt: now, resolvedAt: now, importKey: r.importKey,
+          },
+        });
+        await applyDelta(db, group.id, new LedgerDelta().addPayment(r.payerId, r.payeeId, r.amountMinor, 1n));
+        await appendActivity(db, { groupId: group.id, actorId: agentId, action: 'payment.imported', entityType: 'payment', entityId: p.id, after: { from: r.payerId, to: r.payeeId, amount_minor: r.amountMinor.toString(), status: 'confirmed' } });
+        payment_ids.push(p.id);
+      }
+    }
+  }
+  const imported_expenses = todo.filter((r) => r.kind === 'expense').length;
+  const imported_payments = todo.length - imported_expenses;
+  return {
+    group,
+    would_import: { expenses: imported_expenses, payments: imported_payments },
+    result: {
+      imported_expenses: req.dry_run ? 0 : imported_expenses,
+      imported_payments: req.dry_run ? 0 : imported_payments,
+      already_imported: rows.length - todo.length,
+      skipped,
+      expense_ids,
+      payment_ids,
+      dry_run: req.dry_run ?? false,
+    },
+  };
+}
