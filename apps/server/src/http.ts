@@ -4,10 +4,13 @@
  * Request flow (ARCHITECTURE.md): onRequest → request id → bearer authentication → rate limit
  * → route (REST adapter / MCP adapter / metadata) → registry.callTool → tRPC middlewares
  * (scope, idempotency + transaction) → tool handler. Every failure, including framework
- * errors (bad JSON, 413, unknown route), leaves through one error handler as the envelope.
+ * errors (bad JSON, 413, unknown route), leaves as the envelope: each adapter is an encapsulated
+ * plugin with its own error handler (its body shape, its WWW-Authenticate resource, its routes'
+ * `config.ignoresBearer`) built on the shared `errorEnvelope`; the server's own error handler
+ * serves its own routes and unknown routes.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { ToolError, toErrorEnvelope, toToolError, inputIssues, type AuthInfo, type Registry, type Services } from '@kitty/core';
+import { ToolError, toErrorEnvelope, toToolError, inputIssues, type AuthInfo, type ErrorEnvelope, type Registry, type Services } from '@kitty/core';
 import { registerRestRoutes } from '@kitty/rest-adapter';
 import { registerMcpRoutes } from '@kitty/mcp-adapter';
 import cookie from '@fastify/cookie';
@@ -24,6 +27,10 @@ import { registerOAuthRoutes, type OAuthRouteDeps } from './oauth/routes.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     kittyAuth: AuthInfo | null;
+  }
+  interface FastifyContextConfig {
+    /** The route takes no credential: the onRequest hook does not read (or refuse) an Authorization header on it. */
+    ignoresBearer?: boolean;
   }
 }
 
@@ -128,9 +135,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       throw new ToolError('VALIDATION_ERROR', `Invalid URL: ${paramIssues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { details: { issues: paramIssues } });
     }
     const authz = req.headers.authorization;
-    // The docs MCP server takes no credential: a stale or foreign bearer must not lock readers out.
+    // A route without credentials (e.g. the docs MCP server) says so: a stale or foreign bearer must not lock readers out.
     // The authorization server's endpoints take their own client credentials (e.g. HTTP Basic at /oauth/token).
-    if (authz && !req.url.startsWith('/mcp/docs') && !req.url.startsWith('/oauth/')) {
+    if (authz && !req.routeOptions.config?.ignoresBearer && !req.url.startsWith('/oauth/')) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
       if (!m) throw new ToolError('UNAUTHENTICATED', 'Authorization must be "Bearer <api key>".');
       req.kittyAuth = await deps.abuseLimiter.meterAuthentication(req.ip, () => deps.authenticator.authenticate(m[1]!));
@@ -145,14 +152,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
 
-  app.setErrorHandler((err, req, reply) => {
+  /** Any error → the envelope and its status; logs internal errors and sets Retry-After. Shared by every error handler. */
+  const errorEnvelope = (err: unknown, req: FastifyRequest, reply: FastifyReply): { status: number; body: ErrorEnvelope } => {
     const tool = err instanceof ToolError ? err : (err as { name?: string }).name === 'ToolError' ? (err as ToolError) : fastifyErrorToTool(err as never);
     const { status, body, error } = toErrorEnvelope(tool, req.id);
     if (error.kittyCode === 'INTERNAL') req.log.error({ err: error.cause ?? err }, 'internal error');
-    // RFC 6750 §3.1: a presented but unusable token is error="invalid_token".
-    if (status === 401) reply.header('WWW-Authenticate', wwwAuthenticate(deps.baseUrl, req.url.startsWith('/mcp') ? '/mcp' : '', req.headers.authorization ? 'invalid_token' : undefined));
     if (error.retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(error.retryAfter)));
-    // On /mcp, transport-level refusals (bad JSON, 413, 415) are JSON-RPC errors (wire-errors.ts).
+    return { status, body };
+  };
+  const challenge = (resourcePath: string, error?: 'invalid_token') => wwwAuthenticate(deps.baseUrl, resourcePath, error);
+
+  app.setErrorHandler((err, req, reply) => {
+    const { status, body } = errorEnvelope(err, req, reply);
+    // RFC 6750 §3.1: a presented but unusable token is error="invalid_token".
+    if (status === 401) reply.header('WWW-Authenticate', challenge('', req.headers.authorization ? 'invalid_token' : undefined));
+    // Requests no adapter route took (unknown paths) keep the shape of their path, as refusals before routing do.
     return reply.code(status).send(toWireBody(req.url, body));
   });
 
@@ -179,7 +193,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     callRequest,
     baseUrl: deps.baseUrl,
     allowedHosts: deps.allowedHosts,
-    wwwAuthenticate: wwwAuthenticate(deps.baseUrl, '/mcp'),
+    errorEnvelope,
+    wwwAuthenticate: challenge,
   });
   await registerMetadataRoutes(app, deps);
   await registerAccountRoutes(app, { services: deps.services });

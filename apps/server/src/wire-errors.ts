@@ -13,7 +13,7 @@
  *   split over several TCP packets), the answer is the REST envelope.
  * - `frameworkErrorToTool`: Fastify's router refuses a URL (bad percent-encoding, a path
  *   parameter over `maxParamLength`) before any hook runs.
- * - `toWireBody` in the server's error handler: 413, 415 and bad JSON on /mcp.
+ * (413, 415 and bad JSON on a routed /mcp request are the MCP adapter's own error handler's.)
  * What cannot be changed: a connection Node resets or that is already closed gets no answer;
  * a refusal after the response has started is only a closed connection.
  */
@@ -21,33 +21,20 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ToolError, toErrorEnvelope, type ErrorEnvelope } from '@kitty/core';
-
-/** Error codes that mean "the HTTP message itself was refused" (on /mcp they become JSON-RPC errors). */
-const TRANSPORT_CODES = new Set(['BAD_REQUEST', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_LARGE', 'URI_TOO_LONG', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE']);
+import { isMcpPath, toMcpErrorBody } from '@kitty/mcp-adapter';
 
 /** A request line this long is reported as 414 URI_TOO_LONG rather than 431 when the header section overflows. */
 const URI_LIMIT = 8192;
 
-/** True for /mcp, /mcp/docs and anything below them. */
-function isMcpPath(url: string): boolean {
-  return /^\/mcp(?:[/?#]|$)/.test(url);
-}
-
 export const newRequestId = () => `req_${randomUUID().replaceAll('-', '')}`;
 
 /**
- * The body to send for `envelope` on `url`: the envelope itself on REST; on /mcp a JSON-RPC error
- * for transport-level refusals (-32700 for bad JSON, -32600 otherwise) carrying the envelope as
- * `error.data`, and the envelope for the rest (401, 403, 405, 429 keep the REST shape MCP clients
- * read from the HTTP status).
+ * The body to send for `envelope` on `url` when the refusal comes before routing (no adapter's
+ * error handler can run): the envelope itself on REST; on MCP paths the MCP adapter's form
+ * (`toMcpErrorBody`: a JSON-RPC error for transport-level refusals).
  */
 export function toWireBody(url: string, envelope: ErrorEnvelope): unknown {
-  if (!isMcpPath(url)) return envelope;
-  const invalidJson = (envelope.error.details?.issues as Array<{ code?: string }> | undefined)?.[0]?.code === 'invalid_json';
-  if (!invalidJson && !TRANSPORT_CODES.has(envelope.error.code)) return envelope;
-  const code = invalidJson ? -32700 : -32600;
-  const message = `${invalidJson ? 'Parse error' : 'Invalid Request'}: ${envelope.error.message}`;
-  return { jsonrpc: '2.0', id: null, error: { code, message, data: envelope } };
+  return isMcpPath(url) ? toMcpErrorBody(envelope) : envelope;
 }
 
 /** Fastify's router refusals (`frameworkErrors`): bad URL encoding → BAD_REQUEST, over-long path parameter → URI_TOO_LONG. */

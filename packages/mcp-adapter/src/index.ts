@@ -3,7 +3,13 @@
  * - `/mcp`: every registry tool; needs a credential (the server's onRequest hook authenticates
  *   the bearer; without one → HTTP 401 + `WWW-Authenticate` + the JSON error envelope);
  * - `/mcp/docs`: read-only documentation server (list_tools, describe_tool, search_docs and
- *   kitty://docs/* resources), no credential.
+ *   kitty://docs/* resources), no credential: its routes carry `config.ignoresBearer`, so the
+ *   server does not read a (stale or foreign) bearer there.
+ *
+ * The routes live in their own encapsulated Fastify plugin with its own error handler: errors on
+ * them become Kitty's error envelope (the server's `errorEnvelope`), transport-level refusals (bad
+ * JSON, 413, …) a JSON-RPC error (`jsonRpcTransportError`), and a 401 names /mcp's protected-resource
+ * metadata in `WWW-Authenticate` (RFC 9728).
  *
  * Both answer POST with JSON (`enableJsonResponse`), never open SSE streams, keep no session
  * (no `Mcp-Session-Id`) and refuse GET/DELETE with 405. Host/Origin are checked against
@@ -23,7 +29,7 @@ import { Readable } from 'node:stream';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AuthInfo as McpAuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { ToolError, type Registry, type CallRequest } from '@kitty/core';
+import { ToolError, type Registry, type CallRequest, type ErrorEnvelope } from '@kitty/core';
 import { hostGuard } from './guard.ts';
 import { ServerPool } from './pool.ts';
 import { toolsServerFactory, CONTEXT_KEY, type McpCallContext } from './tools-server.ts';
@@ -35,6 +41,35 @@ export { docsServerFactory } from './docs/server.ts';
 export { buildDocs, type DocPage } from './docs/pages.ts';
 export { ServerPool } from './pool.ts';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes no credential: the server must not read (or refuse) an Authorization header on it. */
+    ignoresBearer?: boolean;
+  }
+}
+
+/** Error codes that mean "the HTTP message itself was refused": on MCP paths they become JSON-RPC errors. */
+const TRANSPORT_CODES = new Set(['BAD_REQUEST', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_LARGE', 'URI_TOO_LONG', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE']);
+
+/** True for /mcp, /mcp/docs and anything below them (for refusals made before routing, e.g. by Node's HTTP parser). */
+export function isMcpPath(url: string): boolean {
+  return /^\/mcp(?:[/?#]|$)/.test(url);
+}
+
+/**
+ * The JSON-RPC form of a transport-level refusal on MCP paths: -32700 Parse error for bad JSON
+ * (details.issues[0].code "invalid_json"), -32600 Invalid Request for the codes in TRANSPORT_CODES,
+ * with the envelope as `error.data` (JSON-RPC 2.0 §5.1). Any other envelope (401, 403, 404, 405,
+ * 429, …) is returned unchanged: MCP clients read those from the HTTP status.
+ */
+export function toMcpErrorBody(envelope: ErrorEnvelope): unknown {
+  const invalidJson = (envelope.error.details?.issues as Array<{ code?: string }> | undefined)?.[0]?.code === 'invalid_json';
+  if (!invalidJson && !TRANSPORT_CODES.has(envelope.error.code)) return envelope;
+  const code = invalidJson ? -32700 : -32600;
+  const message = `${invalidJson ? 'Parse error' : 'Invalid Request'}: ${envelope.error.message}`;
+  return { jsonrpc: '2.0', id: null, error: { code, message, data: envelope } };
+}
+
 export interface McpAdapterOptions {
   registry: Registry;
   /** Builds the registry call request (services, auth, request id) for an HTTP request. */
@@ -42,8 +77,16 @@ export interface McpAdapterOptions {
   baseUrl: string;
   /** Extra Host header values accepted besides localhost/127.0.0.1/[::1] and the base URL's host. */
   allowedHosts: string[];
-  /** Value of the WWW-Authenticate header for 401 on /mcp. */
-  wwwAuthenticate: string;
+  /**
+   * Any error thrown on these routes (or by the server's hooks for them) → Kitty's error envelope
+   * and its HTTP status; also sets the generic headers (Retry-After) and logs internal errors.
+   */
+  errorEnvelope(err: unknown, req: FastifyRequest, reply: FastifyReply): { status: number; body: ErrorEnvelope };
+  /**
+   * The WWW-Authenticate value for a 401 (RFC 6750 §3), naming the protected-resource metadata of
+   * `resourcePath` (RFC 9728 §5.1); `error` is "invalid_token" when a credential was presented.
+   */
+  wwwAuthenticate(resourcePath: string, error?: 'invalid_token'): string;
   /**
    * Reuse connected-and-released low-level Servers across requests (default true).
    * false builds a Server per request (kept for benchmarks: see the README design notes).
@@ -57,16 +100,26 @@ function header(req: FastifyRequest, name: string): string | undefined {
 }
 
 /**
- * Registers `POST|GET|DELETE /mcp` and `/mcp/docs` on `app`.
+ * Registers `POST|GET|DELETE /mcp` and `/mcp/docs` on `app`, in an encapsulated plugin.
  * Errors before the MCP transport takes over are thrown as ToolError and leave through the
- * server's error handler as the JSON error envelope: FORBIDDEN 403 (Host/Origin refused),
- * UNAUTHENTICATED 401 (/mcp without credential; `WWW-Authenticate: opts.wwwAuthenticate`),
+ * plugin's error handler as the JSON error envelope: FORBIDDEN 403 (Host/Origin refused),
+ * UNAUTHENTICATED 401 (/mcp without credential; `WWW-Authenticate` naming /mcp's metadata),
  * METHOD_NOT_ALLOWED 405 (GET/DELETE: stateless server, no SSE stream, no session),
  * VALIDATION_ERROR 400 (empty body). A JSON array body (a JSON-RPC batch, which MCP 2025-11-25
  * does not have) is refused whole with HTTP 400 and JSON-RPC error -32600 before anything runs.
  * Everything after is JSON-RPC as the MCP spec says.
  */
-export async function registerMcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise<void> {
+export async function registerMcpRoutes(parent: FastifyInstance, opts: McpAdapterOptions): Promise<void> {
+  await parent.register(async (app) => mcpRoutes(app, opts));
+}
+
+async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise<void> {
+  app.setErrorHandler((err, req, reply) => {
+    const { status, body } = opts.errorEnvelope(err, req, reply);
+    // RFC 6750 §3.1: a presented but unusable token is error="invalid_token".
+    if (status === 401) reply.header('WWW-Authenticate', opts.wwwAuthenticate('/mcp', req.headers.authorization ? 'invalid_token' : undefined));
+    return reply.code(status).send(toMcpErrorBody(body));
+  });
   const guard = hostGuard(opts.baseUrl, opts.allowedHosts);
   const reuse = opts.reuseServers ?? true;
   const toolsPool = new ServerPool(toolsServerFactory(opts.registry, opts.baseUrl), reuse);
@@ -163,20 +216,20 @@ export async function registerMcpRoutes(app: FastifyInstance, opts: McpAdapterOp
     const r = context(req);
     const agent = r.callRequest.auth;
     if (!agent) {
-      reply.header('WWW-Authenticate', opts.wwwAuthenticate);
       throw new ToolError('UNAUTHENTICATED', 'The MCP endpoint needs a credential: send "Authorization: Bearer <api key>".', {
         suggestedAction: `Register with POST ${opts.baseUrl}/v1/agents to get an API key, or use OAuth (see the WWW-Authenticate header). Documentation without a credential: ${opts.baseUrl}/mcp/docs.`,
       });
     }
     return serve(toolsPool, req, reply, { token: '', clientId: agent.agentId, scopes: agent.scopes, extra: { [CONTEXT_KEY]: r } });
   });
-  app.post('/mcp/docs', async (req, reply) => {
+  app.post('/mcp/docs', { config: { ignoresBearer: true } }, async (req, reply) => {
     checkOrigin(req);
     return serve(docsPool, req, reply, { token: '', clientId: 'anonymous', scopes: [], extra: { [CONTEXT_KEY]: context(req) } });
   });
   for (const path of ['/mcp', '/mcp/docs']) {
-    app.get(path, notAllowed);
-    app.delete(path, notAllowed);
+    const config = { ignoresBearer: path === '/mcp/docs' };
+    app.get(path, { config }, notAllowed);
+    app.delete(path, { config }, notAllowed);
   }
 }
 
