@@ -1,17 +1,10 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
-import { validationError } from '../../errors.ts';
 import { isoDate, amountMinor, output, groupId } from '../../text.ts';
-import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../domain/groups.ts';
-import { formatMinor } from '../../domain/money.ts';
-import { notifyAll } from '../../domain/inbox.ts';
 import { expenseSchema, expenseTextFields, payersInput, splitInput, repeatInput, foreignFields } from '../../domain/ledger/expense-wire.ts';
-import { resolveAmount, resolvePayers, resolveSplit, todayUtc, dateFromIso, type ExpenseFields } from '../../domain/ledger/expense-spec.ts';
-import { toExpenses, type ExpenseRow } from '../../domain/ledger/expense-view.ts';
-import { activeMembersByHandle, insertExpense } from '../../domain/ledger/expense-store.ts';
-import { occurrenceDate, occurrenceExists, toTemplate, earliestRepeatStart, MAX_REPEAT_START_AGE_DAYS, MAX_OCCURRENCES_PER_RUN, type RecurrenceRule } from '../../domain/ledger/recurrence.ts';
-import { randomUUID } from 'node:crypto';
+import { addExpense } from '../../domain/ledger/expense-add.ts';
+import { earliestRepeatStart, MAX_REPEAT_START_AGE_DAYS, MAX_OCCURRENCES_PER_RUN } from '../../domain/ledger/recurrence.ts';
 
 export const add_expense = writeTool
   .meta({
@@ -65,65 +58,13 @@ export const add_expense = writeTool
   )
   .output(output({ expense: expenseSchema }))
   .mutation(async ({ ctx, input }) => {
-    const agentId = ctx.auth.agentId;
-    const now = ctx.services.now();
-    const { group } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
-    assertNotArchived(group);
-    await assertLedgerAccepted(ctx.db, group);
-    const { amountMinor, foreign } = resolveAmount(group.currency, input);
-    const members = await activeMembersByHandle(ctx.db, group.id);
-    const payers = resolvePayers(members, amountMinor, input.payers, agentId);
-    const split = resolveSplit(members, amountMinor, input.split);
-    const spec = { amountMinor, payers, ...split };
-    const fields: ExpenseFields = { description: input.description, category: input.category || null, notes: input.notes || null, ...foreign };
-    const date = input.date ?? todayUtc(now);
-
-    let recurrenceId: string | null = null;
-    let recurrence: ExpenseRow['recurrence'] = null;
-    if (input.repeat) {
-      const r = input.repeat;
-      if (r.until && r.until < date) throw validationError('repeat.until', 'must not be before date', 'before_start');
-      const rule: RecurrenceRule = { startDate: date, unit: r.unit, every: r.every ?? 1, until: r.until ?? null, count: r.count ?? null };
-      recurrenceId = randomUUID();
-      recurrence = await ctx.db.recurrence.create({
-        data: {
-          id: recurrenceId,
-          groupId: group.id,
-          template: toTemplate(spec, fields) as object,
-          unit: rule.unit,
-          every: rule.every,
-          startDate: dateFromIso(date),
-          endDate: rule.until ? dateFromIso(rule.until) : null,
-          maxCount: rule.count,
-          nextIndex: 1,
-          nextDate: dateFromIso(occurrenceDate(date, rule.unit, rule.every, 1)),
-          active: occurrenceExists(rule, 1),
-          createdById: agentId,
-          createdAt: now,
-        },
-      });
-    }
-    const { id, lines, row } = await insertExpense(ctx.db, {
-      groupId: group.id, actorId: agentId, createdById: agentId, spec, fields, date, now,
-      recurrenceId, occurrenceIndex: recurrenceId ? 0 : null,
-    });
-    const involved = lines.map((l) => l.agentId).sort();
-    await notifyAll(ctx.db, involved, agentId, {
-      kind: 'expense_added',
-      text: `@${ctx.auth.handle} added "${input.description}" (${formatMinor(amountMinor, group.currency)}) in "${group.name}"`,
-      entityType: 'expense',
-      entityId: id,
-      groupId: group.id,
-    });
-    // Answer from what was written (no read-back): members are known, the recurrence was just created.
-    const known = new Map([...members.values()].map((m) => [m.agentId, { id: m.agentId, handle: m.handle, displayName: m.displayName }]));
-    const [expense] = await toExpenses(ctx.db, [{ ...row, recurrence }], group.currency, known);
+    const { group, expense } = await addExpense(ctx, input);
     return {
-      expense: expense!,
+      expense,
       suggested_next: [
         `get_balances: see who owes whom in "${group.name}" now`,
         `suggest_settlements: the fewest payments that settle "${group.name}"`,
-        `update_expense: correct expense ${id} if something is off`,
+        `update_expense: correct expense ${expense.expense_id} if something is off`,
       ],
     };
   });

@@ -1,0 +1,106 @@
+/**
+ * Adding an expense (add_expense): resolves amount, payers and split against the group's active
+ * members, optionally starts a repeating series, inserts the expense with its shares and balance
+ * effect, and notifies everyone involved, in the caller's transaction.
+ */
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import type { ToolContext } from '../../context.ts';
+import { validationError } from '../../errors.ts';
+import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
+import { formatMinor } from '../money.ts';
+import { notifyAll } from '../inbox.ts';
+import type { payersInput, splitInput, repeatInput } from './expense-wire.ts';
+import { resolveAmount, resolvePayers, resolveSplit, todayUtc, dateFromIso, type ExpenseFields } from './expense-spec.ts';
+import { toExpenses, type ExpenseRow } from './expense-view.ts';
+import { activeMembersByHandle, insertExpense } from './expense-store.ts';
+import { occurrenceDate, occurrenceExists, toTemplate, type RecurrenceRule } from './recurrence.ts';
+
+/**
+ * A new expense as validated on the wire. amount_minor is in the group currency's minor units
+ * (negative = refund), required unless the three foreign fields are given (original_amount_minor in
+ * original_currency's minor units, exchange_rate a decimal string of group units per original unit).
+ * date is YYYY-MM-DD (default today, UTC). payers default to the caller paying everything; split
+ * defaults to every active member equally; repeat starts a series from date.
+ */
+export interface NewExpense {
+  group_id: string;
+  description: string;
+  category?: string | undefined;
+  notes?: string | undefined;
+  amount_minor?: number | undefined;
+  date?: string | undefined;
+  payers?: z.infer<typeof payersInput> | undefined;
+  split?: z.input<typeof splitInput> | undefined;
+  original_currency?: string | undefined;
+  original_amount_minor?: number | undefined;
+  exchange_rate?: string | undefined;
+  repeat?: z.infer<typeof repeatInput> | undefined;
+}
+
+/**
+ * Adds `req` to group `req.group_id` on behalf of the caller (ctx.auth), holding the group lock.
+ * With repeat, a recurrence row is created first (the first copy is index 1; this expense is index 0).
+ * Returns the group and the expense (wire shape, amounts in minor units), answered from what was
+ * written without a read-back.
+ * Errors: NOT_FOUND (group), FORBIDDEN (not a member), GROUP_ARCHIVED, DIRECT_LEDGER_NOT_ACCEPTED,
+ * VALIDATION_ERROR naming the field (amount/foreign fields, payers, split, members who are not
+ * active, repeat.until before date).
+ */
+export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, req: NewExpense) {
+  const { db } = ctx;
+  const agentId = ctx.auth!.agentId;
+  const now = ctx.services.now();
+  const { group } = await requireMembership(db, req.group_id, agentId, { lock: true });
+  assertNotArchived(group);
+  await assertLedgerAccepted(db, group);
+  const { amountMinor, foreign } = resolveAmount(group.currency, req);
+  const members = await activeMembersByHandle(db, group.id);
+  const payers = resolvePayers(members, amountMinor, req.payers, agentId);
+  const split = resolveSplit(members, amountMinor, req.split);
+  const spec = { amountMinor, payers, ...split };
+  const fields: ExpenseFields = { description: req.description, category: req.category || null, notes: req.notes || null, ...foreign };
+  const date = req.date ?? todayUtc(now);
+
+  let recurrenceId: string | null = null;
+  let recurrence: ExpenseRow['recurrence'] = null;
+  if (req.repeat) {
+    const r = req.repeat;
+    if (r.until && r.until < date) throw validationError('repeat.until', 'must not be before date', 'before_start');
+    const rule: RecurrenceRule = { startDate: date, unit: r.unit, every: r.every ?? 1, until: r.until ?? null, count: r.count ?? null };
+    recurrenceId = randomUUID();
+    recurrence = await db.recurrence.create({
+      data: {
+        id: recurrenceId,
+        groupId: group.id,
+        template: toTemplate(spec, fields) as object,
+        unit: rule.unit,
+        every: rule.every,
+        startDate: dateFromIso(date),
+        endDate: rule.until ? dateFromIso(rule.until) : null,
+        maxCount: rule.count,
+        nextIndex: 1,
+        nextDate: dateFromIso(occurrenceDate(date, rule.unit, rule.every, 1)),
+        active: occurrenceExists(rule, 1),
+        createdById: agentId,
+        createdAt: now,
+      },
+    });
+  }
+  const { id, lines, row } = await insertExpense(db, {
+    groupId: group.id, actorId: agentId, createdById: agentId, spec, fields, date, now,
+    recurrenceId, occurrenceIndex: recurrenceId ? 0 : null,
+  });
+  const involved = lines.map((l) => l.agentId).sort();
+  await notifyAll(db, involved, agentId, {
+    kind: 'expense_added',
+    text: `@${ctx.auth!.handle} added "${req.description}" (${formatMinor(amountMinor, group.currency)}) in "${group.name}"`,
+    entityType: 'expense',
+    entityId: id,
+    groupId: group.id,
+  });
+  // Answer from what was written (no read-back): members are known, the recurrence was just created.
+  const known = new Map([...members.values()].map((m) => [m.agentId, { id: m.agentId, handle: m.handle, displayName: m.displayName }]));
+  const [expense] = await toExpenses(db, [{ ...row, recurrence }], group.currency, known);
+  return { group, expense: expense! };
+}
