@@ -1,15 +1,9 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
-import { ToolError, validationError } from '../../errors.ts';
 import { handle, text, positiveAmountMinor, output, groupId } from '../../text.ts';
-import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../domain/groups.ts';
-import { formatMinor } from '../../domain/money.ts';
-import { appendActivity } from '../../domain/activity.ts';
-import { notify } from '../../domain/inbox.ts';
-import { LedgerDelta, applyDelta, applyPending } from '../../domain/ledger/effects.ts';
-import { activeMembersByHandle } from '../../domain/ledger/expense-store.ts';
-import { paymentSchema, toPayments, assertNotOverpaying } from '../../domain/ledger/payments.ts';
+import { paymentSchema } from '../../domain/ledger/payments.ts';
+import { recordPayment } from '../../domain/ledger/payment-record.ts';
 
 export const record_payment = writeTool
   .meta({
@@ -44,63 +38,15 @@ export const record_payment = writeTool
   )
   .output(output({ payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
-    const agentId = ctx.auth.agentId;
-    const { group } = await requireMembership(ctx.db, input.group_id, agentId, { lock: true });
-    assertNotArchived(group);
-    await assertLedgerAccepted(ctx.db, group);
-    const members = await activeMembersByHandle(ctx.db, group.id);
-    const fromHandle = input.from_handle ?? ctx.auth.handle;
-    const payer = members.get(fromHandle);
-    if (!payer) throw validationError('from_handle', `@${fromHandle} is not an active member of this group`, 'not_a_member');
-    const payee = members.get(input.to_handle);
-    if (!payee) throw validationError('to_handle', `@${input.to_handle} is not an active member of this group`, 'not_a_member');
-    if (payer.agentId === payee.agentId) throw validationError('to_handle', 'payer and payee must differ', 'same_member');
-    if (agentId !== payer.agentId && agentId !== payee.agentId) {
-      throw new ToolError('FORBIDDEN', 'You can record only payments you made or received.', { suggestedAction: 'Ask the payer or the payee to record it.' });
-    }
-    const amount = BigInt(input.amount_minor);
-    if (!input.allow_overpayment) await assertNotOverpaying(ctx.db, group, payer, payee, amount);
-    const now = ctx.services.now();
-    const confirmed = agentId === payee.agentId;
-    const p = await ctx.db.payment.create({
-      data: {
-        groupId: group.id,
-        payerId: payer.agentId,
-        payeeId: payee.agentId,
-        amountMinor: amount,
-        note: input.note || null,
-        status: confirmed ? 'confirmed' : 'pending',
-        recordedById: agentId,
-        createdAt: now,
-        updatedAt: now,
-        resolvedAt: confirmed ? now : null,
-      },
-    });
-    const money = formatMinor(amount, group.currency);
-    if (confirmed) {
-      await applyDelta(ctx.db, group.id, new LedgerDelta().addPayment(payer.agentId, payee.agentId, amount, 1n));
-      await notify(ctx.db, { agentId: payer.agentId, kind: 'payment_confirmed', text: `@${payee.handle} confirmed receiving ${money} from you in "${group.name}"`, entityType: 'payment', entityId: p.id, groupId: group.id });
-    } else {
-      await applyPending(ctx.db, group.id, payer.agentId, payee.agentId, amount, 1n);
-      await notify(ctx.db, {
-        agentId: payee.agentId,
-        kind: 'payment_to_confirm',
-        text: `Payment awaiting your confirmation: @${payer.handle} says they paid you ${money} in "${group.name}"`,
-        requiresAction: true,
-        entityType: 'payment',
-        entityId: p.id,
-        groupId: group.id,
-      });
-    }
-    await appendActivity(ctx.db, { groupId: group.id, actorId: agentId, action: 'payment.recorded', entityType: 'payment', entityId: p.id, after: { from: payer.agentId, to: payee.agentId, amount_minor: amount.toString(), status: p.status } });
-    const [payment] = await toPayments(ctx.db, [p], group.currency);
+    const { group, payment, confirmed, payeeHandle } = await recordPayment(ctx, input);
+    const id = payment.payment_id;
     return {
-      payment: payment!,
+      payment,
       suggested_next: confirmed
         ? [`get_balances: balances after this payment in "${group.name}"`, 'suggest_settlements: what is left to settle']
         : [
-            `cancel_payment: withdraw payment ${p.id} while it is pending`,
-            `get_payment: check whether @${payee.handle} confirmed payment ${p.id}`,
+            `cancel_payment: withdraw payment ${id} while it is pending`,
+            `get_payment: check whether @${payeeHandle} confirmed payment ${id}`,
             `get_balances: pending amounts show as balance_pending_minor`,
           ],
     };

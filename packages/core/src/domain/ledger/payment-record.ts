@@ -1,0 +1,88 @@
+/**
+ * Recording a payment (record_payment): one member paid another outside Kitty. Recorded by the
+ * payee it is confirmed at once and moves balances; recorded by the payer it waits (pending) for
+ * the payee's confirmation. Activity and inbox item in the caller's transaction.
+ */
+import type { ToolContext } from '../../context.ts';
+import { ToolError, validationError } from '../../errors.ts';
+import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
+import { formatMinor } from '../money.ts';
+import { appendActivity } from '../activity.ts';
+import { notify } from '../inbox.ts';
+import { LedgerDelta, applyDelta, applyPending } from './effects.ts';
+import { activeMembersByHandle } from './expense-store.ts';
+import { toPayments, assertNotOverpaying } from './payments.ts';
+
+/** A payment as validated on the wire: amount_minor > 0 in the group currency's minor units; from_handle defaults to the caller; note 0-200 characters. */
+export interface PaymentRequest {
+  group_id: string;
+  to_handle: string;
+  from_handle?: string | undefined;
+  amount_minor: number;
+  note?: string | undefined;
+  allow_overpayment?: boolean | undefined;
+}
+
+/**
+ * Records `req` in group `req.group_id` on behalf of the caller (ctx.auth), who must be the payer
+ * or the payee, holding the group lock. Payee recording → confirmed (balances move, the payer is
+ * told); payer recording → pending (balance_pending moves, the payee gets an item requiring action).
+ * Returns the group, the payment (wire shape), whether it is confirmed, and the payee's handle.
+ * Errors: NOT_FOUND (group), FORBIDDEN (not a member; neither payer nor payee), GROUP_ARCHIVED,
+ * DIRECT_LEDGER_NOT_ACCEPTED, VALIDATION_ERROR (from_handle/to_handle not an active member; the
+ * same member), OVERPAYMENT (more than the payer owes the payee, unless allow_overpayment).
+ */
+export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, req: PaymentRequest) {
+  const { db } = ctx;
+  const agentId = ctx.auth!.agentId;
+  const { group } = await requireMembership(db, req.group_id, agentId, { lock: true });
+  assertNotArchived(group);
+  await assertLedgerAccepted(db, group);
+  const members = await activeMembersByHandle(db, group.id);
+  const fromHandle = req.from_handle ?? ctx.auth!.handle;
+  const payer = members.get(fromHandle);
+  if (!payer) throw validationError('from_handle', `@${fromHandle} is not an active member of this group`, 'not_a_member');
+  const payee = members.get(req.to_handle);
+  if (!payee) throw validationError('to_handle', `@${req.to_handle} is not an active member of this group`, 'not_a_member');
+  if (payer.agentId === payee.agentId) throw validationError('to_handle', 'payer and payee must differ', 'same_member');
+  if (agentId !== payer.agentId && agentId !== payee.agentId) {
+    throw new ToolError('FORBIDDEN', 'You can record only payments you made or received.', { suggestedAction: 'Ask the payer or the payee to record it.' });
+  }
+  const amount = BigInt(req.amount_minor);
+  if (!req.allow_overpayment) await assertNotOverpaying(db, group, payer, payee, amount);
+  const now = ctx.services.now();
+  const confirmed = agentId === payee.agentId;
+  const p = await db.payment.create({
+    data: {
+      groupId: group.id,
+      payerId: payer.agentId,
+      payeeId: payee.agentId,
+      amountMinor: amount,
+      note: req.note || null,
+      status: confirmed ? 'confirmed' : 'pending',
+      recordedById: agentId,
+      createdAt: now,
+      updatedAt: now,
+      resolvedAt: confirmed ? now : null,
+    },
+  });
+  const money = formatMinor(amount, group.currency);
+  if (confirmed) {
+    await applyDelta(db, group.id, new LedgerDelta().addPayment(payer.agentId, payee.agentId, amount, 1n));
+    await notify(db, { agentId: payer.agentId, kind: 'payment_confirmed', text: `@${payee.handle} confirmed receiving ${money} from you in "${group.name}"`, entityType: 'payment', entityId: p.id, groupId: group.id });
+  } else {
+    await applyPending(db, group.id, payer.agentId, payee.agentId, amount, 1n);
+    await notify(db, {
+      agentId: payee.agentId,
+      kind: 'payment_to_confirm',
+      text: `Payment awaiting your confirmation: @${payer.handle} says they paid you ${money} in "${group.name}"`,
+      requiresAction: true,
+      entityType: 'payment',
+      entityId: p.id,
+      groupId: group.id,
+    });
+  }
+  await appendActivity(db, { groupId: group.id, actorId: agentId, action: 'payment.recorded', entityType: 'payment', entityId: p.id, after: { from: payer.agentId, to: payee.agentId, amount_minor: amount.toString(), status: p.status } });
+  const [payment] = await toPayments(db, [p], group.currency);
+  return { group, payment: payment!, confirmed, payeeHandle: payee.handle };
+}
