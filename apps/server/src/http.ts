@@ -187,7 +187,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     return { ok: true, data: { status: 'ok', database: 'ok', tools_version: deps.registry.version } };
   });
-  await registerRestRoutes(app, { registry, callRequest, baseUrl: deps.baseUrl });
+  await registerRestRoutes(app, { registry, callRequest, baseUrl: deps.baseUrl, errorEnvelope, wwwAuthenticate: challenge });
   await registerMcpRoutes(app, {
     registry,
     callRequest,

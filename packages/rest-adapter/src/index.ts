@@ -1,13 +1,16 @@
 /**
  * REST projection of the registry (interface-spec "Endpoints"). It translates HTTP into
  * registry calls and results into envelopes; it decides nothing about tools. Authentication,
- * rate limits, request ids and framework errors are the server's (apps/server) hooks.
+ * rate limits and request ids are the server's (apps/server) hooks. The routes live in their own
+ * encapsulated Fastify plugin whose error handler sends every error (thrown here, by the server's
+ * hooks for these routes, or by body parsing) as the error envelope (`opts.errorEnvelope`), with
+ * `WWW-Authenticate` naming the service root's protected-resource metadata on 401 (RFC 9728).
  *
  * Routes: POST /v1/tools/:name, GET /v1/tools (ETag / If-None-Match → 304), GET /v1/tools/:name,
  * POST /v1/sandbox/tools/:name, GET /v1, POST /v1/agents, GET /openapi.json.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ToolError, type Registry, type CallRequest } from '@kitty/core';
+import { ToolError, type Registry, type CallRequest, type ErrorEnvelope } from '@kitty/core';
 import { buildOpenApi } from './openapi.ts';
 
 export { buildOpenApi } from './openapi.ts';
@@ -17,6 +20,16 @@ export interface RestAdapterOptions {
   /** Builds the registry call request (services, auth, request id) for an HTTP request. */
   callRequest(req: FastifyRequest): CallRequest;
   baseUrl: string;
+  /**
+   * Any error thrown on these routes (or by the server's hooks for them) → Kitty's error envelope
+   * and its HTTP status; also sets the generic headers (Retry-After) and logs internal errors.
+   */
+  errorEnvelope(err: unknown, req: FastifyRequest, reply: FastifyReply): { status: number; body: ErrorEnvelope };
+  /**
+   * The WWW-Authenticate value for a 401 (RFC 6750 §3), naming the protected-resource metadata of
+   * `resourcePath` (RFC 9728 §5.1; "" is the service root); `error` is "invalid_token" when a credential was presented.
+   */
+  wwwAuthenticate(resourcePath: string, error?: 'invalid_token'): string;
 }
 
 /** Success envelope `{ ok: true, data }`. */
@@ -29,7 +42,18 @@ function header(req: FastifyRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-export async function registerRestRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promise<void> {
+/** Registers the REST routes on `parent`, in an encapsulated plugin with its own error handler. */
+export async function registerRestRoutes(parent: FastifyInstance, opts: RestAdapterOptions): Promise<void> {
+  await parent.register(async (app) => restRoutes(app, opts));
+}
+
+async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promise<void> {
+  app.setErrorHandler((err, req, reply) => {
+    const { status, body } = opts.errorEnvelope(err, req, reply);
+    // RFC 6750 §3.1: a presented but unusable token is error="invalid_token".
+    if (status === 401) reply.header('WWW-Authenticate', opts.wwwAuthenticate('', req.headers.authorization ? 'invalid_token' : undefined));
+    return reply.code(status).send(body);
+  });
   const { registry } = opts;
   const etag = `"${registry.version}"`;
   const listing = ok({

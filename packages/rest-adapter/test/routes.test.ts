@@ -1,11 +1,11 @@
 /**
  * The REST adapter over a fake registry: routing, the success envelope, the idempotency header,
- * ETag/304 on the catalogue, body checks and the sandbox. (Authentication, rate limits and the
- * error envelope for thrown errors are the server's; here a minimal error handler shows the code.)
+ * ETag/304 on the catalogue, body checks and the sandbox. (Authentication and rate limits are the
+ * server's; the error envelope here is core's, as the server passes it.)
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ToolError, type CallRequest, type Registry, type ToolDescriptor } from '@kitty/core';
+import { ToolError, toErrorEnvelope, type CallRequest, type Registry, type ToolDescriptor } from '@kitty/core';
 import { registerRestRoutes } from '../src/index.ts';
 
 const tool = (name: string, kind: 'read' | 'write', hasRequiredArgs: boolean): ToolDescriptor => ({
@@ -48,13 +48,11 @@ let auth: CallRequest['auth'] = null;
 
 beforeAll(async () => {
   app = Fastify();
-  app.setErrorHandler((err, _req, reply) => {
-    if (!(err instanceof ToolError)) return reply.code(500).send({ ok: false, error: { code: 'INTERNAL', message: String(err) } });
-    return reply.code(400).send({ ok: false, error: { code: err.kittyCode, message: err.message, details: err.details } });
-  });
   await registerRestRoutes(app, {
     registry,
     baseUrl: 'http://kitty.test',
+    errorEnvelope: (err, req) => toErrorEnvelope(err, req.id),
+    wwwAuthenticate: (resourcePath) => `Bearer resource_metadata="http://kitty.test/.well-known/oauth-protected-resource${resourcePath}"`,
     callRequest: () => ({ services: {} as CallRequest['services'], auth, requestId: 'req_test' }),
   });
   await app.ready();
