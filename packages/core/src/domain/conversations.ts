@@ -1,12 +1,16 @@
 /**
  * Who may read a conversation (issue 4: another agent's messages are never readable):
- * a direct conversation's two agents, and a group conversation's active members.
+ * a direct conversation's two agents, and a group conversation's active members; and the paged
+ * list of an agent's conversations.
  */
+import { Prisma } from '@kitty/db';
 import type { Db } from '../context.ts';
 import { ToolError } from '../errors.ts';
-import { AGENT_REF_SELECT } from './agents.ts';
+import { AGENT_REF_SELECT, toAgentRef } from './agents.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
 import { requireMembership } from './groups.ts';
 import { agentByHandle, pairKey } from './network.ts';
+import { toMessage } from './messages.ts';
 
 export interface ResolvedConversation {
   /** Null when the conversation has no message yet. */
@@ -53,4 +57,89 @@ export async function resolveConversation(
   }
   const c = await db.conversation.findUnique({ where: { key }, select: { id: true } });
   return { id: c?.id ?? null, kind, key };
+}
+
+interface ConversationListRow {
+  id: string;
+  kind: string;
+  key: string;
+  group_id: string | null;
+  last_message_at: Date;
+  unread_count: number;
+  m_id: string | null;
+  m_sender_id: string | null;
+  m_body: string | null;
+  m_about_type: string | null;
+  m_about_id: string | null;
+  m_created_at: Date | null;
+}
+
+/**
+ * One page of the conversations `me` takes part in and may still read (direct ones, and those of
+ * groups `me` is an active member of), most recent message first, ties by id descending.
+ * opts.limit: page size (default 20); opts.cursor: next_cursor of the previous page; opts.unreadOnly:
+ * only conversations with unread messages. Returns { conversations (wire shape, with the last
+ * message and unread_count), next_cursor (null on the last page) }.
+ * Errors: VALIDATION_ERROR on a malformed cursor.
+ */
+export async function listConversations(db: Db, me: string, opts: { limit?: number | undefined; cursor?: string | undefined; unreadOnly?: boolean | undefined } = {}) {
+  const take = opts.limit ?? 20;
+  const after = opts.cursor ? decodeCursor(opts.cursor) : null;
+  const afterT = after?.t ?? null;
+  const afterId = after?.id ?? null;
+  const unreadOnly = opts.unreadOnly ?? false;
+  const rows = await db.$queryRaw<ConversationListRow[]>`
+    SELECT c.id::text, c.kind, c.key, c.group_id::text, c.last_message_at, p.unread_count,
+           m.id::text AS m_id, m.sender_id::text AS m_sender_id, m.body AS m_body, m.about_type AS m_about_type,
+           m.about_id::text AS m_about_id, m.created_at AS m_created_at
+    FROM conversation_participants p
+    JOIN conversations c ON c.id = p.conversation_id
+    LEFT JOIN LATERAL (
+      SELECT id, sender_id, body, about_type, about_id, created_at FROM messages
+      WHERE conversation_id = c.id ORDER BY created_at DESC, id DESC LIMIT 1
+    ) m ON true
+    WHERE p.agent_id = ${me}::uuid
+      AND (c.kind = 'direct' OR EXISTS (
+        SELECT 1 FROM memberships ms WHERE ms.group_id = c.group_id AND ms.agent_id = ${me}::uuid AND ms.left_at IS NULL))
+      ${unreadOnly ? Prisma.sql`AND p.unread_count > 0` : Prisma.empty}
+      ${afterT ? Prisma.sql`AND (c.last_message_at < ${afterT}::timestamptz OR (c.last_message_at = ${afterT}::timestamptz AND c.id < ${afterId}::uuid))` : Prisma.empty}
+    ORDER BY c.last_message_at DESC, c.id DESC
+    LIMIT ${take + 1}`;
+  const page = rows.slice(0, take);
+  const otherIds = page.filter((r) => r.kind === 'direct').map((r) => r.key.split(':').find((id) => id !== me) ?? me);
+  const agentIds = [...new Set([...otherIds, ...page.flatMap((r) => (r.m_sender_id ? [r.m_sender_id] : []))])];
+  const groupIds = [...new Set(page.flatMap((r) => (r.group_id ? [r.group_id] : [])))];
+  const [agents, groups] = await Promise.all([
+    db.agent.findMany({ where: { id: { in: agentIds } }, select: AGENT_REF_SELECT }),
+    db.group.findMany({ where: { id: { in: groupIds } }, select: { id: true, name: true, kind: true } }),
+  ]);
+  const agentById = new Map(agents.map((a) => [a.id, a]));
+  const groupById = new Map(groups.map((g) => [g.id, g]));
+  const unknown = (id: string) => ({ id, handle: 'unknown', displayName: 'unknown' });
+  const conversations = page.map((r) => {
+    const otherId = r.kind === 'direct' ? (r.key.split(':').find((id) => id !== me) ?? me) : null;
+    const g = r.group_id ? groupById.get(r.group_id) : undefined;
+    return {
+      conversation_id: r.id,
+      kind: r.kind as 'direct' | 'group',
+      with: otherId ? toAgentRef(agentById.get(otherId) ?? unknown(otherId)) : null,
+      group: g ? { group_id: g.id, name: g.name, kind: g.kind as 'group' | 'direct' } : null,
+      unread_count: r.unread_count,
+      last_message: r.m_id
+        ? toMessage({
+            id: r.m_id,
+            conversationId: r.id,
+            body: r.m_body ?? '',
+            aboutType: r.m_about_type,
+            aboutId: r.m_about_id,
+            createdAt: r.m_created_at!,
+            sender: agentById.get(r.m_sender_id!) ?? unknown(r.m_sender_id!),
+          })
+        : null,
+      last_message_at: r.last_message_at.toISOString(),
+    };
+  });
+  const last = page[page.length - 1];
+  const next_cursor = rows.length > take && last ? encodeCursor(last.last_message_at, last.id) : null;
+  return { conversations, next_cursor };
 }
