@@ -1,11 +1,11 @@
 /**
  * Who may read a conversation (issue 4: another agent's messages are never readable):
- * a direct conversation's two agents, and a group conversation's active members; and the paged
- * list of an agent's conversations.
+ * a direct conversation's two agents, and a group conversation's active members; the paged
+ * list of an agent's conversations, and one page of a conversation.
  */
 import { Prisma } from '@kitty/db';
 import type { Db } from '../context.ts';
-import { ToolError } from '../errors.ts';
+import { ToolError, validationError } from '../errors.ts';
 import { AGENT_REF_SELECT, toAgentRef } from './agents.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { requireMembership } from './groups.ts';
@@ -142,4 +142,48 @@ export async function listConversations(db: Db, me: string, opts: { limit?: numb
   const last = page[page.length - 1];
   const next_cursor = rows.length > take && last ? encodeCursor(last.last_message_at, last.id) : null;
   return { conversations, next_cursor };
+}
+
+/**
+ * One page of a conversation for `me`, newest message first (ties by id descending). `sel` names
+ * it by exactly one of conversation_id, with_handle (the direct pair) or group_id; page.limit is the
+ * page size (default 20), page.cursor the next_cursor of the previous page (older messages).
+ * Returns { conversation_id (null when nothing has been said yet), kind, key (the group id of a
+ * group conversation; the pair key of a direct one), messages (wire shape), next_cursor (null on
+ * the last page), unread_count (the caller's unread messages in it) }.
+ * Errors: VALIDATION_ERROR (not exactly one selector; malformed cursor), NOT_FOUND / FORBIDDEN as
+ * resolveConversation (a conversation the caller may not read).
+ */
+export async function readConversation(
+  db: Db,
+  me: string,
+  sel: { conversation_id?: string | undefined; with_handle?: string | undefined; group_id?: string | undefined },
+  page: { cursor?: string | undefined; limit?: number | undefined } = {},
+) {
+  const given = [sel.conversation_id, sel.with_handle, sel.group_id].filter((v) => v !== undefined).length;
+  if (given !== 1) throw validationError('conversation_id', 'give exactly one of conversation_id, with_handle or group_id', 'exactly_one');
+  const conv = await resolveConversation(db, me, sel);
+  const take = page.limit ?? 20;
+  const after = page.cursor ? decodeCursor(page.cursor) : null;
+  if (!conv.id) return { conversation_id: null, kind: conv.kind, key: conv.key, messages: [], next_cursor: null, unread_count: 0 };
+  const [rows, participant] = await Promise.all([
+    db.message.findMany({
+      where: { conversationId: conv.id, ...(after ? { OR: [{ createdAt: { lt: after.t } }, { createdAt: after.t, id: { lt: after.id } }] } : {}) },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: take + 1,
+    }),
+    db.conversationParticipant.findUnique({ where: { conversationId_agentId: { conversationId: conv.id, agentId: me } }, select: { unreadCount: true } }),
+  ]);
+  const shown = rows.slice(0, take);
+  const senders = await db.agent.findMany({ where: { id: { in: [...new Set(shown.map((m) => m.senderId))] } }, select: AGENT_REF_SELECT });
+  const byId = new Map(senders.map((a) => [a.id, a]));
+  const last = shown[shown.length - 1];
+  return {
+    conversation_id: conv.id,
+    kind: conv.kind,
+    key: conv.key,
+    messages: shown.map((m) => toMessage({ ...m, sender: byId.get(m.senderId) ?? { id: m.senderId, handle: 'unknown', displayName: 'unknown' } })),
+    next_cursor: rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null,
+    unread_count: participant?.unreadCount ?? 0,
+  };
 }

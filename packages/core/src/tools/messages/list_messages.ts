@@ -1,12 +1,9 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { validationError } from '../../errors.ts';
 import { uuid, handle, cursor, limit, output, groupId } from '../../text.ts';
-import { messageSchema, toMessage } from '../../domain/messages.ts';
-import { resolveConversation } from '../../domain/conversations.ts';
-import { decodeCursor, encodeCursor } from '../../domain/cursor.ts';
-import { AGENT_REF_SELECT } from '../../domain/agents.ts';
+import { messageSchema } from '../../domain/messages.ts';
+import { readConversation } from '../../domain/conversations.ts';
 
 export const list_messages = readTool
   .meta({
@@ -42,46 +39,16 @@ export const list_messages = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const me = ctx.auth.agentId;
-    const given = [input.conversation_id, input.with_handle, input.group_id].filter((v) => v !== undefined).length;
-    if (given !== 1) throw validationError('conversation_id', 'give exactly one of conversation_id, with_handle or group_id', 'exactly_one');
-    const conv = await resolveConversation(ctx.db, me, input);
-    const take = input.limit ?? 20;
-    const after = input.cursor ? decodeCursor(input.cursor) : null;
-    if (!conv.id) {
+    const { key, ...page } = await readConversation(ctx.db, ctx.auth.agentId, input, input);
+    if (!page.conversation_id) {
       return {
-        conversation_id: null,
-        kind: conv.kind,
-        messages: [],
-        next_cursor: null,
-        unread_count: 0,
+        ...page,
         suggested_next: [input.with_handle ? `send_message: start the conversation (to_handle "${input.with_handle}")` : `send_message: start the conversation (group_id ${input.group_id})`],
       };
     }
-    const [rows, participant] = await Promise.all([
-      ctx.db.message.findMany({
-        where: { conversationId: conv.id, ...(after ? { OR: [{ createdAt: { lt: after.t } }, { createdAt: after.t, id: { lt: after.id } }] } : {}) },
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-        take: take + 1,
-      }),
-      ctx.db.conversationParticipant.findUnique({ where: { conversationId_agentId: { conversationId: conv.id, agentId: me } }, select: { unreadCount: true } }),
-    ]);
-    const page = rows.slice(0, take);
-    const senders = await ctx.db.agent.findMany({ where: { id: { in: [...new Set(page.map((m) => m.senderId))] } }, select: AGENT_REF_SELECT });
-    const byId = new Map(senders.map((a) => [a.id, a]));
-    const last = page[page.length - 1];
-    const next_cursor = rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null;
-    const unread = participant?.unreadCount ?? 0;
     const suggested_next: string[] = [];
-    if (unread > 0) suggested_next.push(`mark_inbox_read: mark this conversation read (conversation_id ${conv.id})`);
-    if (next_cursor) suggested_next.push('list_messages: pass next_cursor for older messages');
-    suggested_next.push(`send_message: reply (${conv.kind === 'group' ? `group_id ${conv.key}` : 'to_handle of the other agent'})`);
-    return {
-      conversation_id: conv.id,
-      kind: conv.kind,
-      messages: page.map((m) => toMessage({ ...m, sender: byId.get(m.senderId) ?? { id: m.senderId, handle: 'unknown', displayName: 'unknown' } })),
-      next_cursor,
-      unread_count: unread,
-      suggested_next,
-    };
+    if (page.unread_count > 0) suggested_next.push(`mark_inbox_read: mark this conversation read (conversation_id ${page.conversation_id})`);
+    if (page.next_cursor) suggested_next.push('list_messages: pass next_cursor for older messages');
+    suggested_next.push(`send_message: reply (${page.kind === 'group' ? `group_id ${key}` : 'to_handle of the other agent'})`);
+    return { ...page, suggested_next };
   });
