@@ -1,13 +1,9 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
 import { agentRef, output, groupId } from '../../text.ts';
-import { requireMembership } from '../../domain/groups.ts';
-import { formatMinor, toNumber } from '../../domain/money.ts';
-import { toAgentRef } from '../../domain/agents.ts';
-import { groupBalances } from '../../domain/ledger/balances.ts';
-import { planSettlements, EXACT_LIMIT } from '../../domain/ledger/settle.ts';
+import { EXACT_LIMIT } from '../../domain/ledger/settle.ts';
+import { settlementPlan } from '../../domain/ledger/settle-plan.ts';
 
 export const suggest_settlements = readTool
   .meta({
@@ -48,40 +44,15 @@ export const suggest_settlements = readTool
   )
   .query(async ({ ctx, input }) => {
     const agentId = ctx.auth.agentId;
-    const { group } = await requireMembership(ctx.db, input.group_id, agentId);
-    const rows = await groupBalances(ctx.db, group.id);
-    const withPending = input.include_pending ?? true;
-    const byId = new Map(rows.map((m) => [m.agentId, m.agent]));
-    // The ledger state the plan is for: every write to a group appends to its activity log.
-    const last = await ctx.db.activity.findFirst({ where: { groupId: group.id }, orderBy: { id: 'desc' }, select: { id: true } });
-    const keyFor = (from: string, to: string, amount: bigint) =>
-      `settle-${createHash('sha256').update(`${group.id}|${last?.id ?? 0n}|${withPending}|${from}|${to}|${amount}`).digest('hex').slice(0, 40)}`;
-    const plan = planSettlements(rows.map((m) => ({ key: m.agentId, amount: m.balanceMinor + (withPending ? m.balancePendingMinor : 0n) })));
-    const transfers = plan.transfers.map((t) => {
-      const from = byId.get(t.from)!;
-      const to = byId.get(t.to)!;
-      return {
-        from: toAgentRef(from),
-        to: toAgentRef(to),
-        amount_minor: toNumber(t.amount),
-        amount: formatMinor(t.amount, group.currency),
-        record_payment: { group_id: group.id, from_handle: from.handle, to_handle: to.handle, amount_minor: toNumber(t.amount), idempotency_key: keyFor(t.from, t.to, t.amount) },
-      };
-    });
+    const { group, plan, pendingPayments } = await settlementPlan(ctx.db, agentId, input);
+    const { transfers } = plan;
     const suggested_next: string[] = [];
     for (const t of transfers) {
       if (t.from.agent_id === agentId) suggested_next.push(`record_payment: after paying @${t.to.handle} ${t.amount}, record it (from_handle ${t.from.handle}, to_handle ${t.to.handle}, amount_minor ${t.amount_minor})`);
       else if (t.to.agent_id === agentId) suggested_next.push(`record_payment: when @${t.from.handle} has paid you ${t.amount}, record it as received (confirmed at once)`);
     }
-    if (rows.some((m) => m.pendingCount > 0)) suggested_next.push('list_payments: status pending shows payments awaiting confirmation');
-    if (!transfers.length && rows.every((m) => m.pendingCount === 0) && !group.archivedAt) suggested_next.push(`archive_group: everyone is settled in "${group.name}"`);
+    if (pendingPayments) suggested_next.push('list_payments: status pending shows payments awaiting confirmation');
+    if (!transfers.length && !pendingPayments && !group.archivedAt) suggested_next.push(`archive_group: everyone is settled in "${group.name}"`);
     if (!suggested_next.length) suggested_next.push('get_balances: pairwise debts and pending amounts');
-    return {
-      group_id: group.id,
-      currency: group.currency,
-      transfers,
-      method: plan.exact ? ('exact' as const) : ('greedy' as const),
-      settled: transfers.length === 0,
-      suggested_next,
-    };
+    return { ...plan, suggested_next };
   });
