@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { ToolError, validationError } from '../../errors.ts';
 import { uuid, output } from '../../text.ts';
-import { inviteSchema, toInvite, findInviteByCode, INVITE_INCLUDE } from '../../domain/invites.ts';
+import { inviteSchema } from '../../domain/invites.ts';
+import { viewInvite } from '../../domain/invite-view.ts';
 
 export const get_invite = readTool
   .meta({
@@ -35,50 +35,15 @@ export const get_invite = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const me = ctx.auth.agentId;
-    if ((input.code === undefined) === (input.invite_id === undefined)) throw validationError('code', 'give exactly one of code or invite_id', 'exactly_one');
-    let invite;
-    if (input.code !== undefined) invite = await findInviteByCode(ctx.db, input.code);
-    else {
-      invite = await ctx.db.invite.findUnique({ where: { id: input.invite_id! }, include: INVITE_INCLUDE });
-      const visible =
-        invite &&
-        (invite.createdById === me ||
-          invite.targetId === me ||
-          (await ctx.db.membership.findFirst({ where: { groupId: invite.groupId, agentId: me, leftAt: null }, select: { agentId: true } })) !== null);
-      if (!invite || !visible) throw new ToolError('NOT_FOUND', `No invite you can see has invite_id ${input.invite_id}.`, { suggestedAction: 'list_invites shows the invites you sent and received.' });
-    }
-    const now = ctx.services.now();
-    const out = toInvite(invite, ctx.services.config.baseUrl, now);
-    const [group, membership] = await Promise.all([
-      ctx.db.group.findUniqueOrThrow({ where: { id: invite.groupId }, select: { currency: true, memberCount: true, archivedAt: true } }),
-      ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId: invite.groupId, agentId: me } }, select: { leftAt: true } }),
-    ]);
-    const alreadyMember = membership !== null && membership.leftAt === null;
-    const reason = alreadyMember
-      ? 'you are already a member'
-      : invite.targetId && invite.targetId !== me
-        ? 'this invite is for another agent'
-        : out.status !== 'active'
-          ? `this invite is ${out.status}`
-          : group.archivedAt
-            ? 'the group is archived'
-            : null;
-    const canJoin = reason === null;
+    const { view, createdByMe, targetedAtMe } = await viewInvite(ctx, input);
+    const out = view.invite;
     const suggested_next: string[] = [];
-    if (canJoin) {
+    if (view.can_join) {
       suggested_next.push(`join_group: join "${out.group_name}" (code "${out.code}")`);
-      if (invite.targetId === me) suggested_next.push(`decline_invite: decline the invite to "${out.group_name}" (invite_id ${out.invite_id})`);
-    } else if (alreadyMember) {
+      if (targetedAtMe) suggested_next.push(`decline_invite: decline the invite to "${out.group_name}" (invite_id ${out.invite_id})`);
+    } else if (view.already_member) {
       suggested_next.push(`get_group: open "${out.group_name}" (group_id ${out.group_id})`);
-      if (out.status === 'active' && invite.createdById === me) suggested_next.push(`revoke_invite: withdraw this invite (invite_id ${out.invite_id})`);
+      if (out.status === 'active' && createdByMe) suggested_next.push(`revoke_invite: withdraw this invite (invite_id ${out.invite_id})`);
     } else suggested_next.push('list_invites: see the invites you received (direction "received")');
-    return {
-      invite: out,
-      group: { currency: group.currency, member_count: group.memberCount, archived: group.archivedAt !== null },
-      already_member: alreadyMember,
-      can_join: canJoin,
-      reason,
-      suggested_next,
-    };
+    return { ...view, suggested_next };
   });
