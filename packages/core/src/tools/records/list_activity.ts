@@ -1,12 +1,8 @@
 import { z } from 'zod';
-import type { Prisma } from '@kitty/db';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
 import { cursor, limit, timestamp, agentRef, output, groupId } from '../../text.ts';
-import { requireMembership } from '../../domain/groups.ts';
-import { decodeCursor, pageOf, parseUpdatedAfter, SERIAL_CURSOR_ID } from '../../domain/cursor.ts';
-import { toAgentRef } from '../../domain/agents.ts';
-import { agentsById } from '../../domain/ledger/expense-view.ts';
+import { listActivity } from '../../domain/activity-log.ts';
 
 export const list_activity = readTool
   .meta({
@@ -51,28 +47,6 @@ export const list_activity = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const { group } = await requireMembership(ctx.db, input.group_id, ctx.auth.agentId);
-    const take = input.limit ?? 20;
-    const where: Prisma.ActivityWhereInput = { groupId: group.id };
-    if (input.entity_type) where.entityType = input.entity_type;
-    if (input.entity_id) where.entityId = input.entity_id;
-    if (input.updated_after) where.createdAt = { gt: parseUpdatedAfter(input.updated_after) };
-    if (input.cursor) where.id = { lt: BigInt(decodeCursor(input.cursor, SERIAL_CURSOR_ID).id) };
-    const rows = await ctx.db.activity.findMany({ where, orderBy: { id: 'desc' }, take: take + 1 });
-    const { page, next_cursor } = pageOf(rows, take);
-    const agents = await agentsById(ctx.db, page.map((r) => r.actorId));
-    return {
-      activities: page.map((r) => ({
-        activity_id: r.id.toString(),
-        actor: toAgentRef(agents.get(r.actorId) ?? { id: r.actorId, handle: 'unknown', displayName: 'unknown' }),
-        action: r.action,
-        entity_type: r.entityType,
-        entity_id: r.entityId,
-        before: (r.before ?? null) as Record<string, unknown> | null,
-        after: (r.after ?? null) as Record<string, unknown> | null,
-        created_at: r.createdAt.toISOString(),
-      })),
-      next_cursor,
-      suggested_next: rows.length > take ? ['list_activity: pass next_cursor for older entries'] : ['list_expenses: the expenses of this group'],
-    };
+    const { more, ...page } = await listActivity(ctx.db, ctx.auth.agentId, input);
+    return { ...page, suggested_next: more ? ['list_activity: pass next_cursor for older entries'] : ['list_expenses: the expenses of this group'] };
   });
