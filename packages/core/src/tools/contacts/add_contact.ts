@@ -1,11 +1,9 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
-import { ToolError } from '../../errors.ts';
 import { handle, text, output } from '../../text.ts';
-import { contactSchema, toContact, CONTACT_INCLUDE, ALIAS_MAX, CONTACT_NOTE_MAX } from '../../domain/contacts.ts';
-import { agentByHandle, assertNotSelf, canReach, hasBlocked } from '../../domain/network.ts';
-import { notify } from '../../domain/inbox.ts';
+import { contactSchema, ALIAS_MAX, CONTACT_NOTE_MAX } from '../../domain/contacts.ts';
+import { addContact } from '../../domain/contact-add.ts';
 
 export const add_contact = writeTool
   .meta({
@@ -32,42 +30,16 @@ export const add_contact = writeTool
   )
   .output(output({ contact: contactSchema, created: z.boolean().describe('False when the agent was already a contact (nothing changed).') }))
   .mutation(async ({ ctx, input }) => {
-    const me = ctx.auth.agentId;
-    const target = await agentByHandle(ctx.db, input.handle);
-    assertNotSelf(me, target.id, 'handle', 'add');
-    const existing = await ctx.db.contact.findUnique({ where: { ownerId_contactId: { ownerId: me, contactId: target.id } }, include: CONTACT_INCLUDE });
-    if (existing) {
-      return {
-        contact: toContact(existing),
-        created: false,
-        suggested_next: [`update_contact: change the alias or note of @${target.handle}`, `send_message: write to @${target.handle}`],
-      };
-    }
-    if (await hasBlocked(ctx.db, me, target.id)) {
-      throw new ToolError('INVALID_STATE', `You have blocked @${target.handle}.`, { suggestedAction: `Call unblock_agent with handle "${target.handle}" first.` });
-    }
-    // Blocked by the target: the same generic refusal as any other, the block stays invisible.
-    if (!(await canReach(ctx.db, me, target.id))) {
-      throw new ToolError('FORBIDDEN', `@${target.handle} cannot be added as a contact.`, { suggestedAction: 'Nothing to do here; reach this agent through a shared group instead.' });
-    }
-    const contact = await ctx.db.contact.create({
-      data: { ownerId: me, contactId: target.id, alias: input.alias || null, note: input.note || null, createdAt: ctx.services.now() },
-      include: CONTACT_INCLUDE,
-    });
-    await notify(ctx.db, {
-      agentId: target.id,
-      kind: 'contact_added',
-      text: `@${ctx.auth.handle} added you as a contact`,
-      entityType: 'agent',
-      entityId: me,
-    });
+    const { contact, created, handle: h } = await addContact(ctx, input);
     return {
-      contact: toContact(contact),
-      created: true,
-      suggested_next: [
-        `send_message: say hello to @${target.handle} (to_handle "${target.handle}")`,
-        `open_direct_group: open a direct ledger with @${target.handle} in one currency`,
-        `create_invite: invite @${target.handle} to one of your groups (target_handle "${target.handle}")`,
-      ],
+      contact,
+      created,
+      suggested_next: created
+        ? [
+            `send_message: say hello to @${h} (to_handle "${h}")`,
+            `open_direct_group: open a direct ledger with @${h} in one currency`,
+            `create_invite: invite @${h} to one of your groups (target_handle "${h}")`,
+          ]
+        : [`update_contact: change the alias or note of @${h}`, `send_message: write to @${h}`],
     };
   });
