@@ -15,7 +15,7 @@ export { verifyLedger, type LedgerReport } from './domain/ledger/verify.ts';
 export { allocate, convertAmount, pairEdges } from './domain/ledger/split.ts';
 export { planSettlements, EXACT_LIMIT } from './domain/ledger/settle.ts';
 export { inboxSummaryFor } from './domain/inbox-summary.ts';
-export { GET_ME_SQL } from './tools/account/get_me.ts';
+export { GET_ME_SQL } from './domain/me.ts';
 export * from './people/sessions.ts';
 export * from './account/index.ts';
 export { createAgentWithKey, validateNewAgent } from './domain/agents.ts';
