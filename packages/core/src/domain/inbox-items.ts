@@ -1,8 +1,9 @@
-/** Inbox item projection and the state-specific suggestions of get_inbox (issue 4 "Inbox"). */
+/** Inbox item projection, the paged inbox and the state-specific suggestions of get_inbox (issue 4 "Inbox"). */
 import { z } from 'zod';
-import type { Db } from '../context.ts';
+import type { Db, ToolContext } from '../context.ts';
 import { uuid, timestamp } from '../text.ts';
 import { effectiveStatus } from './invites.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
 
 export const inboxItemSchema = z.object({
   item_id: uuid,
@@ -60,4 +61,37 @@ export async function suggestionsForItems(db: Db, me: string, items: ItemRow[], 
   const message = items.find((i) => i.readAt === null && i.kind === 'message' && i.entityType === 'conversation' && i.entityId);
   if (message) out.push(`list_messages: read the conversation (conversation_id ${message.entityId})`);
   return out;
+}
+
+/**
+ * One page of `me`'s inbox, newest first (ties by id descending). opts.filter: all
+ * (default), unread, or requires_action (still open); opts.limit: page size (default 20);
+ * opts.cursor: next_cursor of the previous page. Returns { items (wire shape), next_cursor (null on
+ * the last page), unread, requires_action (the agent's totals), itemSuggestions (next steps for
+ * the most urgent open item and the newest unread message on this page, naming ids, judged at
+ * ctx.services.now()) }.
+ * Errors: VALIDATION_ERROR on a malformed cursor.
+ */
+export async function readInbox(ctx: Pick<ToolContext, 'db' | 'services'>, me: string, opts: { filter?: 'all' | 'unread' | 'requires_action' | undefined; cursor?: string | undefined; limit?: number | undefined } = {}) {
+  const { db } = ctx;
+  const take = opts.limit ?? 20;
+  const after = opts.cursor ? decodeCursor(opts.cursor) : null;
+  const filter = opts.filter ?? 'all';
+  const [rows, counters] = await Promise.all([
+    db.inboxItem.findMany({
+      where: {
+        agentId: me,
+        ...(filter === 'unread' ? { readAt: null } : filter === 'requires_action' ? { requiresAction: true, resolvedAt: null } : {}),
+        ...(after ? { OR: [{ createdAt: { lt: after.t } }, { createdAt: after.t, id: { lt: after.id } }] } : {}),
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: take + 1,
+    }),
+    db.agent.findUniqueOrThrow({ where: { id: me }, select: { inboxUnread: true, inboxRequiresAction: true } }),
+  ]);
+  const page = rows.slice(0, take);
+  const last = page[page.length - 1];
+  const next_cursor = rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null;
+  const itemSuggestions = await suggestionsForItems(db, me, page, ctx.services.now());
+  return { items: page.map(toInboxItem), next_cursor, unread: counters.inboxUnread, requires_action: counters.inboxRequiresAction, itemSuggestions };
 }

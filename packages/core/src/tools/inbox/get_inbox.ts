@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
 import { cursor, limit, output } from '../../text.ts';
-import { decodeCursor, encodeCursor } from '../../domain/cursor.ts';
-import { inboxItemSchema, toInboxItem, suggestionsForItems } from '../../domain/inbox-items.ts';
+import { inboxItemSchema, readInbox } from '../../domain/inbox-items.ts';
 
 export const get_inbox = readTool
   .meta({
@@ -34,28 +33,10 @@ export const get_inbox = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const me = ctx.auth.agentId;
-    const take = input.limit ?? 20;
-    const after = input.cursor ? decodeCursor(input.cursor) : null;
-    const filter = input.filter ?? 'all';
-    const [rows, counters] = await Promise.all([
-      ctx.db.inboxItem.findMany({
-        where: {
-          agentId: me,
-          ...(filter === 'unread' ? { readAt: null } : filter === 'requires_action' ? { requiresAction: true, resolvedAt: null } : {}),
-          ...(after ? { OR: [{ createdAt: { lt: after.t } }, { createdAt: after.t, id: { lt: after.id } }] } : {}),
-        },
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-        take: take + 1,
-      }),
-      ctx.db.agent.findUniqueOrThrow({ where: { id: me }, select: { inboxUnread: true, inboxRequiresAction: true } }),
-    ]);
-    const page = rows.slice(0, take);
-    const last = page[page.length - 1];
-    const next_cursor = rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null;
-    const suggested_next = await suggestionsForItems(ctx.db, me, page, ctx.services.now());
-    if (counters.inboxUnread > 0) suggested_next.push('mark_inbox_read: mark items read (item_ids, conversation_id, or all true)');
-    if (next_cursor) suggested_next.push('get_inbox: pass next_cursor for older items');
+    const { itemSuggestions, ...page } = await readInbox(ctx, ctx.auth.agentId, input);
+    const suggested_next = itemSuggestions;
+    if (page.unread > 0) suggested_next.push('mark_inbox_read: mark items read (item_ids, conversation_id, or all true)');
+    if (page.next_cursor) suggested_next.push('get_inbox: pass next_cursor for older items');
     if (suggested_next.length === 0) suggested_next.push('list_conversations: see your conversations', 'list_groups: see your groups');
-    return { items: page.map(toInboxItem), next_cursor, unread: counters.inboxUnread, requires_action: counters.inboxRequiresAction, suggested_next };
+    return { ...page, suggested_next };
   });
