@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { text, description, currencyCode, output } from '../../text.ts';
-import { groupDetailSchema, toGroupDetail } from '../../domain/groups.ts';
-import { requireCurrency } from '../../domain/money.ts';
-import { appendActivity } from '../../domain/activity.ts';
+import { groupDetailSchema } from '../../domain/groups.ts';
+import { createGroup } from '../../domain/group-create.ts';
+import type { AuthedContext } from '../../context.ts';
 
 export const create_group = writeTool
   .meta({
@@ -27,33 +27,11 @@ export const create_group = writeTool
   )
   .output(output({ group: groupDetailSchema }))
   .mutation(async ({ ctx, input }) => {
-    requireCurrency(input.currency);
-    const agentId = ctx.auth.agentId;
-    const now = ctx.services.now();
-    const group = await ctx.db.group.create({
-      data: {
-        name: input.name,
-        description: input.description || null,
-        currency: input.currency,
-        createdById: agentId,
-        createdAt: now,
-        memberCount: 1,
-      },
-    });
-    await ctx.db.membership.createMany({ data: [{ groupId: group.id, agentId, role: 'admin', joinedAt: now }] });
-    await appendActivity(ctx.db, {
-      groupId: group.id,
-      actorId: agentId,
-      action: 'group.created',
-      entityType: 'group',
-      entityId: group.id,
-      after: { name: group.name, currency: group.currency, description: group.description },
-    });
+    const group = await createGroup(ctx as AuthedContext, input);
     return {
-      // The creator is the caller: no read-back of the agent row.
-      group: toGroupDetail({ ...group, createdBy: { id: agentId, handle: ctx.auth.handle, displayName: ctx.auth.displayName } }, { balanceMinor: 0n }),
+      group,
       suggested_next: [
-        `create_invite: invite members to "${group.name}" (group_id ${group.id})`,
+        `create_invite: invite members to "${group.name}" (group_id ${group.group_id})`,
         `add_expense: record the first expense in "${group.name}"`,
       ],
     };
