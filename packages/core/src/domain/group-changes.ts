@@ -1,10 +1,13 @@
 /**
- * Changing a group's settings (update_group), with its activity entry in the caller's transaction.
+ * Changing a group (update_group, archive_group): its settings and the archive step, each with its
+ * activity entry in the caller's transaction.
  */
 import type { ToolContext } from '../context.ts';
 import { ToolError } from '../errors.ts';
 import { toGroupDetail, requireMembership, assertNotArchived, assertAdmin, GROUP_DETAIL_INCLUDE } from './groups.ts';
 import { appendActivity } from './activity.ts';
+import { notifyAll, resolveAction } from './inbox.ts';
+import { toNumber } from './money.ts';
 
 /**
  * Changes the given settings of group req.group_id on behalf of the caller (ctx.auth), a member,
@@ -45,4 +48,47 @@ export async function updateGroup(
     after: { name: updated.name, description: updated.description, members_can_edit_expenses: updated.membersCanEdit },
   });
   return toGroupDetail(updated, membership);
+}
+
+/**
+ * Archives group `groupId` on behalf of the caller (ctx.auth), an admin, holding the group lock.
+ * Every active member must be settled (zero balance, no pending payments). Active invites are
+ * revoked (their open inbox items resolved), `group.archived` is logged and the members are told.
+ * Already archived: nothing changes (`changed` false). Returns the group (wire detail) and `changed`.
+ * Errors: NOT_FOUND (group), FORBIDDEN (not a member; not an admin), NOT_SETTLED (details.unsettled
+ * lists each unsettled member with balance_minor and pending_payments).
+ */
+export async function archiveGroup(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, groupId: string) {
+  const { db } = ctx;
+  const agentId = ctx.auth!.agentId;
+  const { group, membership } = await requireMembership(db, groupId, agentId, { lock: true });
+  assertAdmin(membership, 'archive the group');
+  if (group.archivedAt) return { group: toGroupDetail(group, membership), changed: false };
+  const members = await db.membership.findMany({
+    where: { groupId: group.id, leftAt: null },
+    include: { agent: { select: { handle: true } } },
+  });
+  const unsettled = members.filter((m) => m.balanceMinor !== 0n || m.pendingCount > 0);
+  if (unsettled.length) {
+    throw new ToolError('NOT_SETTLED', 'Every member must be settled (zero balance, no pending payments) before the group can be archived.', {
+      details: {
+        unsettled: unsettled.map((m) => ({ handle: m.agent.handle, balance_minor: toNumber(m.balanceMinor), pending_payments: m.pendingCount })),
+      },
+      suggestedAction: 'Use suggest_settlements and record_payment until every balance is zero and no payment is pending.',
+    });
+  }
+  const archived = await db.group.update({ where: { id: group.id }, data: { archivedAt: ctx.services.now() }, include: GROUP_DETAIL_INCLUDE });
+  const open = await db.invite.findMany({ where: { groupId: group.id, status: 'active' }, select: { id: true, targetId: true } });
+  await db.invite.updateMany({ where: { groupId: group.id, status: 'active' }, data: { status: 'revoked' } });
+  // A revoked invite no longer waits for its target (e.g. the request of a direct ledger nobody accepted).
+  for (const inv of open) if (inv.targetId) await resolveAction(db, { entityType: 'invite', entityId: inv.id });
+  await appendActivity(db, { groupId: group.id, actorId: agentId, action: 'group.archived', entityType: 'group', entityId: group.id, before: { archived: false }, after: { archived: true } });
+  await notifyAll(db, members.map((m) => m.agentId), agentId, {
+    kind: 'group_archived',
+    text: `"${group.name}" was archived`,
+    entityType: 'group',
+    entityId: group.id,
+    groupId: group.id,
+  });
+  return { group: toGroupDetail(archived, membership), changed: true };
 }
