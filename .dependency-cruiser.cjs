@@ -57,7 +57,8 @@ module.exports = {
     {
       name: 'server-without-migration-engine',
       severity: 'error',
-      comment: 'Start-up applies migrations with the plain SQL runner; the Prisma schema engine and its patched adapters are for the migration scripts only.',
+      comment:
+        'Start-up applies migrations with the plain SQL runner; the Prisma schema engine and its patched adapters are for the migration scripts only.',
       from: { path: '^apps/server/src/' },
       to: { path: '^packages/db/src/migrate/(engine|authoring)[.]ts$', reachable: true },
     },

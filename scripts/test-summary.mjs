@@ -2,7 +2,9 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { globSync } from 'node:fs';
 
-let passed = 0, failed = 0, skipped = 0;
+let passed = 0,
+  failed = 0,
+  skipped = 0;
 for (const file of globSync('{packages,apps}/*/test-results.json')) {
   if (!existsSync(file)) continue;
   const r = JSON.parse(readFileSync(file, 'utf8'));

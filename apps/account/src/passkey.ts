@@ -7,7 +7,11 @@
 import { startRegistration, type PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/browser';
 
 async function postJson(url: string, body: unknown): Promise<Record<string, unknown>> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await r.text();
   let json: Record<string, unknown> = {};
   try {
@@ -30,7 +34,8 @@ export async function addPasskey(): Promise<void> {
     response = await startRegistration({ optionsJSON });
   } catch (e) {
     const n = (e as { name?: string }).name;
-    if (n === 'NotAllowedError' || n === 'AbortError') throw new Error('The passkey prompt was cancelled or timed out; nothing was added. Try again when ready.', { cause: e });
+    if (n === 'NotAllowedError' || n === 'AbortError')
+      throw new Error('The passkey prompt was cancelled or timed out; nothing was added. Try again when ready.', { cause: e });
     throw new Error(`Your browser could not create a passkey: ${(e as Error).message}`, { cause: e });
   }
   await postJson('/auth/passkey/register/verify', response);

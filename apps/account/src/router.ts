@@ -1,7 +1,13 @@
 /** The page's few routes live under /account; links use the History API (no full reloads). */
 import { useEffect, useState } from 'react';
 
-export type Route = { page: 'overview' } | { page: 'agents' } | { page: 'agent'; agentId: string } | { page: 'apps' } | { page: 'security' } | { page: 'missing' };
+export type Route =
+  | { page: 'overview' }
+  | { page: 'agents' }
+  | { page: 'agent'; agentId: string }
+  | { page: 'apps' }
+  | { page: 'security' }
+  | { page: 'missing' };
 
 function parseRoute(pathname: string): Route {
   const p = pathname.replace(/^\/account/, '').replace(/\/+$/, '');

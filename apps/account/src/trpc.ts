@@ -17,7 +17,11 @@ export function describeError(e: unknown): { code: string; message: string; acti
   if (e instanceof TRPCClientError) {
     const kitty = (e.data as Partial<AccountErrorData> | undefined)?.kitty;
     if (kitty) return { code: kitty.code, message: kitty.message, action: kitty.suggested_action };
-    return { code: 'NETWORK', message: 'The server could not be reached or gave an unreadable answer.', action: 'Check your connection and try again.' };
+    return {
+      code: 'NETWORK',
+      message: 'The server could not be reached or gave an unreadable answer.',
+      action: 'Check your connection and try again.',
+    };
   }
   return { code: 'ERROR', message: e instanceof Error ? e.message : String(e), action: null };
 }

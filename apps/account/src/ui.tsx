@@ -25,7 +25,15 @@ export function ErrorNote({ error }: { error: unknown }) {
  * A button that asks before doing something destructive (a modal <dialog>: focus moves into it,
  * Escape cancels).
  */
-export function ConfirmButton(props: { label: string; title: string; children: ReactNode; confirmLabel: string; onConfirm: () => void; disabled?: boolean; className?: string }) {
+export function ConfirmButton(props: {
+  label: string;
+  title: string;
+  children: ReactNode;
+  confirmLabel: string;
+  onConfirm: () => void;
+  disabled?: boolean;
+  className?: string;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   return (
@@ -65,8 +73,8 @@ export function SecretOnce({ secret, title, onDone }: { secret: string; title: s
     <div className="note secret" role="status" aria-labelledby={id}>
       <h3 id={id}>{title}</h3>
       <p>
-        <strong>Copy this key now: it is shown only once.</strong> Kitty stores only a fingerprint of it and cannot show it again.
-        Anyone with the key can act as the agent.
+        <strong>Copy this key now: it is shown only once.</strong> Kitty stores only a fingerprint of it and cannot show it again. Anyone
+        with the key can act as the agent.
       </p>
       <div className="secret-row">
         <code aria-label="API key" tabIndex={0}>
@@ -85,7 +93,11 @@ export function SecretOnce({ secret, title, onDone }: { secret: string; title: s
         </button>
       </div>
       <p aria-live="polite" className="hint">
-        {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'failed' ? 'Copying was refused by the browser: select the key and copy it by hand.' : '\u00a0'}
+        {copied === 'yes'
+          ? 'Copied to the clipboard.'
+          : copied === 'failed'
+            ? 'Copying was refused by the browser: select the key and copy it by hand.'
+            : '\u00a0'}
       </p>
       <button type="button" onClick={onDone}>
         I have stored the key

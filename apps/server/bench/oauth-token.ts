@@ -23,12 +23,33 @@ export async function oauthAccessToken(kittyUrl: string, databaseUrl: string): P
     const { client_id } = (await reg.json()) as { client_id: string };
     const verifier = randomBytes(32).toString('base64url');
     const url = new URL(`${kittyUrl}/oauth/authorize`);
-    for (const [k, v] of Object.entries({ client_id, response_type: 'code', redirect_uri: redirect, scope: 'svc:read svc:write', state: 's', resource: `${kittyUrl}/mcp`, code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' })) url.searchParams.set(k, v);
-    const back = await consentOverHttp(kittyUrl, jar, url.href, { agent: 'new', handle: `bench-oauth-${randomUUID().slice(0, 6)}`, displayName: 'Bench via OAuth' });
+    for (const [k, v] of Object.entries({
+      client_id,
+      response_type: 'code',
+      redirect_uri: redirect,
+      scope: 'svc:read svc:write',
+      state: 's',
+      resource: `${kittyUrl}/mcp`,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    }))
+      url.searchParams.set(k, v);
+    const back = await consentOverHttp(kittyUrl, jar, url.href, {
+      agent: 'new',
+      handle: `bench-oauth-${randomUUID().slice(0, 6)}`,
+      displayName: 'Bench via OAuth',
+    });
     const tok = await fetch(`${kittyUrl}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: redirect, client_id, code_verifier: verifier, resource: `${kittyUrl}/mcp` }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code')!,
+        redirect_uri: redirect,
+        client_id,
+        code_verifier: verifier,
+        resource: `${kittyUrl}/mcp`,
+      }).toString(),
     });
     const json = (await tok.json()) as { access_token?: string };
     if (!json.access_token) throw new Error(`no access token: ${JSON.stringify(json)}`);

@@ -23,7 +23,14 @@ const gc = process.env.SOAK_GC === '1' ? (globalThis as { gc?: () => void }).gc 
 const sample = (collect = gc) => {
   collect?.();
   const m = process.memoryUsage();
-  const figures = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, caches: kitty.cacheSizes() };
+  const figures = {
+    rss: m.rss,
+    heapUsed: m.heapUsed,
+    heapTotal: m.heapTotal,
+    external: m.external,
+    arrayBuffers: m.arrayBuffers,
+    caches: kitty.cacheSizes(),
+  };
   console.log(JSON.stringify(collect ? { collected: figures } : { sample: figures }));
 };
 // SIGUSR2: a sample after a full garbage collection (live objects only: the leak indicator).

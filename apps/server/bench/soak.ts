@@ -60,14 +60,20 @@ const url = await new Promise<string>((resolve, reject) => {
     if (msg.url) resolve(msg.url);
     if (msg.collected) {
       collected.push(msg.collected);
-      console.log(`        live heap after a full GC: ${(msg.collected.heapUsed / 1048576).toFixed(1)} MB (rss ${(msg.collected.rss / 1048576).toFixed(0)} MB)`);
+      console.log(
+        `        live heap after a full GC: ${(msg.collected.heapUsed / 1048576).toFixed(1)} MB (rss ${(msg.collected.rss / 1048576).toFixed(0)} MB)`,
+      );
     }
     if (msg.sample) {
       const s = { atS: started ? Math.round((Date.now() - started) / 1000) : 0, ...msg.sample };
       samples.push(s);
       const mb = (n: number) => (n / 1048576).toFixed(0).padStart(5);
-      const caches = Object.entries(s.caches).map(([k, v]) => `${k}=${v}`).join(' ');
-      console.log(`${String(s.atS).padStart(5)} s  rss ${mb(s.rss)} MB  heap ${mb(s.heapUsed)}/${mb(s.heapTotal)} MB  external ${mb(s.external)} MB  ${caches}`);
+      const caches = Object.entries(s.caches)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ');
+      console.log(
+        `${String(s.atS).padStart(5)} s  rss ${mb(s.rss)} MB  heap ${mb(s.heapUsed)}/${mb(s.heapTotal)} MB  external ${mb(s.external)} MB  ${caches}`,
+      );
     }
   });
 });
@@ -84,7 +90,11 @@ const counts = { ok: 0, clientError: 0, serverError: 0, failed: 0 };
 async function call(p: string, body?: unknown, key?: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
   const res = await fetch(`${url}${p}`, {
     method: body === undefined ? 'GET' : 'POST',
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+    headers: {
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...headers,
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
@@ -108,65 +118,119 @@ async function register(): Promise<void> {
 
 const actions: Array<[number, () => Promise<unknown>]> = [
   [4, register],
-  [5, async () => {
-    const a = pick(agents);
-    if (!a) return register();
-    const r = await call('/v1/tools/create_group', { name: `G ${randomUUID().slice(0, 6)}`, currency: 'EUR', idempotency_key: key() }, a.key);
-    if (r.status === 200) a.groups.push(r.json.data.group.group_id);
-  }],
-  [4, async () => {
-    const a = agents.find((x) => x.groups.length) ?? pick(agents);
-    const g = a && pick(a.groups);
-    if (!a || !g) return;
-    const r = await call('/v1/tools/create_invite', { group_id: g, idempotency_key: key() }, a.key);
-    if (r.status === 200) invites.push(r.json.data.invite.code);
-    if (invites.length > 500) invites.shift();
-  }],
-  [4, async () => {
-    const a = pick(agents);
-    const code = pick(invites);
-    if (!a || !code) return;
-    const r = await call('/v1/tools/join_group', { code, idempotency_key: key() }, a.key);
-    if (r.status === 200) a.groups.push(r.json.data.group?.group_id ?? r.json.data.group_id);
-  }],
-  [25, async () => {
-    const a = pick(agents.filter((x) => x.groups.length)) ;
-    const g = a && pick(a.groups);
-    if (!a || !g) return;
-    await call('/v1/tools/add_expense', { group_id: g, description: 'Soak', amount_minor: 100 + Math.floor(Math.random() * 10_000), idempotency_key: key() }, a.key);
-  }],
-  [12, async () => {
-    const a = pick(agents.filter((x) => x.groups.length));
-    const g = a && pick(a.groups);
-    if (a && g) await call('/v1/tools/get_balances', { group_id: g }, a.key);
-  }],
-  [8, async () => {
-    const a = pick(agents.filter((x) => x.groups.length));
-    const g = a && pick(a.groups);
-    if (a && g) await call('/v1/tools/list_expenses', { group_id: g }, a.key);
-  }],
-  [12, async () => {
-    const a = pick(agents);
-    if (a) await call('/v1/tools/get_me', {}, a.key);
-  }],
-  [10, async () => {
-    const a = pick(agents);
-    if (!a) return;
-    const tool = Math.random() < 0.5 ? 'get_me' : 'list_groups';
-    await call('/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {} } }, a.key, { accept: 'application/json, text/event-stream' });
-  }],
-  [4, () => call('/mcp/docs', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_docs', arguments: { query: pick(['split', 'invite', 'balance', 'rotate key', 'idempotency']) } } }, undefined, { accept: 'application/json, text/event-stream' })],
-  [4, async () => {
-    const code = pick(invites);
-    if (code) await call(`/i/${code}`, undefined, undefined, { accept: pick(['text/html', 'application/json', 'text/plain'])! });
-  }],
+  [
+    5,
+    async () => {
+      const a = pick(agents);
+      if (!a) return register();
+      const r = await call(
+        '/v1/tools/create_group',
+        { name: `G ${randomUUID().slice(0, 6)}`, currency: 'EUR', idempotency_key: key() },
+        a.key,
+      );
+      if (r.status === 200) a.groups.push(r.json.data.group.group_id);
+    },
+  ],
+  [
+    4,
+    async () => {
+      const a = agents.find((x) => x.groups.length) ?? pick(agents);
+      const g = a && pick(a.groups);
+      if (!a || !g) return;
+      const r = await call('/v1/tools/create_invite', { group_id: g, idempotency_key: key() }, a.key);
+      if (r.status === 200) invites.push(r.json.data.invite.code);
+      if (invites.length > 500) invites.shift();
+    },
+  ],
+  [
+    4,
+    async () => {
+      const a = pick(agents);
+      const code = pick(invites);
+      if (!a || !code) return;
+      const r = await call('/v1/tools/join_group', { code, idempotency_key: key() }, a.key);
+      if (r.status === 200) a.groups.push(r.json.data.group?.group_id ?? r.json.data.group_id);
+    },
+  ],
+  [
+    25,
+    async () => {
+      const a = pick(agents.filter((x) => x.groups.length));
+      const g = a && pick(a.groups);
+      if (!a || !g) return;
+      await call(
+        '/v1/tools/add_expense',
+        { group_id: g, description: 'Soak', amount_minor: 100 + Math.floor(Math.random() * 10_000), idempotency_key: key() },
+        a.key,
+      );
+    },
+  ],
+  [
+    12,
+    async () => {
+      const a = pick(agents.filter((x) => x.groups.length));
+      const g = a && pick(a.groups);
+      if (a && g) await call('/v1/tools/get_balances', { group_id: g }, a.key);
+    },
+  ],
+  [
+    8,
+    async () => {
+      const a = pick(agents.filter((x) => x.groups.length));
+      const g = a && pick(a.groups);
+      if (a && g) await call('/v1/tools/list_expenses', { group_id: g }, a.key);
+    },
+  ],
+  [
+    12,
+    async () => {
+      const a = pick(agents);
+      if (a) await call('/v1/tools/get_me', {}, a.key);
+    },
+  ],
+  [
+    10,
+    async () => {
+      const a = pick(agents);
+      if (!a) return;
+      const tool = Math.random() < 0.5 ? 'get_me' : 'list_groups';
+      await call('/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {} } }, a.key, {
+        accept: 'application/json, text/event-stream',
+      });
+    },
+  ],
+  [
+    4,
+    () =>
+      call(
+        '/mcp/docs',
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'search_docs', arguments: { query: pick(['split', 'invite', 'balance', 'rotate key', 'idempotency']) } },
+        },
+        undefined,
+        { accept: 'application/json, text/event-stream' },
+      ),
+  ],
+  [
+    4,
+    async () => {
+      const code = pick(invites);
+      if (code) await call(`/i/${code}`, undefined, undefined, { accept: pick(['text/html', 'application/json', 'text/plain'])! });
+    },
+  ],
   [4, () => call('/v1/tools/get_me', {}, generateApiKey().key)],
-  [1, async () => {
-    const a = pick(agents);
-    if (!a) return;
-    const r = await call('/v1/tools/rotate_api_key', { idempotency_key: key() }, a.key);
-    if (r.status === 200) a.key = r.json.data.api_key;
-  }],
+  [
+    1,
+    async () => {
+      const a = pick(agents);
+      if (!a) return;
+      const r = await call('/v1/tools/rotate_api_key', { idempotency_key: key() }, a.key);
+      if (r.status === 200) a.key = r.json.data.api_key;
+    },
+  ],
   [3, () => call('/v1/tools')],
 ];
 const total = actions.reduce((n, [w]) => n + w, 0);
@@ -181,7 +245,7 @@ console.log(`soak: ${MINUTES} min at ${RATE} req/s against ${url} (server pid ${
 started = Date.now();
 const end = started + MINUTES * 60_000;
 // Live heap after one minute of traffic (warm: caches, compiled code, pools) and again at the end.
-setTimeout(() => void collect(), Math.min(60_000, MINUTES * 60_000 / 4)).unref();
+setTimeout(() => void collect(), Math.min(60_000, (MINUTES * 60_000) / 4)).unref();
 let inFlight = 0;
 await new Promise<void>((resolve) => {
   const timer = setInterval(() => {
@@ -207,12 +271,16 @@ const sorted = [...(window.length ? window : run)].map((s) => s.rss).sort((a, b)
 const level = sorted[Math.floor(sorted.length / 2)] ?? 0;
 const last = run[run.length - 1]?.rss ?? 0;
 const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
-console.log(`requests: ${counts.ok} ok, ${counts.clientError} 4xx, ${counts.serverError} 5xx, ${counts.failed} failed; agents ${agents.length}`);
+console.log(
+  `requests: ${counts.ok} ok, ${counts.clientError} 4xx, ${counts.serverError} 5xx, ${counts.failed} failed; agents ${agents.length}`,
+);
 if (collected.length >= 2) {
   const [a, b] = [collected[0]!.heapUsed, collected[collected.length - 1]!.heapUsed];
   console.log(`live heap after a full GC: ${mb(a)} after warm-up → ${mb(b)} at the end (${((b / a - 1) * 100).toFixed(1)}%)`);
 }
-console.log(`RSS levelled off at ${mb(level)} (median of 25-50% of the run), ended at ${mb(last)}: ${((last / level - 1) * 100).toFixed(1)}% → ${last <= level * 1.1 ? 'within 10%' : 'NOT within 10%'}`);
+console.log(
+  `RSS levelled off at ${mb(level)} (median of 25-50% of the run), ended at ${mb(last)}: ${((last / level - 1) * 100).toFixed(1)}% → ${last <= level * 1.1 ? 'within 10%' : 'NOT within 10%'}`,
+);
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 await db.drop();

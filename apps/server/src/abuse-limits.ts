@@ -47,7 +47,10 @@ export function ipKey(ip: string): string {
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
   const groups = ip.includes('::') ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => (g || '0').toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => (g || '0').toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 function secondsUntil(res: RateLimiterRes): number {
@@ -95,7 +98,10 @@ export class AbuseLimiter {
    * @throws ToolError RATE_LIMITED when either is used up
    */
   async consumeRegistration(ip: string): Promise<void> {
-    for (const [bucket, window] of [[this.registerHour, 'hour'], [this.registerDay, 'day']] as const) {
+    for (const [bucket, window] of [
+      [this.registerHour, 'hour'],
+      [this.registerDay, 'day'],
+    ] as const) {
       if (!bucket) continue;
       try {
         await bucket.consume(ipKey(ip), 1);

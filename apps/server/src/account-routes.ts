@@ -51,7 +51,8 @@ export async function registerAccountRoutes(app: FastifyInstance, deps: { servic
           };
         },
         onError: ({ error, req }) => {
-          if (error.code === 'INTERNAL_SERVER_ERROR' && (error as { name?: string }).name !== 'ToolError') req.log.error({ err: error.cause ?? error }, 'account router internal error');
+          if (error.code === 'INTERNAL_SERVER_ERROR' && (error as { name?: string }).name !== 'ToolError')
+            req.log.error({ err: error.cause ?? error }, 'account router internal error');
         },
       } satisfies FastifyTRPCPluginOptions<AccountRouter>['trpcOptions'],
     });

@@ -79,8 +79,7 @@ const unset = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefi
 const count = (dflt: number) =>
   z.preprocess(unset, z.string().trim().regex(/^\d+$/, 'expected a non-negative integer').transform(Number).default(dflt));
 
-const port = (dflt: number) =>
-  count(dflt).refine((n) => n <= 65_535, 'expected a port number (0-65535)');
+const port = (dflt: number) => count(dflt).refine((n) => n <= 65_535, 'expected a port number (0-65535)');
 
 const TRUE = ['1', 'true', 'yes', 'on'];
 const FALSE = ['0', 'false', 'no', 'off'];
@@ -103,58 +102,68 @@ const url = (protocols: string[]) =>
     z
       .string()
       .trim()
-      .refine((v) => URL.canParse(v) && protocols.includes(new URL(v).protocol), `expected a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`)
+      .refine(
+        (v) => URL.canParse(v) && protocols.includes(new URL(v).protocol),
+        `expected a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`,
+      )
       .optional(),
   );
 
 /** Comma-separated values, blanks dropped. */
-const list = z.preprocess(unset, z.string().optional()).transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const list = z.preprocess(unset, z.string().optional()).transform((v) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 const text = z.preprocess(unset, z.string().trim().optional());
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** The environment variables Kitty reads, each with its rule and default (README "Configuration"). */
-const envSchema = z.object({
-  PORT: port(3000),
-  HOST: text,
-  DATABASE_URL: url(['postgres:', 'postgresql:']),
-  KITTY_DATA_DIR: text,
-  KITTY_EMBEDDED_PG_PORT: port(0),
-  KITTY_BASE_URL: url(['http:', 'https:']),
-  REDIS_URL: url(['redis:', 'rediss:']),
-  KITTY_INVITE_ONLY: flag(false),
-  KITTY_PLATFORM_INVITE_CODES: list,
-  KITTY_RATE_LIMIT: count(600),
-  KITTY_RATE_LIMIT_ANON: count(120),
-  KITTY_RATE_LIMIT_WINDOW: count(60),
-  KITTY_BODY_LIMIT: count(1024 * 1024),
-  KITTY_ALLOWED_HOSTS: list,
-  KITTY_LOG: z.preprocess(unset, z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('warn')),
-  KITTY_LOG_FILE: text,
-  KITTY_SCHEDULER: flag(true),
-  KITTY_AUTH_FAIL_LIMIT: count(20),
-  KITTY_AUTH_FAIL_WINDOW: count(300),
-  KITTY_REGISTER_LIMIT_HOUR: count(30),
-  KITTY_REGISTER_LIMIT_DAY: count(100),
-  KITTY_REQUEST_TIMEOUT_MS: count(30_000),
-  KITTY_HEADERS_TIMEOUT_MS: count(10_000),
-  KITTY_CONNECTION_TIMEOUT_MS: count(60_000),
-  KITTY_KEEP_ALIVE_TIMEOUT_MS: count(5_000),
-  KITTY_OAUTH: flag(true),
-  KITTY_OAUTH_CLIENTS: text,
-  KITTY_OAUTH_JWKS: text,
-  KITTY_OAUTH_COOKIE_KEYS: text,
-  KITTY_OAUTH_ALLOW_LOOPBACK_CIMD: flag(false),
-  KITTY_AUTH_RATE_LIMIT: count(60),
-  KITTY_OIDC_ISSUER: url(['https:', 'http:']),
-  KITTY_OIDC_CLIENT_ID: text,
-  KITTY_OIDC_CLIENT_SECRET: text,
-  KITTY_OIDC_NAME: text,
-}).superRefine((e, ctx) => {
-  if (e.KITTY_OIDC_ISSUER && !e.KITTY_OIDC_CLIENT_ID) {
-    ctx.addIssue({ code: 'custom', path: ['KITTY_OIDC_CLIENT_ID'], message: 'required when KITTY_OIDC_ISSUER is set' });
-  }
-});
+const envSchema = z
+  .object({
+    PORT: port(3000),
+    HOST: text,
+    DATABASE_URL: url(['postgres:', 'postgresql:']),
+    KITTY_DATA_DIR: text,
+    KITTY_EMBEDDED_PG_PORT: port(0),
+    KITTY_BASE_URL: url(['http:', 'https:']),
+    REDIS_URL: url(['redis:', 'rediss:']),
+    KITTY_INVITE_ONLY: flag(false),
+    KITTY_PLATFORM_INVITE_CODES: list,
+    KITTY_RATE_LIMIT: count(600),
+    KITTY_RATE_LIMIT_ANON: count(120),
+    KITTY_RATE_LIMIT_WINDOW: count(60),
+    KITTY_BODY_LIMIT: count(1024 * 1024),
+    KITTY_ALLOWED_HOSTS: list,
+    KITTY_LOG: z.preprocess(unset, z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('warn')),
+    KITTY_LOG_FILE: text,
+    KITTY_SCHEDULER: flag(true),
+    KITTY_AUTH_FAIL_LIMIT: count(20),
+    KITTY_AUTH_FAIL_WINDOW: count(300),
+    KITTY_REGISTER_LIMIT_HOUR: count(30),
+    KITTY_REGISTER_LIMIT_DAY: count(100),
+    KITTY_REQUEST_TIMEOUT_MS: count(30_000),
+    KITTY_HEADERS_TIMEOUT_MS: count(10_000),
+    KITTY_CONNECTION_TIMEOUT_MS: count(60_000),
+    KITTY_KEEP_ALIVE_TIMEOUT_MS: count(5_000),
+    KITTY_OAUTH: flag(true),
+    KITTY_OAUTH_CLIENTS: text,
+    KITTY_OAUTH_JWKS: text,
+    KITTY_OAUTH_COOKIE_KEYS: text,
+    KITTY_OAUTH_ALLOW_LOOPBACK_CIMD: flag(false),
+    KITTY_AUTH_RATE_LIMIT: count(60),
+    KITTY_OIDC_ISSUER: url(['https:', 'http:']),
+    KITTY_OIDC_CLIENT_ID: text,
+    KITTY_OIDC_CLIENT_SECRET: text,
+    KITTY_OIDC_NAME: text,
+  })
+  .superRefine((e, ctx) => {
+    if (e.KITTY_OIDC_ISSUER && !e.KITTY_OIDC_CLIENT_ID) {
+      ctx.addIssue({ code: 'custom', path: ['KITTY_OIDC_CLIENT_ID'], message: 'required when KITTY_OIDC_ISSUER is set' });
+    }
+  });
 
 /** Variables whose values are never echoed in errors (URLs may carry passwords; the rest are secrets). */
 const SECRET = /_URL$|_SECRET$|_JWKS$|_COOKIE_KEYS$|_CLIENTS$/;

@@ -44,7 +44,9 @@ export function superviseEmbedded(
   const giveUp =
     opts.giveUp ??
     ((err: unknown) => {
-      console.error(`kitty: the embedded PostgreSQL (data ${first.dataDir}) died and could not be started again: ${(err as Error)?.message ?? err}. Exiting with status 1 so a supervisor can restart Kitty.`);
+      console.error(
+        `kitty: the embedded PostgreSQL (data ${first.dataDir}) died and could not be started again: ${(err as Error)?.message ?? err}. Exiting with status 1 so a supervisor can restart Kitty.`,
+      );
       process.exit(1);
     });
 

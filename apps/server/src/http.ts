@@ -10,7 +10,16 @@
  * serves its own routes and unknown routes.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { ToolError, toErrorEnvelope, toToolError, inputIssues, type AuthInfo, type ErrorEnvelope, type Registry, type Services } from '@kitty/core';
+import {
+  ToolError,
+  toErrorEnvelope,
+  toToolError,
+  inputIssues,
+  type AuthInfo,
+  type ErrorEnvelope,
+  type Registry,
+  type Services,
+} from '@kitty/core';
 import { registerRestRoutes } from '@kitty/rest-adapter';
 import { registerMcpRoutes } from '@kitty/mcp-adapter';
 import cookie from '@fastify/cookie';
@@ -74,8 +83,10 @@ function wwwAuthenticate(baseUrl: string, resourcePath = '', error?: 'invalid_to
 }
 
 function fastifyErrorToTool(err: { code?: string; statusCode?: number; message: string }): ToolError {
-  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return new ToolError('PAYLOAD_TOO_LARGE', 'The request body is too large.');
-  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.statusCode === 415) return new ToolError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413)
+    return new ToolError('PAYLOAD_TOO_LARGE', 'The request body is too large.');
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.statusCode === 415)
+    return new ToolError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
   if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new ToolError('VALIDATION_ERROR', 'Empty JSON body.', { details: { issues: [] } });
   if (err.statusCode === 400) {
     return new ToolError('VALIDATION_ERROR', `The body is not valid JSON: ${err.message}`, {
@@ -121,9 +132,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     try {
       done(null, JSON.parse(text));
     } catch (e) {
-      done(new ToolError('VALIDATION_ERROR', `The body is not valid JSON: ${(e as Error).message}`, {
-        details: { issues: [{ path: '(root)', message: 'invalid JSON', code: 'invalid_json' }] },
-      }), undefined);
+      done(
+        new ToolError('VALIDATION_ERROR', `The body is not valid JSON: ${(e as Error).message}`, {
+          details: { issues: [{ path: '(root)', message: 'invalid JSON', code: 'invalid_json' }] },
+        }),
+        undefined,
+      );
     }
   });
 
@@ -132,7 +146,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Route parameters get the tools' string rule (no NUL, no lone surrogate) before any lookup.
     const paramIssues = inputIssues(req.params ?? {});
     if (paramIssues.length) {
-      throw new ToolError('VALIDATION_ERROR', `Invalid URL: ${paramIssues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { details: { issues: paramIssues } });
+      throw new ToolError('VALIDATION_ERROR', `Invalid URL: ${paramIssues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+        details: { issues: paramIssues },
+      });
     }
     const authz = req.headers.authorization;
     // A route without credentials (e.g. the docs MCP server) says so: a stale or foreign bearer must not lock readers out.
@@ -154,7 +170,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   /** Any error → the envelope and its status; logs internal errors and sets Retry-After. Shared by every error handler. */
   const errorEnvelope = (err: unknown, req: FastifyRequest, reply: FastifyReply): { status: number; body: ErrorEnvelope } => {
-    const tool = err instanceof ToolError ? err : (err as { name?: string }).name === 'ToolError' ? (err as ToolError) : fastifyErrorToTool(err as never);
+    const tool =
+      err instanceof ToolError
+        ? err
+        : (err as { name?: string }).name === 'ToolError'
+          ? (err as ToolError)
+          : fastifyErrorToTool(err as never);
     const { status, body, error } = toErrorEnvelope(tool, req.id);
     if (error.kittyCode === 'INTERNAL') req.log.error({ err: error.cause ?? err }, 'internal error');
     if (error.retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(error.retryAfter)));
@@ -176,14 +197,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   });
 
-  const callRequest = (req: FastifyRequest): ServerCallRequest => ({ services: deps.services, auth: req.kittyAuth, requestId: req.id, clientIp: req.ip });
+  const callRequest = (req: FastifyRequest): ServerCallRequest => ({
+    services: deps.services,
+    auth: req.kittyAuth,
+    requestId: req.id,
+    clientIp: req.ip,
+  });
   const registry = deps.abuseLimiter.meterRegistrations(deps.registry);
 
   // Health reflects the database (a cached SELECT 1): 503 SERVICE_UNAVAILABLE when it is down.
   app.get('/health', async () => {
     const db = await deps.databaseHealth.check();
     if (!db.ok) {
-      throw new ToolError('SERVICE_UNAVAILABLE', `The database is unavailable: ${db.reason}`, { retryAfter: 1, details: { status: 'database_unavailable' } });
+      throw new ToolError('SERVICE_UNAVAILABLE', `The database is unavailable: ${db.reason}`, {
+        retryAfter: 1,
+        details: { status: 'database_unavailable' },
+      });
     }
     return { ok: true, data: { status: 'ok', database: 'ok', tools_version: deps.registry.version } };
   });

@@ -68,7 +68,9 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     const db = createDb(databaseUrl);
     cleanups.push(() => db.close());
 
-    const redis = config.redisUrl ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true }) : undefined;
+    const redis = config.redisUrl
+      ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true })
+      : undefined;
     if (redis) {
       await redis.connect();
       cleanups.push(async () => void (await redis.quit()));
@@ -137,7 +139,12 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
         baseUrl,
         csrfSecret: keys.cookieKeys[0]!,
         oidc: config.oidc,
-        authRateLimiter: new KittyRateLimiter({ points: config.authRateLimitPoints, anonPoints: config.authRateLimitPoints, windowSeconds: config.rateLimitWindowSeconds, redis }),
+        authRateLimiter: new KittyRateLimiter({
+          points: config.authRateLimitPoints,
+          anonPoints: config.authRateLimitPoints,
+          windowSeconds: config.rateLimitWindowSeconds,
+          redis,
+        }),
       };
     }
     const app = await buildApp({
@@ -159,7 +166,12 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
         redis,
       }),
       databaseHealth: new DatabaseHealth(db.pool),
-      timeouts: { requestMs: config.requestTimeoutMs, headersMs: config.headersTimeoutMs, connectionMs: config.connectionTimeoutMs, keepAliveMs: config.keepAliveTimeoutMs },
+      timeouts: {
+        requestMs: config.requestTimeoutMs,
+        headersMs: config.headersTimeoutMs,
+        connectionMs: config.connectionTimeoutMs,
+        keepAliveMs: config.keepAliveTimeoutMs,
+      },
     });
     // While closing, every response ends its connection: a keep-alive connection whose request was
     // in flight would otherwise stay open after the answer and hold the close up.
@@ -183,7 +195,17 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     // Its cleanup goes before the app's (cleanups run in reverse): drain requests first, then the scheduler.
     if (config.scheduler) cleanups.splice(cleanups.length - 1, 0, startScheduler(services, app.log));
     const cacheSizes = () => ({ ...authenticator.sizes(), ...inboxCache.sizes() });
-    return { url: baseUrl, database: database.description, app, registry, services, inboxCache, oauthVerifier: verifier, cacheSizes, close };
+    return {
+      url: baseUrl,
+      database: database.description,
+      app,
+      registry,
+      services,
+      inboxCache,
+      oauthVerifier: verifier,
+      cacheSizes,
+      close,
+    };
   } catch (e) {
     await close();
     throw e;

@@ -19,7 +19,8 @@ const REDACTED = '[REDACTED]';
 
 const BIP39 = new Set(wordlist);
 /** Query parameters whose values are secrets (OAuth RFC 6749 names included). */
-const SECRET_PARAMS = /^(code|token|key|api_key|apikey|access_token|refresh_token|id_token|client_secret|secret|password|invite|invite_code|platform_invite_code|state|code_verifier|assertion|session)$/i;
+const SECRET_PARAMS =
+  /^(code|token|key|api_key|apikey|access_token|refresh_token|id_token|client_secret|secret|password|invite|invite_code|platform_invite_code|state|code_verifier|assertion|session)$/i;
 
 /**
  * The URL with secrets replaced by `[REDACTED]`: values of credential-like query parameters,
@@ -60,8 +61,10 @@ export function scrubSecrets(text: string): string {
     .replace(/(Bearer|Basic)(\s|%20|\+)+[^\s"',;&]+/gi, `$1 ${REDACTED}`)
     .replace(/eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*/g, REDACTED)
     .replace(/\binv_[A-Za-z0-9]{6,}/g, REDACTED)
-    .replace(/\b([a-zA-Z]{3,8})((?:-|%2D|\s|%20|\+)+)([a-zA-Z]{3,8})\2([a-zA-Z]{3,8})\2([a-zA-Z]{3,8})\b/g, (m, a: string, _sep: string, b: string, c: string, d: string) =>
-      [a, b, c, d].every((w) => BIP39.has(w.toLowerCase())) ? REDACTED : m,
+    .replace(
+      /\b([a-zA-Z]{3,8})((?:-|%2D|\s|%20|\+)+)([a-zA-Z]{3,8})\2([a-zA-Z]{3,8})\2([a-zA-Z]{3,8})\b/g,
+      (m, a: string, _sep: string, b: string, c: string, d: string) =>
+        [a, b, c, d].every((w) => BIP39.has(w.toLowerCase())) ? REDACTED : m,
     );
 }
 
@@ -81,12 +84,25 @@ export function loggerOptions(level: string, file?: string): FastifyServerOption
     level,
     stream: scrubbingStream(target),
     redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["proxy-authorization"]', 'headers.authorization', 'headers.cookie', 'res.headers["set-cookie"]'],
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'req.headers["proxy-authorization"]',
+        'headers.authorization',
+        'headers.cookie',
+        'res.headers["set-cookie"]',
+      ],
       censor: REDACTED,
     },
     serializers: {
       req(req: { method: string; url: string; hostname?: string; ip?: string; socket?: { remotePort?: number } }) {
-        return { method: req.method, url: redactUrl(req.url), hostname: req.hostname, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
+        return {
+          method: req.method,
+          url: redactUrl(req.url),
+          hostname: req.hostname,
+          remoteAddress: req.ip,
+          remotePort: req.socket?.remotePort,
+        };
       },
     },
   };

@@ -23,7 +23,10 @@ Configuration comes from the environment (README "Configuration").`;
 function parseCommand(): string {
   let parsed;
   try {
-    parsed = parseArgs({ allowPositionals: true, options: { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } } });
+    parsed = parseArgs({
+      allowPositionals: true,
+      options: { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+    });
   } catch (e) {
     console.error(`${(e as Error).message}\n${USAGE}`);
     process.exit(2);
@@ -49,7 +52,9 @@ async function main(): Promise<void> {
   if (command === 'serve') {
     const kitty = await startKitty();
     console.log(`Kitty ${kitty.registry.catalogue.length} tools, version ${kitty.registry.version}`);
-    console.log(`Serving on ${kitty.url}  (REST ${kitty.url}/v1/tools · MCP ${kitty.url}/mcp · docs ${kitty.url}/mcp/docs · account page ${kitty.url}/account)`);
+    console.log(
+      `Serving on ${kitty.url}  (REST ${kitty.url}/v1/tools · MCP ${kitty.url}/mcp · docs ${kitty.url}/mcp/docs · account page ${kitty.url}/account)`,
+    );
     console.log(`Database: ${kitty.database}`);
     let stopping = false;
     const stop = (signal: string) => {

@@ -16,7 +16,8 @@ export interface MetadataDeps {
   services: Pick<Services, 'prisma' | 'now'>;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 export async function registerMetadataRoutes(app: FastifyInstance, deps: MetadataDeps): Promise<void> {
   const base = deps.baseUrl;
@@ -57,10 +58,19 @@ export async function registerMetadataRoutes(app: FastifyInstance, deps: Metadat
       },
     };
     // Content negotiation (RFC 9110 §12.5.1, q-values honoured): JSON when asked for (or ?format=json), HTML for browsers, else text.
-    const wanted = (req.query as { format?: string } | undefined)?.format === 'json'
-      ? 'application/json'
-      : new Negotiator({ headers: { accept: req.headers.accept ?? 'text/plain' } }).mediaType(['text/plain', 'application/json', 'text/html']) ?? 'text/plain';
-    if (wanted === 'application/json') return { ok: true, data: { invite: preview, suggested_next: ['join_group: join with this code', 'register_agent: register and join in one call'] } };
+    const wanted =
+      (req.query as { format?: string } | undefined)?.format === 'json'
+        ? 'application/json'
+        : (new Negotiator({ headers: { accept: req.headers.accept ?? 'text/plain' } }).mediaType([
+            'text/plain',
+            'application/json',
+            'text/html',
+          ]) ?? 'text/plain');
+    if (wanted === 'application/json')
+      return {
+        ok: true,
+        data: { invite: preview, suggested_next: ['join_group: join with this code', 'register_agent: register and join in one call'] },
+      };
     if (wanted === 'text/html') {
       reply.type('text/html; charset=utf-8');
       return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Invite to ${escapeHtml(invite.group_name)} — Kitty</title></head><body>
@@ -78,6 +88,8 @@ ${invite.note ? `<p>Note: ${escapeHtml(invite.note)}</p>` : ''}
       `Status: ${invite.status}. Expires: ${invite.expires_at}.`,
       `Join: ${preview.how_to_join.existing_agent}`,
       `New here: ${preview.how_to_join.new_agent}`,
-    ].filter(Boolean).join('\n');
+    ]
+      .filter(Boolean)
+      .join('\n');
   });
 }

@@ -32,7 +32,13 @@ export interface RateLimiterOptions {
 export function createLimiter(points: number, windowSeconds: number, keyPrefix: string, redis?: Redis): RateLimiterAbstract {
   const memory = new RateLimiterMemory({ points, duration: windowSeconds, keyPrefix });
   return redis
-    ? new RateLimiterRedis({ storeClient: redis, points, duration: windowSeconds, keyPrefix: `kitty:rl:${keyPrefix}`, insuranceLimiter: memory })
+    ? new RateLimiterRedis({
+        storeClient: redis,
+        points,
+        duration: windowSeconds,
+        keyPrefix: `kitty:rl:${keyPrefix}`,
+        insuranceLimiter: memory,
+      })
     : memory;
 }
 
@@ -52,7 +58,12 @@ export class KittyRateLimiter {
     const policyHeader = `"${kind}";q=${q};w=${this.opts.windowSeconds}`;
     try {
       const res = await limiter.consume(key, 1);
-      return { allowed: true, policyHeader, stateHeader: `"${kind}";r=${res.remainingPoints};t=${Math.ceil(res.msBeforeNext / 1000)}`, retryAfter: 0 };
+      return {
+        allowed: true,
+        policyHeader,
+        stateHeader: `"${kind}";r=${res.remainingPoints};t=${Math.ceil(res.msBeforeNext / 1000)}`,
+        retryAfter: 0,
+      };
     } catch (e) {
       if (e instanceof RateLimiterRes) {
         const t = Math.max(1, Math.ceil(e.msBeforeNext / 1000));

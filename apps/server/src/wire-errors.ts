@@ -59,11 +59,15 @@ function clientErrorToTool(err: ParserError): ToolError {
       // A request line of 8 KiB or more (or one with no end in sight): the URL is the culprit.
       const raw = rawText(err);
       const eol = raw.indexOf('\n');
-      if (/^[A-Z]+ \S/.test(raw) && (eol === -1 || eol >= URI_LIMIT)) return new ToolError('URI_TOO_LONG', `The URL is too long (keep it under ${URI_LIMIT} bytes).`);
+      if (/^[A-Z]+ \S/.test(raw) && (eol === -1 || eol >= URI_LIMIT))
+        return new ToolError('URI_TOO_LONG', `The URL is too long (keep it under ${URI_LIMIT} bytes).`);
       return new ToolError('HEADERS_TOO_LARGE', 'The request headers are too large (at most 16 KB together, request line included).');
     }
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
-      return new ToolError('BAD_REQUEST', 'Content-Length and Transfer-Encoding must not both be sent (RFC 9112 §6.3), nor Content-Length twice.');
+      return new ToolError(
+        'BAD_REQUEST',
+        'Content-Length and Transfer-Encoding must not both be sent (RFC 9112 §6.3), nor Content-Length twice.',
+      );
     case 'HPE_INVALID_CONTENT_LENGTH':
       return new ToolError('BAD_REQUEST', 'Content-Length is invalid (sent twice with different values, or not a number).');
     case 'HPE_INVALID_TRANSFER_ENCODING':

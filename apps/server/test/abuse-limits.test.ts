@@ -53,7 +53,13 @@ describe('MCP JSON-RPC batches', () => {
 
   it('refuses a batch on /mcp/docs too, even of harmless requests', async () => {
     const s = await start();
-    const r = await s.http('/mcp/docs', { body: [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' }], headers: mcpHeaders() });
+    const r = await s.http('/mcp/docs', {
+      body: [
+        { jsonrpc: '2.0', id: 1, method: 'ping' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      ],
+      headers: mcpHeaders(),
+    });
     expect(r.status).toBe(400);
     expect(r.json.error.code).toBe(-32600);
     const empty = await s.http('/mcp', { body: [], headers: mcpHeaders((await s.agent('e')).apiKey) });
@@ -76,7 +82,8 @@ describe('client address keys', () => {
       throw new ToolError('UNAUTHENTICATED', 'unknown key');
     };
     const codes: string[] = [];
-    for (const ip of ['2001:db8::1', '2001:db8::2', '2001:db8::3']) codes.push(await limiter.meterAuthentication(ip, fail).catch((e: ToolError) => e.kittyCode));
+    for (const ip of ['2001:db8::1', '2001:db8::2', '2001:db8::3'])
+      codes.push(await limiter.meterAuthentication(ip, fail).catch((e: ToolError) => e.kittyCode));
     expect(codes).toEqual(['UNAUTHENTICATED', 'UNAUTHENTICATED', 'RATE_LIMITED']);
   });
 });
@@ -149,18 +156,31 @@ describe('agent registration windows per IP', () => {
       expect((await s.http('/v1/tools/register_agent', { body: { handle: handle(), display_name: 'Two' } })).status).toBe(200);
       // An authenticated agent registering others over MCP counts for the same IP.
       const viaMcp = await s.http('/mcp', {
-        body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'register_agent', arguments: { handle: handle(), display_name: 'Three' } } },
+        body: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'register_agent', arguments: { handle: handle(), display_name: 'Three' } },
+        },
         headers: mcpHeaders(first.json.data.api_key),
       });
       expect(JSON.parse(viaMcp.text).result.isError).toBeFalsy();
       expect((await s.http('/v1/agents', { body: { handle: handle(), display_name: 'Four' } })).status).toBe(200);
       const refused = await s.http('/v1/agents', { body: { handle: handle(), display_name: 'Five' } });
       expect(refused.status).toBe(429);
-      expect(refused.json).toMatchObject({ ok: false, error: { code: 'RATE_LIMITED', details: { limit: 'registrations_per_ip', window: 'hour', max: 4 } } });
+      expect(refused.json).toMatchObject({
+        ok: false,
+        error: { code: 'RATE_LIMITED', details: { limit: 'registrations_per_ip', window: 'hour', max: 4 } },
+      });
       expect(refused.json.error.retry_after).toBeGreaterThan(60);
       expect(Number(refused.headers.get('retry-after'))).toBe(refused.json.error.retry_after);
       const overMcp = await s.http('/mcp', {
-        body: { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'register_agent', arguments: { handle: handle(), display_name: 'Six' } } },
+        body: {
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'register_agent', arguments: { handle: handle(), display_name: 'Six' } },
+        },
         headers: mcpHeaders(first.json.data.api_key),
       });
       const result = JSON.parse(overMcp.text).result;

@@ -36,7 +36,14 @@ let authenticatorId: string;
 /** A virtual passkey device (CDP WebAuthn domain): platform authenticator, resident keys, user verified. */
 async function newAuthenticator(): Promise<string> {
   const r = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   });
   return r.authenticatorId;
 }
@@ -47,7 +54,15 @@ beforeAll(async () => {
   base = server.url;
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
     // launch() gives every run a fresh temporary profile of its own.
   });
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -70,7 +85,10 @@ async function expectAccessible(what: string): Promise<void> {
   const violations = (await page.evaluate(
     "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target) })))",
   )) as Array<{ id: string; impact: string; targets: unknown[] }>;
-  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), `${what}: ${JSON.stringify(violations)}`).toEqual([]);
+  expect(
+    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+    `${what}: ${JSON.stringify(violations)}`,
+  ).toEqual([]);
 }
 
 /** Screenshots at 1280 px and 375 px (full page), then back to 1280. */
@@ -188,19 +206,28 @@ describe('the account page in a browser', () => {
     expect(revoked.json.error.code).toBe('UNAUTHENTICATED');
 
     // Connect an MCP client through OAuth; the browser step (consent) happens in this signed-in browser.
-    const provider = new TestOAuthProvider(REDIRECT, async (authorizationUrl) => {
-      let landed: URL | undefined;
-      await page.route(`${REDIRECT}**`, async (route) => {
-        landed = new URL(route.request().url());
-        await route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>done</title><p>You can close this window.</p>' });
-      });
-      await page.goto(authorizationUrl.href);
-      await page.getByLabel(/Robin’s agent/).check();
-      await page.getByRole('button', { name: 'Allow' }).click();
-      await page.waitForURL(`${REDIRECT}**`);
-      await page.unroute(`${REDIRECT}**`);
-      return landed!;
-    }, undefined, 'E2E MCP client');
+    const provider = new TestOAuthProvider(
+      REDIRECT,
+      async (authorizationUrl) => {
+        let landed: URL | undefined;
+        await page.route(`${REDIRECT}**`, async (route) => {
+          landed = new URL(route.request().url());
+          await route.fulfill({
+            status: 200,
+            contentType: 'text/html',
+            body: '<!doctype html><title>done</title><p>You can close this window.</p>',
+          });
+        });
+        await page.goto(authorizationUrl.href);
+        await page.getByLabel(/Robin’s agent/).check();
+        await page.getByRole('button', { name: 'Allow' }).click();
+        await page.waitForURL(`${REDIRECT}**`);
+        await page.unroute(`${REDIRECT}**`);
+        return landed!;
+      },
+      undefined,
+      'E2E MCP client',
+    );
     const connect = async () => {
       const c = new Client({ name: 'e2e', version: '1.0.0' });
       const t = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: provider });
@@ -225,7 +252,11 @@ describe('the account page in a browser', () => {
     await page.getByText('No apps are connected.').waitFor();
     const after = await fetch(`${base}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${provider.saved!.access_token}` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${provider.saved!.access_token}`,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_me', arguments: {} } }),
     });
     expect(after.status).toBe(401);
@@ -265,7 +296,17 @@ describe('the account page in a browser', () => {
     await page.getByText('Passkey added.').waitFor();
     await page.getByRole('listitem').filter({ hasText: 'Passkey 2' }).waitFor();
     const log = page.getByRole('list', { name: 'Security events, newest first' });
-    for (const what of ['Signed up', 'Agent created', 'Key created', 'Key rotated', 'Key revoked', 'App connected', 'App disconnected', 'Agent claimed', 'Passkey added']) {
+    for (const what of [
+      'Signed up',
+      'Agent created',
+      'Key created',
+      'Key rotated',
+      'Key revoked',
+      'App connected',
+      'App disconnected',
+      'Agent claimed',
+      'Passkey added',
+    ]) {
       await log.getByText(what).first().waitFor();
     }
     await expectAccessible('security');

@@ -57,7 +57,10 @@ describe('account router over HTTP', () => {
 
     const ro = await api.keys.create.mutate({ agent_id: created.agent.agent_id, access: 'read', label: 'reader' });
     expect((await s.http('/v1/tools/get_me', { apiKey: ro.api_key, body: {} })).status).toBe(200);
-    const write = await s.http('/v1/tools/create_group', { apiKey: ro.api_key, body: { name: 'Nope', currency: 'EUR', idempotency_key: `k-${randomUUID()}` } });
+    const write = await s.http('/v1/tools/create_group', {
+      apiKey: ro.api_key,
+      body: { name: 'Nope', currency: 'EUR', idempotency_key: `k-${randomUUID()}` },
+    });
     expect(write.status).toBe(403);
     expect(write.json.error).toMatchObject({ code: 'FORBIDDEN', details: { required_scope: 'svc:write' } });
 
@@ -86,11 +89,16 @@ describe('account router over HTTP', () => {
   it('CSRF: mutations without our Origin are refused with 403; no CORS headers are ever sent', async () => {
     const alice = await signedIn('Alice');
     for (const origin of [null, 'https://evil.example']) {
-      const e = await kittyError(client(alice.cookie, origin, false).agents.create.mutate({ handle: `csrf-${randomUUID().slice(0, 8)}`, display_name: 'x' }));
+      const e = await kittyError(
+        client(alice.cookie, origin, false).agents.create.mutate({ handle: `csrf-${randomUUID().slice(0, 8)}`, display_name: 'x' }),
+      );
       expect(e).toMatchObject({ code: 'FORBIDDEN', status: 403, details: { reason: 'csrf_origin' } });
     }
     expect((await client(alice.cookie).agents.list.query()).agents).toEqual([]);
-    const pre = await fetch(`${s.url}/trpc/agents.create`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const pre = await fetch(`${s.url}/trpc/agents.create`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(pre.headers.get('access-control-allow-origin')).toBeNull();
     const get = await fetch(`${s.url}/trpc/session`, { headers: { origin: 'https://evil.example', cookie: alice.cookie } });
     expect(get.headers.get('access-control-allow-origin')).toBeNull();
@@ -113,7 +121,10 @@ describe('account router over HTTP', () => {
 });
 
 describe('last used', () => {
-  for (const [what, ttlMs] of [['cache hits', 3_600_000], ['cache misses', 1]] as const) {
+  for (const [what, ttlMs] of [
+    ['cache hits', 3_600_000],
+    ['cache misses', 1],
+  ] as const) {
     it(`records api_keys.last_used_at and agents.last_active_at at most once a minute per key (${what})`, async () => {
       const agent = await s.agent('lastused');
       let now = new Date('2030-01-01T00:00:00Z');

@@ -20,8 +20,13 @@ beforeAll(async () => {
   s = await startTestServer();
   ana = await s.agent('ana');
   mcp = new Client({ name: 'agent-errors-test', version: '1.0.0' });
-  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${ana.apiKey}` } } }));
-  const g = await s.http('/v1/tools/create_group', { apiKey: ana.apiKey, body: { name: 'Trip', currency: 'EUR', idempotency_key: randomUUID() } });
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${ana.apiKey}` } } }),
+  );
+  const g = await s.http('/v1/tools/create_group', {
+    apiKey: ana.apiKey,
+    body: { name: 'Trip', currency: 'EUR', idempotency_key: randomUUID() },
+  });
   groupId = g.json.data.group.group_id;
 });
 afterAll(async () => {
@@ -63,7 +68,12 @@ describe('amounts, keys and idempotency keys', () => {
       expect(issue.message).toContain('integer in minor units');
       expect(issue.message).toContain('send 1450 for €14.50');
     }
-    const viaMcp = await mcpError('record_payment', { group_id: groupId, to_handle: ana.handle, amount_minor: 3.2, idempotency_key: randomUUID() });
+    const viaMcp = await mcpError('record_payment', {
+      group_id: groupId,
+      to_handle: ana.handle,
+      amount_minor: 3.2,
+      idempotency_key: randomUUID(),
+    });
     expect(viaMcp.message).toContain('send 1450 for €14.50');
   });
 
@@ -73,8 +83,16 @@ describe('amounts, keys and idempotency keys', () => {
     const issue = r.json.error.details.issues.find((i: { path: string }) => i.path === 'amount');
     expect(issue).toMatchObject({ code: 'unrecognized_keys' });
     expect(issue.message).toContain('did you mean "amount_minor"');
-    const nested = await rest('add_expense', { group_id: groupId, description: 'x', amount_minor: 100, payers: [{ handle: ana.handle, amount: 100 }], idempotency_key: randomUUID() });
-    expect(nested.json.error.details.issues.find((i: { path: string }) => i.path === 'payers.0.amount').message).toContain('"amount_minor"');
+    const nested = await rest('add_expense', {
+      group_id: groupId,
+      description: 'x',
+      amount_minor: 100,
+      payers: [{ handle: ana.handle, amount: 100 }],
+      idempotency_key: randomUUID(),
+    });
+    expect(nested.json.error.details.issues.find((i: { path: string }) => i.path === 'payers.0.amount').message).toContain(
+      '"amount_minor"',
+    );
   });
 
   it('a too-short idempotency key states the length rule; a missing one says required', async () => {
@@ -104,15 +122,25 @@ describe('replayed writes', () => {
 
 describe('sandbox and small things', () => {
   it('the sandbox accepts a write with its idempotency_key and names the closest key for a typo', async () => {
-    const ok = await s.http('/v1/sandbox/tools/add_expense', { apiKey: ana.apiKey, body: { group_id: groupId, description: 'x', amount_minor: 100, idempotency_key: randomUUID() } });
+    const ok = await s.http('/v1/sandbox/tools/add_expense', {
+      apiKey: ana.apiKey,
+      body: { group_id: groupId, description: 'x', amount_minor: 100, idempotency_key: randomUUID() },
+    });
     expect(ok.status).toBe(200);
     expect(ok.json.data.valid).toBe(true);
-    const typo = await s.http('/v1/sandbox/tools/add_expense', { apiKey: ana.apiKey, body: { group_id: groupId, description: 'x', amount: 100, idempotency_key: randomUUID() } });
+    const typo = await s.http('/v1/sandbox/tools/add_expense', {
+      apiKey: ana.apiKey,
+      body: { group_id: groupId, description: 'x', amount: 100, idempotency_key: randomUUID() },
+    });
     expect(typo.json.error.details.issues.find((i: { path: string }) => i.path === 'amount').message).toContain('"amount_minor"');
   });
 
   it('responses end with a newline', async () => {
-    for (const r of [await s.http('/v1/tools/get_me', { apiKey: ana.apiKey, body: {} }), await s.http('/v1/tools/nope', { body: {} }), await s.http('/openapi.json')]) {
+    for (const r of [
+      await s.http('/v1/tools/get_me', { apiKey: ana.apiKey, body: {} }),
+      await s.http('/v1/tools/nope', { body: {} }),
+      await s.http('/openapi.json'),
+    ]) {
       expect(r.text.endsWith('\n')).toBe(true);
     }
   });

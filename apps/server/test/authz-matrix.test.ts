@@ -59,29 +59,63 @@ interface Variant {
 const NOT_PAYMENT = 'not a payment tool: the payment-party rule does not apply';
 const MEMBER_READS = "an active member reads the group's records";
 const OUTSIDERS: Actor[] = ['outsider', 'departed', 'removed'];
-const memberOnlyRead = (name: string, args: Variant['args']): Variant[] => [{ name, args, refused: OUTSIDERS, allowed: { non_admin: MEMBER_READS, wrong_party: NOT_PAYMENT } }];
-const adminOnly = (name: string, args: Variant['args']): Variant[] => [{ name, args, refused: [...OUTSIDERS, 'non_admin'], allowed: { wrong_party: NOT_PAYMENT } }];
+const memberOnlyRead = (name: string, args: Variant['args']): Variant[] => [
+  { name, args, refused: OUTSIDERS, allowed: { non_admin: MEMBER_READS, wrong_party: NOT_PAYMENT } },
+];
+const adminOnly = (name: string, args: Variant['args']): Variant[] => [
+  { name, args, refused: [...OUTSIDERS, 'non_admin'], allowed: { wrong_party: NOT_PAYMENT } },
+];
 
 const MATRIX: Record<string, Variant[]> = {
   // account
-  get_agent: [{ name: 'owner profile', args: (w) => ({ handle: w.owner.handle }), refused: [], allowed: { outsider: 'public profile by design', departed: 'public profile', removed: 'public profile', non_admin: 'public profile', wrong_party: NOT_PAYMENT } }],
+  get_agent: [
+    {
+      name: 'owner profile',
+      args: (w) => ({ handle: w.owner.handle }),
+      refused: [],
+      allowed: {
+        outsider: 'public profile by design',
+        departed: 'public profile',
+        removed: 'public profile',
+        non_admin: 'public profile',
+        wrong_party: NOT_PAYMENT,
+      },
+    },
+  ],
   register_agent: [
     {
       name: 'new agent with an invite addressed to someone else',
       anonymous: true,
       args: (w) => ({ handle: `reg-${randomUUID().slice(0, 8)}`, display_name: 'Intruder', invite_code: w.targetedInvite.code }),
       refused: ['outsider'],
-      allowed: { departed: 'takes no credential: the caller is always a new agent (the outsider row)', removed: 'as departed', non_admin: 'as departed', wrong_party: NOT_PAYMENT },
+      allowed: {
+        departed: 'takes no credential: the caller is always a new agent (the outsider row)',
+        removed: 'as departed',
+        non_admin: 'as departed',
+        wrong_party: NOT_PAYMENT,
+      },
     },
   ],
   // groups
   get_group: memberOnlyRead('owner group', (w) => ({ group_id: w.groupId })),
   update_group: [
-    { name: 'rename', args: (w) => ({ group_id: w.groupId, name: 'Taken over' }), refused: OUTSIDERS, allowed: { non_admin: 'any member may rename a group', wrong_party: NOT_PAYMENT } },
+    {
+      name: 'rename',
+      args: (w) => ({ group_id: w.groupId, name: 'Taken over' }),
+      refused: OUTSIDERS,
+      allowed: { non_admin: 'any member may rename a group', wrong_party: NOT_PAYMENT },
+    },
     ...adminOnly('who may edit expenses', (w) => ({ group_id: w.groupId, members_can_edit_expenses: true })),
   ],
   archive_group: adminOnly('archive', (w) => ({ group_id: w.groupId })),
-  leave_group: [{ name: 'leave', args: (w) => ({ group_id: w.groupId }), refused: OUTSIDERS, allowed: { non_admin: "leaving is the member's own right (it needs a zero balance)", wrong_party: NOT_PAYMENT } }],
+  leave_group: [
+    {
+      name: 'leave',
+      args: (w) => ({ group_id: w.groupId }),
+      refused: OUTSIDERS,
+      allowed: { non_admin: "leaving is the member's own right (it needs a zero balance)", wrong_party: NOT_PAYMENT },
+    },
+  ],
   remove_member: adminOnly('remove a member', (w) => ({ group_id: w.groupId, handle: w.actors.wrong_party.handle })),
   set_member_role: adminOnly('promote oneself', (w, a) => ({ group_id: w.groupId, agent_id: w.actors[a].agentId, role: 'admin' })),
   open_direct_group: [
@@ -89,11 +123,21 @@ const MATRIX: Record<string, Variant[]> = {
       name: 'with the owner',
       args: (w) => ({ handle: w.owner.handle, currency: 'EUR' }),
       refused: OUTSIDERS,
-      allowed: { non_admin: 'shares a group: opens a ledger awaiting the owner\'s acceptance, nothing bookable on the owner', wrong_party: NOT_PAYMENT },
+      allowed: {
+        non_admin: "shares a group: opens a ledger awaiting the owner's acceptance, nothing bookable on the owner",
+        wrong_party: NOT_PAYMENT,
+      },
     },
   ],
   // invites
-  create_invite: [{ name: 'invite into the group', args: (w) => ({ group_id: w.groupId, max_uses: 5 }), refused: OUTSIDERS, allowed: { non_admin: 'any member may invite', wrong_party: NOT_PAYMENT } }],
+  create_invite: [
+    {
+      name: 'invite into the group',
+      args: (w) => ({ group_id: w.groupId, max_uses: 5 }),
+      refused: OUTSIDERS,
+      allowed: { non_admin: 'any member may invite', wrong_party: NOT_PAYMENT },
+    },
+  ],
   list_invites: [
     {
       name: 'invites of the group',
@@ -110,7 +154,13 @@ const MATRIX: Record<string, Variant[]> = {
       name: 'by code',
       args: (w) => ({ code: w.targetedInvite.code }),
       refused: [],
-      allowed: { outsider: 'the code is the secret: whoever holds it may preview (nothing is consumed)', departed: 'as outsider', removed: 'as outsider', non_admin: 'as outsider', wrong_party: NOT_PAYMENT },
+      allowed: {
+        outsider: 'the code is the secret: whoever holds it may preview (nothing is consumed)',
+        departed: 'as outsider',
+        removed: 'as outsider',
+        non_admin: 'as outsider',
+        wrong_party: NOT_PAYMENT,
+      },
     },
   ],
   join_group: [
@@ -121,40 +171,145 @@ const MATRIX: Record<string, Variant[]> = {
       allowed: { non_admin: 'already a member: answered already_member, nothing consumed', wrong_party: NOT_PAYMENT },
     },
   ],
-  decline_invite: [{ name: 'decline an invite addressed to someone else', args: (w) => ({ invite_id: w.targetedInvite.invite_id }), refused: [...OUTSIDERS, 'non_admin'], allowed: { wrong_party: NOT_PAYMENT } }],
-  revoke_invite: [{ name: "revoke the owner's invite", args: (w) => ({ invite_id: w.targetedInvite.invite_id }), refused: [...OUTSIDERS, 'non_admin'], allowed: { wrong_party: NOT_PAYMENT } }],
+  decline_invite: [
+    {
+      name: 'decline an invite addressed to someone else',
+      args: (w) => ({ invite_id: w.targetedInvite.invite_id }),
+      refused: [...OUTSIDERS, 'non_admin'],
+      allowed: { wrong_party: NOT_PAYMENT },
+    },
+  ],
+  revoke_invite: [
+    {
+      name: "revoke the owner's invite",
+      args: (w) => ({ invite_id: w.targetedInvite.invite_id }),
+      refused: [...OUTSIDERS, 'non_admin'],
+      allowed: { wrong_party: NOT_PAYMENT },
+    },
+  ],
   // contacts: each acts on the caller's own lists
-  add_contact: [{ name: 'the owner', args: (w) => ({ handle: w.owner.handle }), refused: [], allowed: { outsider: 'contacts are one-sided by design; the owner is only told', departed: 'as outsider', removed: 'as outsider', non_admin: 'as outsider', wrong_party: NOT_PAYMENT } }],
-  update_contact: [{ name: 'the owner (not a contact of the caller)', args: (w) => ({ handle: w.owner.handle, alias: 'x' }), refused: [...OUTSIDERS, 'non_admin'], allowed: { wrong_party: NOT_PAYMENT } }],
-  remove_contact: [{ name: 'the owner (not a contact of the caller)', args: (w) => ({ handle: w.owner.handle }), refused: [...OUTSIDERS, 'non_admin'], allowed: { wrong_party: NOT_PAYMENT } }],
-  block_agent: [{ name: 'the owner', args: (w) => ({ handle: w.owner.handle }), refused: [], allowed: { outsider: "blocking changes only the blocker's own list", departed: 'as outsider', removed: 'as outsider', non_admin: 'as outsider', wrong_party: NOT_PAYMENT } }],
-  unblock_agent: [{ name: 'the owner (not blocked by the caller)', args: (w) => ({ handle: w.owner.handle }), refused: [], allowed: { outsider: "acts on the caller's own block list (idempotent)", departed: 'as outsider', removed: 'as outsider', non_admin: 'as outsider', wrong_party: NOT_PAYMENT } }],
+  add_contact: [
+    {
+      name: 'the owner',
+      args: (w) => ({ handle: w.owner.handle }),
+      refused: [],
+      allowed: {
+        outsider: 'contacts are one-sided by design; the owner is only told',
+        departed: 'as outsider',
+        removed: 'as outsider',
+        non_admin: 'as outsider',
+        wrong_party: NOT_PAYMENT,
+      },
+    },
+  ],
+  update_contact: [
+    {
+      name: 'the owner (not a contact of the caller)',
+      args: (w) => ({ handle: w.owner.handle, alias: 'x' }),
+      refused: [...OUTSIDERS, 'non_admin'],
+      allowed: { wrong_party: NOT_PAYMENT },
+    },
+  ],
+  remove_contact: [
+    {
+      name: 'the owner (not a contact of the caller)',
+      args: (w) => ({ handle: w.owner.handle }),
+      refused: [...OUTSIDERS, 'non_admin'],
+      allowed: { wrong_party: NOT_PAYMENT },
+    },
+  ],
+  block_agent: [
+    {
+      name: 'the owner',
+      args: (w) => ({ handle: w.owner.handle }),
+      refused: [],
+      allowed: {
+        outsider: "blocking changes only the blocker's own list",
+        departed: 'as outsider',
+        removed: 'as outsider',
+        non_admin: 'as outsider',
+        wrong_party: NOT_PAYMENT,
+      },
+    },
+  ],
+  unblock_agent: [
+    {
+      name: 'the owner (not blocked by the caller)',
+      args: (w) => ({ handle: w.owner.handle }),
+      refused: [],
+      allowed: {
+        outsider: "acts on the caller's own block list (idempotent)",
+        departed: 'as outsider',
+        removed: 'as outsider',
+        non_admin: 'as outsider',
+        wrong_party: NOT_PAYMENT,
+      },
+    },
+  ],
   // messages and inbox
   send_message: [
-    { name: 'to the group', args: (w) => ({ group_id: w.groupId, body: 'let me in' }), refused: OUTSIDERS, allowed: { non_admin: 'members write to their group', wrong_party: NOT_PAYMENT } },
-    { name: 'to the owner', args: (w) => ({ to_handle: w.owner.handle, body: 'hello' }), refused: OUTSIDERS, allowed: { non_admin: 'shares a group with the owner', wrong_party: NOT_PAYMENT } },
+    {
+      name: 'to the group',
+      args: (w) => ({ group_id: w.groupId, body: 'let me in' }),
+      refused: OUTSIDERS,
+      allowed: { non_admin: 'members write to their group', wrong_party: NOT_PAYMENT },
+    },
+    {
+      name: 'to the owner',
+      args: (w) => ({ to_handle: w.owner.handle, body: 'hello' }),
+      refused: OUTSIDERS,
+      allowed: { non_admin: 'shares a group with the owner', wrong_party: NOT_PAYMENT },
+    },
   ],
   list_messages: [
-    { name: "owner's direct conversation with the payee", args: (w) => ({ conversation_id: w.directConversationId }), refused: [...OUTSIDERS, 'wrong_party'], allowed: { non_admin: 'a participant of that conversation' } },
+    {
+      name: "owner's direct conversation with the payee",
+      args: (w) => ({ conversation_id: w.directConversationId }),
+      refused: [...OUTSIDERS, 'wrong_party'],
+      allowed: { non_admin: 'a participant of that conversation' },
+    },
     ...memberOnlyRead('group conversation by id', (w) => ({ conversation_id: w.groupConversationId })),
     ...memberOnlyRead('group conversation by group_id', (w) => ({ group_id: w.groupId })),
   ],
   mark_inbox_read: [
     { name: "owner's inbox item", args: (w) => ({ item_ids: [w.ownerItemId] }), refused: [...OUTSIDERS, 'non_admin', 'wrong_party'] },
-    { name: "owner's direct conversation", args: (w) => ({ conversation_id: w.directConversationId }), refused: [...OUTSIDERS, 'wrong_party'], allowed: { non_admin: 'a participant: marks only its own side read' } },
+    {
+      name: "owner's direct conversation",
+      args: (w) => ({ conversation_id: w.directConversationId }),
+      refused: [...OUTSIDERS, 'wrong_party'],
+      allowed: { non_admin: 'a participant: marks only its own side read' },
+    },
   ],
   // expenses (the group lets only admins and the creator edit)
   add_expense: [
-    { name: 'expense in the group', args: (w) => ({ group_id: w.groupId, description: 'Sneaky', amount_minor: 999 }), refused: OUTSIDERS, allowed: { non_admin: 'members add expenses', wrong_party: NOT_PAYMENT } },
+    {
+      name: 'expense in the group',
+      args: (w) => ({ group_id: w.groupId, description: 'Sneaky', amount_minor: 999 }),
+      refused: OUTSIDERS,
+      allowed: { non_admin: 'members add expenses', wrong_party: NOT_PAYMENT },
+    },
     {
       name: 'a debt on the departed and the removed',
-      args: (w) => ({ group_id: w.groupId, description: 'On them', amount_minor: 900, split: { method: 'equal', participants: [{ handle: w.actors.non_admin.handle }, { handle: w.actors.departed.handle }, { handle: w.actors.removed.handle }] } }),
+      args: (w) => ({
+        group_id: w.groupId,
+        description: 'On them',
+        amount_minor: 900,
+        split: {
+          method: 'equal',
+          participants: [{ handle: w.actors.non_admin.handle }, { handle: w.actors.departed.handle }, { handle: w.actors.removed.handle }],
+        },
+      }),
       refused: [...OUTSIDERS, 'non_admin'],
       allowed: { wrong_party: NOT_PAYMENT },
     },
     {
       name: 'a debt on the owner in a direct ledger the owner has not accepted',
-      args: (w) => ({ group_id: w.pendingLedgerId, description: 'Unsolicited', amount_minor: 5000, split: { method: 'equal', participants: [{ handle: w.actors.non_admin.handle }, { handle: w.owner.handle }] } }),
+      args: (w) => ({
+        group_id: w.pendingLedgerId,
+        description: 'Unsolicited',
+        amount_minor: 5000,
+        split: { method: 'equal', participants: [{ handle: w.actors.non_admin.handle }, { handle: w.owner.handle }] },
+      }),
       refused: [...OUTSIDERS, 'non_admin'],
       allowed: { wrong_party: NOT_PAYMENT },
     },
@@ -166,10 +321,21 @@ const MATRIX: Record<string, Variant[]> = {
   restore_expense: adminOnly("restore the owner's deleted expense", (w) => ({ expense_id: w.deletedExpenseId })),
   // payments: owner paid the payee (pending)
   record_payment: [
-    { name: 'a payment to the owner', args: (w) => ({ group_id: w.groupId, to_handle: w.owner.handle, amount_minor: 100, allow_overpayment: true }), refused: OUTSIDERS, allowed: { non_admin: 'a member records what it paid', wrong_party: 'records its own payment' } },
+    {
+      name: 'a payment to the owner',
+      args: (w) => ({ group_id: w.groupId, to_handle: w.owner.handle, amount_minor: 100, allow_overpayment: true }),
+      refused: OUTSIDERS,
+      allowed: { non_admin: 'a member records what it paid', wrong_party: 'records its own payment' },
+    },
     {
       name: 'a payment between two others',
-      args: (w) => ({ group_id: w.groupId, from_handle: w.owner.handle, to_handle: w.actors.non_admin.handle, amount_minor: 100, allow_overpayment: true }),
+      args: (w) => ({
+        group_id: w.groupId,
+        from_handle: w.owner.handle,
+        to_handle: w.actors.non_admin.handle,
+        amount_minor: 100,
+        allow_overpayment: true,
+      }),
       refused: [...OUTSIDERS, 'wrong_party'],
       allowed: { non_admin: 'the payee records a payment it received' },
     },
@@ -179,10 +345,27 @@ const MATRIX: Record<string, Variant[]> = {
       refused: [...OUTSIDERS, 'non_admin', 'wrong_party'],
     },
   ],
-  get_payment: memberOnlyRead('the pending payment', (w) => ({ payment_id: w.paymentId })).map((v) => ({ ...v, allowed: { non_admin: MEMBER_READS, wrong_party: "members see the group's payments" } })),
+  get_payment: memberOnlyRead('the pending payment', (w) => ({ payment_id: w.paymentId })).map((v) => ({
+    ...v,
+    allowed: { non_admin: MEMBER_READS, wrong_party: "members see the group's payments" },
+  })),
   list_payments: memberOnlyRead('payments of the group', (w) => ({ group_id: w.groupId })),
-  confirm_payment: [{ name: 'confirm', args: (w) => ({ payment_id: w.paymentId }), refused: [...OUTSIDERS, 'wrong_party'], allowed: { non_admin: 'the payee confirms' } }],
-  reject_payment: [{ name: 'reject', args: (w) => ({ payment_id: w.paymentId, reason: 'no' }), refused: [...OUTSIDERS, 'wrong_party'], allowed: { non_admin: 'the payee rejects' } }],
+  confirm_payment: [
+    {
+      name: 'confirm',
+      args: (w) => ({ payment_id: w.paymentId }),
+      refused: [...OUTSIDERS, 'wrong_party'],
+      allowed: { non_admin: 'the payee confirms' },
+    },
+  ],
+  reject_payment: [
+    {
+      name: 'reject',
+      args: (w) => ({ payment_id: w.paymentId, reason: 'no' }),
+      refused: [...OUTSIDERS, 'wrong_party'],
+      allowed: { non_admin: 'the payee rejects' },
+    },
+  ],
   cancel_payment: [{ name: 'cancel', args: (w) => ({ payment_id: w.paymentId }), refused: [...OUTSIDERS, 'non_admin', 'wrong_party'] }],
   // balances and records
   get_balances: memberOnlyRead('balances', (w) => ({ group_id: w.groupId })),
@@ -192,7 +375,11 @@ const MATRIX: Record<string, Variant[]> = {
   import_expenses: [
     {
       name: 'import into the group',
-      args: (w) => ({ group_id: w.groupId, format: 'splitwise', csv: `Date,Description,Category,Cost,Currency,${w.owner.handle}\n2026-01-02,Taxi,Transport,10.00,EUR,0.00\n` }),
+      args: (w) => ({
+        group_id: w.groupId,
+        format: 'splitwise',
+        csv: `Date,Description,Category,Cost,Currency,${w.owner.handle}\n2026-01-02,Taxi,Transport,10.00,EUR,0.00\n`,
+      }),
       refused: OUTSIDERS,
       allowed: { non_admin: 'members may import', wrong_party: NOT_PAYMENT },
     },
@@ -208,7 +395,10 @@ const mcpClients = new Map<string, Client>();
 
 async function call(a: Agent, tool: string, args: Record<string, unknown>) {
   const write = s.kitty.registry.tools.get(tool)?.kind === 'write';
-  const r = await s.http(`/v1/tools/${tool}`, { body: { ...(write ? { idempotency_key: `setup-${randomUUID()}` } : {}), ...args }, apiKey: a.apiKey });
+  const r = await s.http(`/v1/tools/${tool}`, {
+    body: { ...(write ? { idempotency_key: `setup-${randomUUID()}` } : {}), ...args },
+    apiKey: a.apiKey,
+  });
   if (!r.json?.ok) throw new Error(`${tool} → ${r.status} ${r.text}`);
   return r.json.data;
 }
@@ -217,7 +407,9 @@ async function mcp(a: Agent): Promise<Client> {
   let c = mcpClients.get(a.apiKey);
   if (!c) {
     c = new Client({ name: 'authz-matrix', version: '1.0.0' });
-    await c.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${a.apiKey}` } } }));
+    await c.connect(
+      new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${a.apiKey}` } } }),
+    );
     mcpClients.set(a.apiKey, c);
   }
   return c;
@@ -256,8 +448,16 @@ async function ownerState(): Promise<string> {
 beforeAll(async () => {
   s = await startTestServer();
   const owner = await s.agent('owner');
-  const [outsider, departed, removed, nonAdmin, wrongParty, target] = await Promise.all(['outsider', 'departed', 'removed', 'member', 'bystander', 'target'].map((p) => s.agent(p)));
-  const actors: Record<Actor, Agent> = { outsider: outsider!, departed: departed!, removed: removed!, non_admin: nonAdmin!, wrong_party: wrongParty! };
+  const [outsider, departed, removed, nonAdmin, wrongParty, target] = await Promise.all(
+    ['outsider', 'departed', 'removed', 'member', 'bystander', 'target'].map((p) => s.agent(p)),
+  );
+  const actors: Record<Actor, Agent> = {
+    outsider: outsider!,
+    departed: departed!,
+    removed: removed!,
+    non_admin: nonAdmin!,
+    wrong_party: wrongParty!,
+  };
   const groupId = (await call(owner, 'create_group', { name: 'Owner house', currency: 'EUR' })).group.group_id;
   const multi = (await call(owner, 'create_invite', { group_id: groupId, max_uses: 10 })).invite;
   for (const a of [nonAdmin!, wrongParty!, departed!, removed!]) await call(a, 'join_group', { code: multi.code });
@@ -265,10 +465,14 @@ beforeAll(async () => {
   await call(owner, 'remove_member', { group_id: groupId, handle: removed!.handle });
   await call(owner, 'update_group', { group_id: groupId, members_can_edit_expenses: false });
   const split = { method: 'equal', participants: [{ handle: owner.handle }, { handle: nonAdmin!.handle }, { handle: wrongParty!.handle }] };
-  const expenseId = (await call(owner, 'add_expense', { group_id: groupId, description: 'Groceries', amount_minor: 3000, split })).expense.expense_id;
-  const deletedExpenseId = (await call(owner, 'add_expense', { group_id: groupId, description: 'Mistake', amount_minor: 1200, split })).expense.expense_id;
+  const expenseId = (await call(owner, 'add_expense', { group_id: groupId, description: 'Groceries', amount_minor: 3000, split })).expense
+    .expense_id;
+  const deletedExpenseId = (await call(owner, 'add_expense', { group_id: groupId, description: 'Mistake', amount_minor: 1200, split }))
+    .expense.expense_id;
   await call(owner, 'delete_expense', { expense_id: deletedExpenseId });
-  const paymentId = (await call(owner, 'record_payment', { group_id: groupId, to_handle: nonAdmin!.handle, amount_minor: 500, allow_overpayment: true })).payment.payment_id;
+  const paymentId = (
+    await call(owner, 'record_payment', { group_id: groupId, to_handle: nonAdmin!.handle, amount_minor: 500, allow_overpayment: true })
+  ).payment.payment_id;
   await call(owner, 'add_contact', { handle: target!.handle });
   const targeted = (await call(owner, 'create_invite', { group_id: groupId, target_handle: target!.handle })).invite;
   const direct = await call(owner, 'send_message', { to_handle: nonAdmin!.handle, body: 'about the groceries' });
@@ -301,10 +505,18 @@ afterAll(async () => {
 
 describe('authorization matrix', () => {
   it('covers every tool whose arguments name something by id or handle, and every caller kind in each entry', () => {
-    const withIds = s.kitty.registry.catalogue.filter((t) => Object.keys((t.input_schema as any).properties ?? {}).some((p) => ID_ARG.test(p))).map((t) => t.name);
+    const withIds = s.kitty.registry.catalogue
+      .filter((t) => Object.keys((t.input_schema as any).properties ?? {}).some((p) => ID_ARG.test(p)))
+      .map((t) => t.name);
     expect(withIds.length).toBeGreaterThan(30);
-    expect(withIds.filter((n) => !MATRIX[n]), 'tools with an id/handle argument and no matrix entry').toEqual([]);
-    expect(Object.keys(MATRIX).filter((n) => !withIds.includes(n)), 'matrix entries for tools without such an argument (or unknown)').toEqual([]);
+    expect(
+      withIds.filter((n) => !MATRIX[n]),
+      'tools with an id/handle argument and no matrix entry',
+    ).toEqual([]);
+    expect(
+      Object.keys(MATRIX).filter((n) => !withIds.includes(n)),
+      'matrix entries for tools without such an argument (or unknown)',
+    ).toEqual([]);
     for (const [tool, variants] of Object.entries(MATRIX)) {
       for (const v of variants) {
         for (const a of ACTORS) {
@@ -316,19 +528,25 @@ describe('authorization matrix', () => {
     }
   });
 
-  it('every refused caller gets an error envelope over REST and MCP, and the owner\'s state is unchanged', async () => {
+  it("every refused caller gets an error envelope over REST and MCP, and the owner's state is unchanged", async () => {
     const breaches: string[] = [];
     let tried = 0;
     let held = 0;
     const start = await ownerState();
     for (const [tool, variants] of Object.entries(MATRIX)) {
       for (const v of variants) {
-        const cases: Array<[Actor, 'refused' | 'reveals_nothing']> = [...v.refused.map((a) => [a, 'refused'] as [Actor, 'refused']), ...(v.revealsNothing ?? []).map((a) => [a, 'reveals_nothing'] as [Actor, 'reveals_nothing'])];
+        const cases: Array<[Actor, 'refused' | 'reveals_nothing']> = [
+          ...v.refused.map((a) => [a, 'refused'] as [Actor, 'refused']),
+          ...(v.revealsNothing ?? []).map((a) => [a, 'reveals_nothing'] as [Actor, 'reveals_nothing']),
+        ];
         for (const [actor, expected] of cases) {
           const agent = w.actors[actor];
           for (const transport of ['rest', 'mcp'] as const) {
             tried++;
-            const args = { ...v.args(w, actor), ...(s.kitty.registry.tools.get(tool)?.kind === 'write' ? { idempotency_key: `matrix-${randomUUID()}` } : {}) };
+            const args = {
+              ...v.args(w, actor),
+              ...(s.kitty.registry.tools.get(tool)?.kind === 'write' ? { idempotency_key: `matrix-${randomUUID()}` } : {}),
+            };
             const before = await ownerState();
             let envelope: any;
             let text: string;
@@ -345,10 +563,23 @@ describe('authorization matrix', () => {
             const after = await ownerState();
             const label = `${tool} / ${v.name} / ${actor} / ${transport}`;
             // The owner's secrets and private words the caller did not already send.
-            const leaked = [w.targetedInvite.code, w.multiInvite.code, 'Groceries', 'about the groceries', w.targetedInvite.invite_id].filter((x) => !JSON.stringify(args).includes(x) && text.includes(x));
-            const isEnvelope = envelope?.ok === false && typeof envelope.error?.code === 'string' && typeof envelope.error?.message === 'string' && envelope.error.code !== 'INTERNAL';
+            const leaked = [
+              w.targetedInvite.code,
+              w.multiInvite.code,
+              'Groceries',
+              'about the groceries',
+              w.targetedInvite.invite_id,
+            ].filter((x) => !JSON.stringify(args).includes(x) && text.includes(x));
+            const isEnvelope =
+              envelope?.ok === false &&
+              typeof envelope.error?.code === 'string' &&
+              typeof envelope.error?.message === 'string' &&
+              envelope.error.code !== 'INTERNAL';
             if (expected === 'refused' && !isEnvelope) breaches.push(`${label}: not refused (${JSON.stringify(envelope).slice(0, 200)})`);
-            else if (expected === 'reveals_nothing' && envelope?.ok !== true) breaches.push(`${label}: expected an answer that shows nothing of the owner's, got ${JSON.stringify(envelope).slice(0, 200)}`);
+            else if (expected === 'reveals_nothing' && envelope?.ok !== true)
+              breaches.push(
+                `${label}: expected an answer that shows nothing of the owner's, got ${JSON.stringify(envelope).slice(0, 200)}`,
+              );
             else if (leaked.length) breaches.push(`${label}: the answer shows ${leaked.join(', ')}`);
             else if (after !== before) breaches.push(`${label}: the owner's state changed`);
             else held++;

@@ -49,7 +49,10 @@ describe('@kitty/client as a package', () => {
     run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts'], CLIENT);
     run(process.execPath, [TSC, '-p', 'tsconfig.build.json'], CLIENT);
     run(process.execPath, ['--import', 'tsx', 'scripts/manifest.ts'], CLIENT);
-    const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', tmp], path.join(CLIENT, 'dist'))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', tmp], path.join(CLIENT, 'dist'))) as Array<{
+      filename: string;
+      files: Array<{ path: string }>;
+    }>;
     tarball = path.join(tmp, packed[0]!.filename);
     server = await startTestServer();
   });
@@ -80,10 +83,24 @@ describe('@kitty/client as a package', () => {
     run('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], project());
     await writeFile(
       path.join(project(), 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', outDir: 'out', skipLibCheck: false, types: [] }, include: ['src'] }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          outDir: 'out',
+          skipLibCheck: false,
+          types: [],
+        },
+        include: ['src'],
+      }),
     );
     const handle = `ana-${Date.now().toString(36)}`;
-    await writeFile(path.join(project(), 'src', 'example.ts'), (await readmeExample()).replaceAll('http://127.0.0.1:3000', server.url).replaceAll("'ana-bot'", `'${handle}'`));
+    await writeFile(
+      path.join(project(), 'src', 'example.ts'),
+      (await readmeExample()).replaceAll('http://127.0.0.1:3000', server.url).replaceAll("'ana-bot'", `'${handle}'`),
+    );
     // The types are real: wrong arguments and unknown tools do not compile.
     await writeFile(
       path.join(project(), 'src', 'types-check.ts'),
@@ -91,7 +108,7 @@ describe('@kitty/client as a package', () => {
         "import { createKittyClient, type ToolOutput, type ErrorCode } from '@kitty/client';",
         "export const kitty = createKittyClient({ baseUrl: 'http://127.0.0.1:1' });",
         'export async function never() {',
-        "  // @ts-expect-error amount_minor is an integer of minor units, not a string",
+        '  // @ts-expect-error amount_minor is an integer of minor units, not a string',
         "  await kitty.add_expense({ group_id: 'g', description: 'd', amount_minor: '60.00' });",
         '  // @ts-expect-error no such tool',
         '  await kitty.add_expens({});',
@@ -103,7 +120,11 @@ describe('@kitty/client as a package', () => {
     );
     const files = run(process.execPath, [TSC, '-p', '.', '--listFilesOnly'], project()).trim().split('\n');
     // Self-contained: nothing but TypeScript's own lib files, the project and the package's declarations.
-    expect(files.filter((f) => !f.includes('/typescript/lib/') && !f.startsWith(path.join(project(), 'src')) && !f.includes('/node_modules/@kitty/client/'))).toEqual([]);
+    expect(
+      files.filter(
+        (f) => !f.includes('/typescript/lib/') && !f.startsWith(path.join(project(), 'src')) && !f.includes('/node_modules/@kitty/client/'),
+      ),
+    ).toEqual([]);
     run(process.execPath, [TSC, '-p', '.'], project());
 
     const nodes = [process.execPath, ...(existsSync(SYSTEM_NODE) ? [SYSTEM_NODE] : [])];
@@ -112,7 +133,11 @@ describe('@kitty/client as a package', () => {
       versions.push(run(node, ['--version'], project()).trim());
       // A second run needs its own handle.
       const script = i === 0 ? 'out/example.js' : 'out/example2.js';
-      if (i > 0) await writeFile(path.join(project(), script), (await readFile(path.join(project(), 'out', 'example.js'), 'utf8')).replace(handle, `${handle}-${i}`));
+      if (i > 0)
+        await writeFile(
+          path.join(project(), script),
+          (await readFile(path.join(project(), 'out', 'example.js'), 'utf8')).replace(handle, `${handle}-${i}`),
+        );
       // Asynchronously: the server answering it runs in this process.
       const { stdout: out } = await promisify(execFile)(node, [script], { cwd: project(), timeout: 120_000 });
       expect(out).toContain('NOT_FOUND');

@@ -13,9 +13,14 @@ const SERVER_DIR = fileURLToPath(new URL('..', import.meta.url));
 /** Runs `main.ts` with `args`; resolves with its exit code and output (never starts a database: every case exits first). */
 function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: SERVER_DIR, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/main.ts', ...args],
+      { cwd: SERVER_DIR, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -64,7 +69,14 @@ describe('loadConfig', () => {
   it('refuses bad values with one error naming every variable and its rule, without echoing URLs', () => {
     let error: unknown;
     try {
-      loadConfig({ KITTY_RATE_LIMIT: 'ten', PORT: '70000', KITTY_INVITE_ONLY: 'maybe', KITTY_LOG: 'loud', DATABASE_URL: 'mysql://u:secret@h/db', KITTY_BODY_LIMIT: '-1' });
+      loadConfig({
+        KITTY_RATE_LIMIT: 'ten',
+        PORT: '70000',
+        KITTY_INVITE_ONLY: 'maybe',
+        KITTY_LOG: 'loud',
+        DATABASE_URL: 'mysql://u:secret@h/db',
+        KITTY_BODY_LIMIT: '-1',
+      });
     } catch (e) {
       error = e;
     }
@@ -80,7 +92,9 @@ describe('loadConfig', () => {
   });
 
   it('an OpenID Connect provider needs a client id; its name defaults to the issuer host', () => {
-    expect(() => loadConfig({ KITTY_OIDC_ISSUER: 'https://id.example.com', KITTY_OIDC_CLIENT_SECRET: 's3cret' })).toThrow(/KITTY_OIDC_CLIENT_ID: required when KITTY_OIDC_ISSUER is set/);
+    expect(() => loadConfig({ KITTY_OIDC_ISSUER: 'https://id.example.com', KITTY_OIDC_CLIENT_SECRET: 's3cret' })).toThrow(
+      /KITTY_OIDC_CLIENT_ID: required when KITTY_OIDC_ISSUER is set/,
+    );
     expect(loadConfig({ KITTY_OIDC_ISSUER: 'https://id.example.com', KITTY_OIDC_CLIENT_ID: 'kitty' }).oidc).toEqual({
       issuer: 'https://id.example.com',
       clientId: 'kitty',

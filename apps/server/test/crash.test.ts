@@ -90,10 +90,14 @@ describe('kill -9 of the server mid-load', () => {
     };
 
     let server = await startServer(db.databaseUrl, port);
-    const alice = (await post('/v1/agents', { handle: `crash-a-${randomUUID().slice(0, 6)}`, display_name: 'A' })).json.data.api_key as string;
-    const bob = (await post('/v1/agents', { handle: `crash-b-${randomUUID().slice(0, 6)}`, display_name: 'B' })).json.data.api_key as string;
-    const group = (await post('/v1/tools/create_group', { name: 'Crash', currency: 'EUR', idempotency_key: `g-${randomUUID()}` }, alice)).json.data.group.group_id as string;
-    const code = (await post('/v1/tools/create_invite', { group_id: group, idempotency_key: `i-${randomUUID()}` }, alice)).json.data.invite.code as string;
+    const alice = (await post('/v1/agents', { handle: `crash-a-${randomUUID().slice(0, 6)}`, display_name: 'A' })).json.data
+      .api_key as string;
+    const bob = (await post('/v1/agents', { handle: `crash-b-${randomUUID().slice(0, 6)}`, display_name: 'B' })).json.data
+      .api_key as string;
+    const group = (await post('/v1/tools/create_group', { name: 'Crash', currency: 'EUR', idempotency_key: `g-${randomUUID()}` }, alice))
+      .json.data.group.group_id as string;
+    const code = (await post('/v1/tools/create_invite', { group_id: group, idempotency_key: `i-${randomUUID()}` }, alice)).json.data.invite
+      .code as string;
     expect((await post('/v1/tools/join_group', { code, idempotency_key: `j-${randomUUID()}` }, bob)).status).toBe(200);
 
     // Write load: 6 workers adding expenses, each with its own idempotency key; the server is killed mid-way.
@@ -105,7 +109,11 @@ describe('kill -9 of the server mid-load', () => {
         const a: Attempt = { key: `crash-${w}-${i}-${randomUUID()}`, payer: i % 2 ? bob : alice, amount: 100 + w * 10 + i };
         attempts.push(a);
         try {
-          const r = await post('/v1/tools/add_expense', { group_id: group, description: a.key, amount_minor: a.amount, idempotency_key: a.key }, a.payer);
+          const r = await post(
+            '/v1/tools/add_expense',
+            { group_id: group, description: a.key, amount_minor: a.amount, idempotency_key: a.key },
+            a.payer,
+          );
           if (r.status === 200) a.acked = r.json.data.expense.expense_id;
         } catch {
           return; // connection refused/reset: the server is gone
@@ -132,7 +140,11 @@ describe('kill -9 of the server mid-load', () => {
 
     // Retries with the same keys: acknowledged ones replay the same expense; each key ends with exactly one expense.
     for (const a of attempts) {
-      const r = await post('/v1/tools/add_expense', { group_id: group, description: a.key, amount_minor: a.amount, idempotency_key: a.key }, a.payer);
+      const r = await post(
+        '/v1/tools/add_expense',
+        { group_id: group, description: a.key, amount_minor: a.amount, idempotency_key: a.key },
+        a.payer,
+      );
       expect(r.status).toBe(200);
       if (a.acked) {
         expect(r.replayed).toBe(true);

@@ -17,7 +17,17 @@ afterAll(async () => {
   for (const fn of cleanups.reverse()) await fn().catch(() => {});
 });
 
-const quiet = { port: 0, logLevel: 'silent', redisUrl: undefined, scheduler: false, rateLimitPoints: 100_000, rateLimitAnonPoints: 100_000, authFailLimit: 100_000, registerPerHour: 100_000, registerPerDay: 100_000 } as const;
+const quiet = {
+  port: 0,
+  logLevel: 'silent',
+  redisUrl: undefined,
+  scheduler: false,
+  rateLimitPoints: 100_000,
+  rateLimitAnonPoints: 100_000,
+  authFailLimit: 100_000,
+  registerPerHour: 100_000,
+  registerPerDay: 100_000,
+} as const;
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'kitty-pg-'));
@@ -29,7 +39,10 @@ async function tempDir(): Promise<string> {
 async function http(kitty: RunningKitty, p: string, body?: unknown, apiKey?: string) {
   const res = await fetch(`${kitty.url}${p}`, {
     method: body === undefined ? 'GET' : 'POST',
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+    headers: {
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
@@ -71,14 +84,24 @@ describe('database faults', () => {
     expect(down.json.request_id).toMatch(/^req_/);
     expect(Number(down.headers.get('retry-after'))).toBeGreaterThan(0);
     // A write while the database is down: 503, truthfully "nothing was changed".
-    const write = await http(kitty, '/v1/tools/create_group', { name: 'While down', currency: 'EUR', idempotency_key: `down-${randomUUID()}` }, key);
+    const write = await http(
+      kitty,
+      '/v1/tools/create_group',
+      { name: 'While down', currency: 'EUR', idempotency_key: `down-${randomUUID()}` },
+      key,
+    );
     expect(write.status).toBe(503);
     expect(write.json.error.code).toBe('SERVICE_UNAVAILABLE');
     expect(write.json.error.message).toMatch(/nothing was changed/);
 
     pg = await startEmbeddedPostgres({ dataDir, port: pg.port });
     await until('/health says ok again', async () => (await http(kitty, '/health')).status === 200);
-    const after = await http(kitty, '/v1/tools/create_group', { name: 'After', currency: 'EUR', idempotency_key: `after-${randomUUID()}` }, key);
+    const after = await http(
+      kitty,
+      '/v1/tools/create_group',
+      { name: 'After', currency: 'EUR', idempotency_key: `after-${randomUUID()}` },
+      key,
+    );
     expect(after.status).toBe(200);
     expect(await kitty.services.prisma.group.count({ where: { name: 'While down' } })).toBe(0);
   });
@@ -88,7 +111,12 @@ describe('database faults', () => {
     const kitty = await startKitty({ ...quiet, databaseUrl: undefined, dataDir, embeddedPgPort: undefined });
     cleanups.push(() => kitty.close());
     const key = await register(kitty);
-    const before = await http(kitty, '/v1/tools/create_group', { name: 'Before kill', currency: 'EUR', idempotency_key: `before-${randomUUID()}` }, key);
+    const before = await http(
+      kitty,
+      '/v1/tools/create_group',
+      { name: 'Before kill', currency: 'EUR', idempotency_key: `before-${randomUUID()}` },
+      key,
+    );
     expect(before.status).toBe(200);
     const pidOf = async () => Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
     const oldPid = await pidOf();
@@ -98,7 +126,12 @@ describe('database faults', () => {
     await until('a new postmaster', async () => (await pidOf()) !== oldPid);
     await until('/health says ok again', async () => (await http(kitty, '/health')).status === 200);
     // Serving again, data intact, the same key still works.
-    const afterKill = await http(kitty, '/v1/tools/create_group', { name: 'After kill', currency: 'EUR', idempotency_key: `afterkill-${randomUUID()}` }, key);
+    const afterKill = await http(
+      kitty,
+      '/v1/tools/create_group',
+      { name: 'After kill', currency: 'EUR', idempotency_key: `afterkill-${randomUUID()}` },
+      key,
+    );
     expect(afterKill.status).toBe(200);
     const groups = await http(kitty, '/v1/tools/list_groups', {}, key);
     expect(groups.json.data.groups.map((g: { name: string }) => g.name).sort()).toEqual(['After kill', 'Before kill']);

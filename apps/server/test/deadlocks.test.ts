@@ -30,10 +30,15 @@ async function deadlocks(opts: { flush: boolean }): Promise<number> {
   const c = new pg.Client({ connectionString: s.databaseUrl });
   await c.connect();
   try {
-    if (opts.flush) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    if (opts.flush)
+      await c.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      );
     // Wait until the terminated backends are gone, so their counters are flushed.
-    for (; opts.flush; ) {
-      const { rows } = await c.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    for (; opts.flush;) {
+      const { rows } = await c.query(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      );
       if (rows[0].n === 0) break;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -83,7 +88,7 @@ it('mixed concurrent load: no deadlock, no transient conflict, ledger and inbox 
   let ops = 0;
   const worker = async (w: number) => {
     const rand = rng(1000 + w);
-    const pick = <T,>(xs: T[]) => xs[Math.floor(rand() * xs.length)]!;
+    const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)]!;
     for (let i = 0; i < 24; i++) {
       const g = pick(groups);
       const me = pick(g.members);
@@ -94,7 +99,14 @@ it('mixed concurrent load: no deadlock, no transient conflict, ledger and inbox 
           await call(me, 'add_expense', { group_id: g.id, description: `load ${w}.${i}`, amount_minor: 100 + Math.floor(rand() * 5000) });
         } else if (op === 2) {
           // Payer records, payee confirms: a requires-action item created, then resolved, both sides notified.
-          const p = (await call(me, 'record_payment', { group_id: g.id, to_handle: other.handle, amount_minor: 1 + Math.floor(rand() * 300), allow_overpayment: true })).payment.payment_id;
+          const p = (
+            await call(me, 'record_payment', {
+              group_id: g.id,
+              to_handle: other.handle,
+              amount_minor: 1 + Math.floor(rand() * 300),
+              allow_overpayment: true,
+            })
+          ).payment.payment_id;
           await call(other, rand() < 0.7 ? 'confirm_payment' : 'reject_payment', { payment_id: p });
         } else if (op === 3) {
           await call(me, 'send_message', { group_id: g.id, body: `hello from ${w}.${i}` });

@@ -62,7 +62,9 @@ async function actor(transport: Transport, prefix: string): Promise<Actor> {
     };
   }
   const client = new Client({ name: 'kitty-e2e', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${a.apiKey}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${a.apiKey}` } } }),
+  );
   mcpClients.push(client);
   return {
     handle: a.handle,
@@ -123,25 +125,56 @@ for (const transport of ['rest', 'mcp'] as const) {
         group_id: gid,
         description: 'Ski passes',
         amount_minor: 24000,
-        split: { method: 'exact', participants: [{ handle: ana!.handle, amount_minor: 6000 }, { handle: ben!.handle, amount_minor: 6000 }, { handle: cai!.handle, amount_minor: 12000 }] },
+        split: {
+          method: 'exact',
+          participants: [
+            { handle: ana!.handle, amount_minor: 6000 },
+            { handle: ben!.handle, amount_minor: 6000 },
+            { handle: cai!.handle, amount_minor: 12000 },
+          ],
+        },
       });
       // Percent split that cannot round evenly: 100.01 at 33.33/33.33/33.34.
       await cai!.call('add_expense', {
         group_id: gid,
         description: 'Fondue',
         amount_minor: 10001,
-        split: { method: 'percent', participants: [{ handle: ana!.handle, percent: '33.33' }, { handle: cai!.handle, percent: '33.33' }, { handle: dee!.handle, percent: '33.34' }] },
+        split: {
+          method: 'percent',
+          participants: [
+            { handle: ana!.handle, percent: '33.33' },
+            { handle: cai!.handle, percent: '33.33' },
+            { handle: dee!.handle, percent: '33.34' },
+          ],
+        },
       });
       // Shares, with two payers.
       await dee!.call('add_expense', {
         group_id: gid,
         description: 'Chalet',
         amount_minor: 90000,
-        payers: [{ handle: dee!.handle, amount_minor: 60000 }, { handle: ana!.handle, amount_minor: 30000 }],
-        split: { method: 'shares', participants: [{ handle: ana!.handle, shares: 2 }, { handle: ben!.handle, shares: 1 }, { handle: cai!.handle, shares: 1 }, { handle: dee!.handle, shares: 2 }] },
+        payers: [
+          { handle: dee!.handle, amount_minor: 60000 },
+          { handle: ana!.handle, amount_minor: 30000 },
+        ],
+        split: {
+          method: 'shares',
+          participants: [
+            { handle: ana!.handle, shares: 2 },
+            { handle: ben!.handle, shares: 1 },
+            { handle: cai!.handle, shares: 1 },
+            { handle: dee!.handle, shares: 2 },
+          ],
+        },
       });
       // Foreign currency: CHF 45.50 at 1.0523 EUR/CHF = 47.88 EUR (rounded half away from zero).
-      const fx = await ben!.call('add_expense', { group_id: gid, description: 'Cable car', original_currency: 'CHF', original_amount_minor: 4550, exchange_rate: '1.0523' });
+      const fx = await ben!.call('add_expense', {
+        group_id: gid,
+        description: 'Cable car',
+        original_currency: 'CHF',
+        original_amount_minor: 4550,
+        exchange_rate: '1.0523',
+      });
       expect(fx.expense.amount_minor).toBe(4788);
       // A refund: negative amount, split equally.
       const refund = await ana!.call('add_expense', { group_id: gid, description: 'Groceries refund', amount_minor: -2002 });
@@ -150,7 +183,18 @@ for (const transport of ['rest', 'mcp'] as const) {
 
       // A split that does not add up is refused with the field named; nothing is written.
       const bad = await failCode(
-        ana!.call('add_expense', { group_id: gid, description: 'Bad', amount_minor: 1000, split: { method: 'percent', participants: [{ handle: ana!.handle, percent: 50 }, { handle: ben!.handle, percent: 49 }] } }),
+        ana!.call('add_expense', {
+          group_id: gid,
+          description: 'Bad',
+          amount_minor: 1000,
+          split: {
+            method: 'percent',
+            participants: [
+              { handle: ana!.handle, percent: 50 },
+              { handle: ben!.handle, percent: 49 },
+            ],
+          },
+        }),
       );
       expect(bad.code).toBe('VALIDATION_ERROR');
       expect(JSON.stringify(bad.details.issues)).toContain('split');
@@ -178,7 +222,9 @@ for (const transport of ['rest', 'mcp'] as const) {
       expect((await failCode(third.call('confirm_payment', { payment_id: p1.payment.payment_id }))).code).toBe('FORBIDDEN');
       const confirmed = await payee.call('confirm_payment', { payment_id: p1.payment.payment_id });
       expect(confirmed.payment.status).toBe('confirmed');
-      expect((await failCode(payer.call('cancel_payment', { payment_id: p1.payment.payment_id }))).code).toMatch(/^(PAYMENT_NOT_PENDING|INVALID_STATE)$/);
+      expect((await failCode(payer.call('cancel_payment', { payment_id: p1.payment.payment_id }))).code).toMatch(
+        /^(PAYMENT_NOT_PENDING|INVALID_STATE)$/,
+      );
       await expectLedgerOk(gid);
 
       // Settle up by following the suggestions, each recorded by its payee (confirmed at once).
@@ -186,7 +232,9 @@ for (const transport of ['rest', 'mcp'] as const) {
         const next = await ana!.call('suggest_settlements', { group_id: gid });
         if (next.transfers.length === 0) break;
         for (const t of next.transfers) {
-          const r = await actors.get(t.to.handle)!.call('record_payment', { group_id: gid, from_handle: t.from.handle, to_handle: t.to.handle, amount_minor: t.amount_minor });
+          const r = await actors
+            .get(t.to.handle)!
+            .call('record_payment', { group_id: gid, from_handle: t.from.handle, to_handle: t.to.handle, amount_minor: t.amount_minor });
           expect(r.payment.status).toBe('confirmed');
         }
       }
@@ -196,7 +244,9 @@ for (const transport of ['rest', 'mcp'] as const) {
 
       const archived = await ana!.call('archive_group', { group_id: gid });
       expect(archived.group.archived).toBe(true);
-      expect((await failCode(ben!.call('add_expense', { group_id: gid, description: 'Late', amount_minor: 100 }))).code).toBe('GROUP_ARCHIVED');
+      expect((await failCode(ben!.call('add_expense', { group_id: gid, description: 'Late', amount_minor: 100 }))).code).toBe(
+        'GROUP_ARCHIVED',
+      );
       await expectLedgerOk(gid);
     });
   });

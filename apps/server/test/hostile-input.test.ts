@@ -81,29 +81,88 @@ function toJson(v: unknown): string {
 
 /** `depth` levels of arrays or objects around a string, as raw JSON (no recursion on either side of the wire here). */
 function nested(depth: number, kind: 'array' | 'object'): Raw {
-  return kind === 'array' ? new Raw(`${'['.repeat(depth)}"leaf"${']'.repeat(depth)}`) : new Raw(`${'{"a":'.repeat(depth)}"leaf"${'}'.repeat(depth)}`);
+  return kind === 'array'
+    ? new Raw(`${'['.repeat(depth)}"leaf"${']'.repeat(depth)}`)
+    : new Raw(`${'{"a":'.repeat(depth)}"leaf"${'}'.repeat(depth)}`);
 }
 
 /** An object with an own `__proto__` property (as JSON.parse makes it), so it survives JSON.stringify. */
-const protoObject = (inner: unknown) => JSON.parse(`{"__proto__": ${toJson(inner)}, "constructor": {"prototype": {"polluted": true}}}`) as object;
+const protoObject = (inner: unknown) =>
+  JSON.parse(`{"__proto__": ${toJson(inner)}, "constructor": {"prototype": {"polluted": true}}}`) as object;
 
 const hostileLeaf: fc.Arbitrary<unknown> = fc.oneof(
   // wrong types
   fc.constantFrom<unknown>(null, true, false, [], {}, 0, 1, -1, 'x', ''),
   // numbers at and beyond the edges
   fc.constantFrom<unknown>(
-    2 ** 63, -(2 ** 63), 2 ** 53 + 2, 1e308, -1e308, 5e-324, 0.5, -0.000001,
-    new Raw('-0'), new Raw('1e309'), new Raw('-1e309'), new Raw('9223372036854775808'), new Raw('-9223372036854775809'),
-    new Raw('123456789012345678901234567890'), new Raw('1e-400'), new Raw('1.0'), new Raw('1E2'),
+    2 ** 63,
+    -(2 ** 63),
+    2 ** 53 + 2,
+    1e308,
+    -1e308,
+    5e-324,
+    0.5,
+    -0.000001,
+    new Raw('-0'),
+    new Raw('1e309'),
+    new Raw('-1e309'),
+    new Raw('9223372036854775808'),
+    new Raw('-9223372036854775809'),
+    new Raw('123456789012345678901234567890'),
+    new Raw('1e-400'),
+    new Raw('1.0'),
+    new Raw('1E2'),
   ),
   // NaN-ish and number-ish strings
-  fc.constantFrom('NaN', 'Infinity', '-Infinity', '-0', '1e309', '0x10', ' 1', '1 ', '١٢٣', '9223372036854775808', 'null', 'undefined', 'true'),
+  fc.constantFrom(
+    'NaN',
+    'Infinity',
+    '-Infinity',
+    '-0',
+    '1e309',
+    '0x10',
+    ' 1',
+    '1 ',
+    '١٢٣',
+    '9223372036854775808',
+    'null',
+    'undefined',
+    'true',
+  ),
   // lone surrogates, NUL, control characters, odd Unicode
-  fc.constantFrom('\ud800', '\udc00', 'a\udbffb', '\udfff\ud800', '\u0000', 'a\u0000b', '\u001b[31m', '\u0085', '\u007f', '\t\n\r', '\u2028\u2029', '\u202e', '\ufeff', '\u200b', '😀'.repeat(100), 'e\u0301'),
+  fc.constantFrom(
+    '\ud800',
+    '\udc00',
+    'a\udbffb',
+    '\udfff\ud800',
+    '\u0000',
+    'a\u0000b',
+    '\u001b[31m',
+    '\u0085',
+    '\u007f',
+    '\t\n\r',
+    '\u2028\u2029',
+    '\u202e',
+    '\ufeff',
+    '\u200b',
+    '😀'.repeat(100),
+    'e\u0301',
+  ),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.string({ unit: fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 12 }),
   // injection-shaped and id-shaped strings
-  fc.constantFrom("'; DROP TABLE agents; --", '%00', '../../etc/passwd', '${7*7}', '<script>alert(1)</script>', '\\', '00000000-0000-0000-0000-000000000000', 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF', 'kitty_', '__proto__'),
+  fc.constantFrom(
+    "'; DROP TABLE agents; --",
+    '%00',
+    '../../etc/passwd',
+    '${7*7}',
+    '<script>alert(1)</script>',
+    '\\',
+    '00000000-0000-0000-0000-000000000000',
+    'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF',
+    'kitty_',
+    '__proto__',
+  ),
   fc.uuid(),
   // very long strings
   fc.constantFrom(5_000, 70_000, 300_000).map((n) => 'x'.repeat(n)),
@@ -128,7 +187,8 @@ function plausible(sc: Schema, depth = 0): fc.Arbitrary<unknown> {
   switch (b.type) {
     case 'string': {
       if (b.format === 'uuid') return fc.oneof(fc.constantFrom(...ids), fc.uuid());
-      if (b.pattern === '^[a-z0-9][a-z0-9_-]{2,31}$') return fc.oneof(fc.constantFrom(...handles), fc.stringMatching(new RegExp(b.pattern)));
+      if (b.pattern === '^[a-z0-9][a-z0-9_-]{2,31}$')
+        return fc.oneof(fc.constantFrom(...handles), fc.stringMatching(new RegExp(b.pattern)));
       const min = b.minLength ?? 0;
       const max = Math.min(b.maxLength ?? 40, 40);
       const base = b.pattern ? fc.stringMatching(new RegExp(b.pattern, 'u')) : fc.string({ minLength: min, maxLength: max });
@@ -148,7 +208,9 @@ function plausible(sc: Schema, depth = 0): fc.Arbitrary<unknown> {
     case 'object': {
       if (depth > 4) return fc.constant({});
       if (b.properties) {
-        const props = Object.fromEntries(Object.entries(b.properties as Record<string, Schema>).map(([k, v]) => [k, plausible(v, depth + 1)]));
+        const props = Object.fromEntries(
+          Object.entries(b.properties as Record<string, Schema>).map(([k, v]) => [k, plausible(v, depth + 1)]),
+        );
         return fc.record(props, { requiredKeys: (b.required ?? []) as never[] });
       }
       const value = typeof b.additionalProperties === 'object' ? plausible(b.additionalProperties, depth + 1) : fc.string();
@@ -165,7 +227,8 @@ function paths(sc: Schema, prefix: Array<string | number> = [], depth = 0): Arra
   const out: Array<Array<string | number>> = [];
   for (const b of branches(sc)) {
     if (b.type === 'object' && b.properties) {
-      for (const [k, v] of Object.entries(b.properties as Record<string, Schema>)) out.push([...prefix, k], ...paths(v, [...prefix, k], depth + 1));
+      for (const [k, v] of Object.entries(b.properties as Record<string, Schema>))
+        out.push([...prefix, k], ...paths(v, [...prefix, k], depth + 1));
     } else if (b.type === 'array' && b.items) out.push([...prefix, 0], ...paths(b.items, [...prefix, 0], depth + 1));
   }
   return out.filter((p, i, all) => all.findIndex((q) => q.join('.') === p.join('.')) === i);
@@ -198,13 +261,19 @@ function hostileArgs(schema: Schema): fc.Arbitrary<Case> {
     .tuple(base, fc.constantFrom(...(all.length ? all : [['x']])), hostileLeaf)
     .map(([b, p, v]) => ({ args: plant(b, p, v), label: `${p.join('.')} = ${toJson(v).slice(0, 60)}` }));
   const extraKey = fc
-    .tuple(base, fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '', ' ', 'a\u0000', '\ud800'), hostileLeaf)
+    .tuple(
+      base,
+      fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '', ' ', 'a\u0000', '\ud800'),
+      hostileLeaf,
+    )
     .map(([b, k, v]) => {
       const o = JSON.parse(toJson(b)) as Record<string, unknown>;
       Object.defineProperty(o, k, { value: v, enumerable: true, configurable: true, writable: true });
       return { args: o, label: `extra key ${JSON.stringify(k)}` };
     });
-  const whole = hostileLeaf.filter((v) => !(v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Raw))).map((v) => ({ args: v, label: `arguments = ${toJson(v).slice(0, 60)}` }));
+  const whole = hostileLeaf
+    .filter((v) => !(v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Raw)))
+    .map((v) => ({ args: v, label: `arguments = ${toJson(v).slice(0, 60)}` }));
   return fc.oneof({ arbitrary: planted, weight: 6 }, { arbitrary: extraKey, weight: 1 }, { arbitrary: whole, weight: 1 });
 }
 
@@ -228,13 +297,19 @@ async function post(path: string, body: string, apiKey: string, extra: Record<st
 }
 
 function isEnvelope(j: any): boolean {
-  return j?.ok === false && typeof j.error?.code === 'string' && typeof j.error.message === 'string' && typeof j.error.suggested_action === 'string' && typeof j.request_id === 'string';
+  return (
+    j?.ok === false &&
+    typeof j.error?.code === 'string' &&
+    typeof j.error.message === 'string' &&
+    typeof j.error.suggested_action === 'string' &&
+    typeof j.request_id === 'string'
+  );
 }
 
 const keyFor = (tool: string) => (tool === 'rotate_api_key' ? rotator.apiKey : owner.apiKey);
 const catalogue = () => s.kitty.registry.catalogue;
 
-describe('hostile arguments generated from each tool\'s JSON Schema', () => {
+describe("hostile arguments generated from each tool's JSON Schema", () => {
   it(`REST and sandbox: never 5xx, always the envelope, and the tool refuses what the sandbox refuses (${RUNS} runs per tool)`, async () => {
     for (const tool of catalogue()) {
       await fc.assert(
@@ -254,7 +329,9 @@ describe('hostile arguments generated from each tool\'s JSON Schema', () => {
             expect(sandbox.json.error.code, where).toBe('VALIDATION_ERROR');
             // The tool refuses too: the same validation, or an idempotency conflict on a repeated generated key.
             expect(rest.status, where).toBeGreaterThanOrEqual(400);
-            expect(['VALIDATION_ERROR', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_REPLAY_UNAVAILABLE'], where).toContain(rest.json?.error?.code);
+            expect(['VALIDATION_ERROR', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_REPLAY_UNAVAILABLE'], where).toContain(
+              rest.json?.error?.code,
+            );
           }
           if (rest.status >= 400) {
             expect(isEnvelope(rest.json), where).toBe(true);
@@ -304,7 +381,14 @@ describe('hostile arguments generated from each tool\'s JSON Schema', () => {
 
 describe('the sandbox refuses what add_expense refuses', () => {
   it('a repeating series starting in year 0001: both VALIDATION_ERROR on date, nothing stored', async () => {
-    const args = { group_id: ids[0], description: 'Ancient', amount_minor: 100, date: '0001-01-01', repeat: { unit: 'day' }, idempotency_key: `anc-${randomUUID()}` };
+    const args = {
+      group_id: ids[0],
+      description: 'Ancient',
+      amount_minor: 100,
+      date: '0001-01-01',
+      repeat: { unit: 'day' },
+      idempotency_key: `anc-${randomUUID()}`,
+    };
     const sandbox = await post('/v1/sandbox/tools/add_expense', JSON.stringify(args), owner.apiKey);
     const rest = await post('/v1/tools/add_expense', JSON.stringify(args), owner.apiKey);
     for (const r of [sandbox, rest]) {

@@ -13,7 +13,14 @@ beforeAll(async () => {
   s = await startTestServer();
   // A second instance on the same database, as behind a load balancer.
   const dbUrl = (s.kitty.services.pool as unknown as { options: { connectionString: string } }).options.connectionString;
-  second = await startKitty({ databaseUrl: dbUrl, port: 0, logLevel: 'silent', scheduler: false, rateLimitPoints: 100_000, rateLimitAnonPoints: 100_000 });
+  second = await startKitty({
+    databaseUrl: dbUrl,
+    port: 0,
+    logLevel: 'silent',
+    scheduler: false,
+    rateLimitPoints: 100_000,
+    rateLimitAnonPoints: 100_000,
+  });
 });
 afterAll(async () => {
   await second?.close();
@@ -46,13 +53,19 @@ it('serves repeated reads from the cache and drops it when another instance chan
   // Bo writes through the OTHER instance; ann's cached summary on this one must not stay stale.
   const boOnSecond = createKittyClient({ baseUrl: second.url, apiKey: bo.apiKey });
   await boOnSecond.send_message({ to_handle: ann.handle, body: 'dinner at 8?' });
-  const after = await eventually(() => ann.client.get_me(), (r) => r.inbox?.unread === 1);
+  const after = await eventually(
+    () => ann.client.get_me(),
+    (r) => r.inbox?.unread === 1,
+  );
   expect(after.inbox?.unread).toBe(1);
   expect(after.inbox?.top[0]).toContain(bo.handle);
 
   // Ann's own write shows at once (write tools read fresh), and later reads agree.
   const marked = await ann.client.mark_inbox_read({ all: true });
   expect(marked.inbox).toBeUndefined();
-  const settled = await eventually(() => ann.client.get_me(), (r) => r.inbox === undefined);
+  const settled = await eventually(
+    () => ann.client.get_me(),
+    (r) => r.inbox === undefined,
+  );
   expect(settled.inbox).toBeUndefined();
 });

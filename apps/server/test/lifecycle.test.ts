@@ -34,7 +34,11 @@ interface Proc {
 }
 
 function run(args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: SERVER_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    cwd: SERVER_DIR,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   const waiters: Array<() => void> = [];
@@ -94,7 +98,14 @@ async function register(url: string): Promise<string> {
 function halfSentRequest(url: string, pathName: string, body: unknown, apiKey: string) {
   const payload = Buffer.from(JSON.stringify(body));
   const u = new URL(pathName, url);
-  const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': payload.length, authorization: `Bearer ${apiKey}` } });
+  const req = http.request({
+    host: u.hostname,
+    port: u.port,
+    path: u.pathname,
+    method: 'POST',
+    agent: false,
+    headers: { 'content-type': 'application/json', 'content-length': payload.length, authorization: `Bearer ${apiKey}` },
+  });
   const response = new Promise<{ status: number; json: any }>((resolve, reject) => {
     req.on('response', (res) => {
       let text = '';
@@ -136,7 +147,9 @@ describe('the server process (embedded PostgreSQL)', () => {
 
   it('verify next to a running server checks its database, says which, leaves it running and exits at once', async () => {
     const key = await register(a.url);
-    expect((await post(`${a.url}/v1/tools/create_group`, { name: 'Verify', currency: 'EUR', idempotency_key: 'verify-group-1' }, key)).status).toBe(200);
+    expect(
+      (await post(`${a.url}/v1/tools/create_group`, { name: 'Verify', currency: 'EUR', idempotency_key: 'verify-group-1' }, key)).status,
+    ).toBe(200);
 
     const v = run(['verify'], childEnv({ KITTY_DATA_DIR: dirA() }));
     await v.waitFor('ledger OK');
@@ -168,11 +181,18 @@ describe('the server process (embedded PostgreSQL)', () => {
       const key = await register(s.url);
       // In flight: requests whose bodies are half sent when the signal arrives.
       const inFlight = Array.from({ length: 5 }, (_, i) =>
-        halfSentRequest(s.url, '/v1/tools/create_group', { name: `In flight ${i}`, currency: 'EUR', idempotency_key: `${signal}-in-flight-${i}` }, key),
+        halfSentRequest(
+          s.url,
+          '/v1/tools/create_group',
+          { name: `In flight ${i}`, currency: 'EUR', idempotency_key: `${signal}-in-flight-${i}` },
+          key,
+        ),
       );
       // And a burst of ordinary requests racing the signal.
       const burst = Array.from({ length: 20 }, (_, i) =>
-        post(`${s.url}/v1/tools/create_group`, { name: `Burst ${i}`, currency: 'EUR', idempotency_key: `${signal}-burst-${i}` }, key).catch((e: Error) => e),
+        post(`${s.url}/v1/tools/create_group`, { name: `Burst ${i}`, currency: 'EUR', idempotency_key: `${signal}-burst-${i}` }, key).catch(
+          (e: Error) => e,
+        ),
       );
       await post(`${s.url}/v1/tools/get_me`, {}, key); // a round trip: the half-sent requests have arrived
       s.proc.child.kill(signal);

@@ -30,7 +30,11 @@ afterAll(async () => {
 });
 
 const inspector = (...args: string[]) =>
-  run(process.execPath, [INSPECTOR, '--cli', `${s.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${apiKey}`, ...args], { timeout: 60_000 });
+  run(
+    process.execPath,
+    [INSPECTOR, '--cli', `${s.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${apiKey}`, ...args],
+    { timeout: 60_000 },
+  );
 
 describe('MCP Inspector CLI against /mcp', () => {
   it('tools/list lists every registry tool', async () => {
@@ -52,9 +56,15 @@ describe('MCP conformance suite against /mcp/docs', () => {
     it(scenario, async () => {
       const out = await mkdtemp(join(tmpdir(), 'kitty-conformance-'));
       try {
-        await run(process.execPath, [CONFORMANCE, 'server', '--url', `${s.url}/mcp/docs`, '--scenario', scenario, '-o', out], { timeout: 60_000 });
+        await run(process.execPath, [CONFORMANCE, 'server', '--url', `${s.url}/mcp/docs`, '--scenario', scenario, '-o', out], {
+          timeout: 60_000,
+        });
         const [dir] = await readdir(out);
-        const checks = JSON.parse(await readFile(join(out, dir!, 'checks.json'), 'utf8')) as Array<{ id: string; status: string; errorMessage?: string }>;
+        const checks = JSON.parse(await readFile(join(out, dir!, 'checks.json'), 'utf8')) as Array<{
+          id: string;
+          status: string;
+          errorMessage?: string;
+        }>;
         expect(checks.length).toBeGreaterThan(0);
         for (const c of checks) expect(c.status, `${c.id}: ${c.errorMessage ?? ''}`).toBe('SUCCESS');
       } finally {

@@ -29,12 +29,27 @@ async function connect(path: string, apiKey?: string, headers: Record<string, st
 }
 
 /** A raw POST with an arbitrary Host header (fetch does not allow overriding Host). */
-function rawPost(path: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+function rawPost(
+  path: string,
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
   const u = new URL(`${s.url}${path}`);
   const data = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(data), ...headers } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': Buffer.byteLength(data),
+          ...headers,
+        },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -47,7 +62,12 @@ function rawPost(path: string, headers: Record<string, string>, body: unknown): 
   });
 }
 
-const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -85,14 +105,18 @@ describe('/mcp with the SDK client', () => {
       expect(t.title).toBe(r.title);
       expect(t.description).toBe(r.description);
       expect(t.annotations).toEqual({ title: r.title, ...r.annotations });
-      for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) expect(typeof (t.annotations as any)[hint]).toBe('boolean');
+      for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'])
+        expect(typeof (t.annotations as any)[hint]).toBe('boolean');
     }
   });
 
   it('create_group then get_group: structuredContent is the REST data and validates against outputSchema', async () => {
     const c = await connect('/mcp', alice.apiKey);
     await c.listTools(); // lets the SDK client validate structuredContent against outputSchema
-    const created = await c.callTool({ name: 'create_group', arguments: { name: 'Trip', currency: 'EUR', idempotency_key: `mcp-${randomUUID()}` } });
+    const created = await c.callTool({
+      name: 'create_group',
+      arguments: { name: 'Trip', currency: 'EUR', idempotency_key: `mcp-${randomUUID()}` },
+    });
     expect(created.isError).toBeFalsy();
     const group = (created.structuredContent as any).group;
     expect(group).toMatchObject({ name: 'Trip', currency: 'EUR', kind: 'group', archived: false, member_count: 1 });
@@ -141,7 +165,10 @@ describe('/mcp with the SDK client', () => {
 
   it('a non-member reading a group gets FORBIDDEN as an isError result', async () => {
     const a = await connect('/mcp', alice.apiKey);
-    const created = await a.callTool({ name: 'create_group', arguments: { name: 'Private', currency: 'GBP', idempotency_key: `mcp-${randomUUID()}` } });
+    const created = await a.callTool({
+      name: 'create_group',
+      arguments: { name: 'Private', currency: 'GBP', idempotency_key: `mcp-${randomUUID()}` },
+    });
     const groupId = (created.structuredContent as any).group.group_id;
     const b = await connect('/mcp', bob.apiKey);
     const r = await b.callTool({ name: 'get_group', arguments: { group_id: groupId } });
@@ -161,7 +188,11 @@ describe('/mcp with the SDK client', () => {
 
   it('parallel calls from different agents keep their own identity (pooled servers share no request state)', async () => {
     const call = (apiKey: string, id: number) =>
-      rawPost('/mcp', { authorization: `Bearer ${apiKey}`, 'mcp-protocol-version': '2025-11-25' }, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_me', arguments: {} } });
+      rawPost(
+        '/mcp',
+        { authorization: `Bearer ${apiKey}`, 'mcp-protocol-version': '2025-11-25' },
+        { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_me', arguments: {} } },
+      );
     const who = [alice, bob];
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => call(who[i % 2]!.apiKey, i)));
     results.forEach((r, i) => {
@@ -187,7 +218,11 @@ describe('/mcp HTTP rules', () => {
   });
 
   it('401 with an invalid bearer', async () => {
-    const r = await s.http('/mcp', { body: initialize, apiKey: 'kitty_invalid', headers: { accept: 'application/json, text/event-stream' } });
+    const r = await s.http('/mcp', {
+      body: initialize,
+      apiKey: 'kitty_invalid',
+      headers: { accept: 'application/json, text/event-stream' },
+    });
     expect(r.status).toBe(401);
     expect(r.headers.get('www-authenticate')).toContain('resource_metadata=');
     expect(r.json.error.code).toBe('UNAUTHENTICATED');
@@ -219,10 +254,19 @@ describe('/mcp HTTP rules', () => {
       const post = (host: string) =>
         new Promise<number>((resolve, reject) => {
           const data = JSON.stringify(initialize);
-          const req = httpRequest({ host: u.hostname, port: u.port, path: '/mcp/docs', method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
-            res.resume();
-            res.on('end', () => resolve(res.statusCode!));
-          });
+          const req = httpRequest(
+            {
+              host: u.hostname,
+              port: u.port,
+              path: '/mcp/docs',
+              method: 'POST',
+              headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+            },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode!));
+            },
+          );
           req.on('error', reject);
           req.end(data);
         });
@@ -246,7 +290,11 @@ describe('/mcp HTTP rules', () => {
     const auth = { authorization: `Bearer ${alice.apiKey}` };
     const noAccept = await rawPost('/mcp', { ...auth, accept: 'application/json' }, initialize);
     expect(noAccept.status).toBe(406);
-    const badVersion = await rawPost('/mcp', { ...auth, 'mcp-protocol-version': '1999-01-01' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    const badVersion = await rawPost(
+      '/mcp',
+      { ...auth, 'mcp-protocol-version': '1999-01-01' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    );
     expect(badVersion.status).toBe(400);
     const notification = await rawPost('/mcp', auth, { jsonrpc: '2.0', method: 'notifications/initialized' });
     expect(notification.status).toBe(202);
@@ -282,7 +330,10 @@ describe('/mcp/docs', () => {
     expect(missing.isError).toBe(true);
     expect(JSON.parse((missing.content as any)[0].text).error.code).toBe('NOT_FOUND');
     const bad = await c.callTool({ name: 'describe_tool', arguments: {} });
-    expect(JSON.parse((bad.content as any)[0].text).error).toMatchObject({ code: 'VALIDATION_ERROR', details: { issues: [{ path: 'name' }] } });
+    expect(JSON.parse((bad.content as any)[0].text).error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { issues: [{ path: 'name' }] },
+    });
   });
 
   it('search_docs finds tools and doc sections', async () => {
@@ -304,7 +355,10 @@ describe('/mcp/docs', () => {
     const c = await connect('/mcp/docs');
     const limit = await c.callTool({ name: 'search_docs', arguments: { query: 'x', limit: 0 } });
     expect(limit.isError).toBe(true);
-    expect(JSON.parse((limit.content as any)[0].text).error).toMatchObject({ code: 'VALIDATION_ERROR', details: { issues: [{ path: 'limit' }] } });
+    expect(JSON.parse((limit.content as any)[0].text).error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { issues: [{ path: 'limit' }] },
+    });
     const extra = await c.callTool({ name: 'list_tools', arguments: { verbose: true } });
     expect(JSON.parse((extra.content as any)[0].text).error.code).toBe('VALIDATION_ERROR');
   });
@@ -312,7 +366,12 @@ describe('/mcp/docs', () => {
   it('resources: overview, authentication, errors (every ERROR_TABLE code), tools, and a page per tool', async () => {
     const c = await connect('/mcp/docs');
     const { resources } = await c.listResources();
-    expect(resources.map((r) => r.uri)).toEqual(['kitty://docs/overview', 'kitty://docs/authentication', 'kitty://docs/errors', 'kitty://docs/tools']);
+    expect(resources.map((r) => r.uri)).toEqual([
+      'kitty://docs/overview',
+      'kitty://docs/authentication',
+      'kitty://docs/errors',
+      'kitty://docs/tools',
+    ]);
     const errors = (await c.readResource({ uri: 'kitty://docs/errors' })).contents[0] as any;
     for (const code of ERROR_CODES) expect(errors.text).toContain(`| ${code} |`);
     const tools = (await c.readResource({ uri: 'kitty://docs/tools' })).contents[0] as any;
@@ -335,11 +394,19 @@ describe('MCP transport edge cases', () => {
   it('invalid JSON on /mcp is a JSON-RPC parse error; a stale bearer does not lock out /mcp/docs', async () => {
     const s2 = await startTestServer();
     try {
-      const bad = await s2.http('/mcp', { rawBody: '{nope', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } });
+      const bad = await s2.http('/mcp', {
+        rawBody: '{nope',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      });
       expect(bad.status).toBe(400);
       expect(bad.json.error.code).toBe(-32700);
       const docs = await s2.http('/mcp/docs', {
-        body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+        body: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        },
         headers: { accept: 'application/json, text/event-stream', authorization: 'Bearer kitty_revoked_or_wrong' },
       });
       expect(docs.status).toBe(200);

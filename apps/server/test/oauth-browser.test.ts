@@ -30,7 +30,10 @@ async function expectAccessible(what: string): Promise<void> {
   const violations = (await page.evaluate(
     "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact })))",
   )) as Array<{ id: string; impact: string }>;
-  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), `${what}: ${JSON.stringify(violations)}`).toEqual([]);
+  expect(
+    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+    `${what}: ${JSON.stringify(violations)}`,
+  ).toEqual([]);
 }
 let server: TestServer;
 let base: string;
@@ -42,7 +45,14 @@ let clientId: string;
 beforeAll(async () => {
   docs = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify({ client_id: clientId, client_name: 'Browser test MCP client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' }),
+      JSON.stringify({
+        client_id: clientId,
+        client_name: 'Browser test MCP client',
+        redirect_uris: [REDIRECT],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      }),
     );
   });
   await new Promise<void>((r) => docs.listen(0, 'localhost', () => r()));
@@ -51,14 +61,29 @@ beforeAll(async () => {
   base = server.url;
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
   });
   const context = await browser.newContext();
   page = await context.newPage();
   const cdp = await context.newCDPSession(page);
   await cdp.send('WebAuthn.enable');
   await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   });
 }, 120_000);
 
@@ -119,15 +144,35 @@ describe('connecting an MCP client in a browser', () => {
     expect((await client.listTools()).tools.length).toBeGreaterThan(10);
     const me = await client.callTool({ name: 'get_me', arguments: {} });
     expect((me.structuredContent as any).agent.handle).toBe(handle);
-    const human = await server.kitty.services.prisma.human.findFirstOrThrow({ where: { displayName: 'Robin' }, include: { passkeys: true, agents: true } });
+    const human = await server.kitty.services.prisma.human.findFirstOrThrow({
+      where: { displayName: 'Robin' },
+      include: { passkeys: true, agents: true },
+    });
     expect(human.passkeys).toHaveLength(1);
     expect(human.agents.map((a) => a.handle)).toEqual([handle]);
 
     // 2. Read-only token: a write tool is FORBIDDEN with required_scope (HTTP 403 insufficient_scope on /mcp).
     const raw = await fetch(`${base}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${provider.saved!.access_token}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add_expense', arguments: { group_id: '00000000-0000-4000-8000-000000000000', description: 'x', amount_minor: 100, idempotency_key: 'exp-0000001' } } }),
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${provider.saved!.access_token}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'add_expense',
+          arguments: {
+            group_id: '00000000-0000-4000-8000-000000000000',
+            description: 'x',
+            amount_minor: 100,
+            idempotency_key: 'exp-0000001',
+          },
+        },
+      }),
     });
     expect(raw.status).toBe(403);
     expect(raw.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
@@ -147,14 +192,21 @@ describe('connecting an MCP client in a browser', () => {
     await t.finishAuth(provider.code());
     client = new Client({ name: 'browser-e2e', version: '1' });
     await client.connect(transport());
-    const group = await client.callTool({ name: 'create_group', arguments: { name: 'Flat', currency: 'EUR', idempotency_key: 'grp-browser-1' } });
+    const group = await client.callTool({
+      name: 'create_group',
+      arguments: { name: 'Flat', currency: 'EUR', idempotency_key: 'grp-browser-1' },
+    });
     expect(group.isError, JSON.stringify(group.content)).toBeFalsy();
 
     // 4. Refresh (rotation): the new access token works.
     const refreshed = await fetch(`${base}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: provider.saved!.refresh_token!, client_id: clientId }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: provider.saved!.refresh_token!,
+        client_id: clientId,
+      }).toString(),
     });
     const tokens = (await refreshed.json()) as { access_token: string; refresh_token: string };
     expect(refreshed.status).toBe(200);
@@ -168,8 +220,13 @@ describe('connecting an MCP client in a browser', () => {
     await page.goto(`${base}/signin?return_to=${encodeURIComponent('/signin?return_to=/x')}`);
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await page.getByText('You are signed in as').waitFor();
-    const events = await server.kitty.services.prisma.securityEvent.findMany({ where: { humanId: human.id }, orderBy: { createdAt: 'asc' } });
-    expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['signed_up', 'passkey_added', 'agent_created', 'app_connected', 'signed_out', 'signed_in']));
+    const events = await server.kitty.services.prisma.securityEvent.findMany({
+      where: { humanId: human.id },
+      orderBy: { createdAt: 'asc' },
+    });
+    expect(events.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['signed_up', 'passkey_added', 'agent_created', 'app_connected', 'signed_out', 'signed_in']),
+    );
 
     // 6. Revocation: the next call is 401 invalid_token.
     const rv = await fetch(`${base}/oauth/revoke`, {

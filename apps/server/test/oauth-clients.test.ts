@@ -41,7 +41,15 @@ beforeAll(async () => {
   server = await startLocalhostServer({
     oauthAllowLoopbackCimd: true,
     oauthClients: JSON.stringify([
-      { client_id: 'second-client', client_secret: 'a-long-test-secret-0123456789abcdef', client_name: 'Second client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+      {
+        client_id: 'second-client',
+        client_secret: 'a-long-test-secret-0123456789abcdef',
+        client_name: 'Second client',
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: 'client_secret_basic',
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+      },
     ]),
   });
   base = server.url;
@@ -59,16 +67,27 @@ function cimdUrl(path: string, doc: (id: string) => Record<string, unknown>): st
 
 describe('Client ID Metadata Documents', () => {
   it('the MCP SDK client registers with its metadata document URL and gets tokens', async () => {
-    const clientId = cimdUrl('/cimd/good.json', (id) => ({ client_id: id, client_name: 'CIMD test client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' }));
+    const clientId = cimdUrl('/cimd/good.json', (id) => ({
+      client_id: id,
+      client_name: 'CIMD test client',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    }));
     const { jar } = await signedInPerson(server, 'Cim');
     const handle = `cimd-${randomBytes(3).toString('hex')}`;
     let consentHtml = '';
-    const provider = new TestOAuthProvider(REDIRECT, async (url) => {
-      const page = await jar.fetch(url.href);
-      const consent = new URL(page.headers.get('location')!, base);
-      consentHtml = await (await jar.fetch(consent.href)).text();
-      return consentOverHttp(base, jar, url.href, { agent: 'new', handle, displayName: 'Via CIMD' });
-    }, clientId);
+    const provider = new TestOAuthProvider(
+      REDIRECT,
+      async (url) => {
+        const page = await jar.fetch(url.href);
+        const consent = new URL(page.headers.get('location')!, base);
+        consentHtml = await (await jar.fetch(consent.href)).text();
+        return consentOverHttp(base, jar, url.href, { agent: 'new', handle, displayName: 'Via CIMD' });
+      },
+      clientId,
+    );
     const connect = () => new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: provider });
     let t = connect();
     await expect(new Client({ name: 'cimd', version: '1' }).connect(t)).rejects.toBeInstanceOf(UnauthorizedError);
@@ -87,28 +106,53 @@ describe('Client ID Metadata Documents', () => {
   });
 
   it('refuses a document whose client_id differs from its URL', async () => {
-    const clientId = cimdUrl('/cimd/mismatch.json', () => ({ client_id: 'https://someone-else.example/client.json', client_name: 'Liar', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }));
-    const r = await fetch(`${base}/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', scope: 'svc:read' })}`, { redirect: 'manual' });
+    const clientId = cimdUrl('/cimd/mismatch.json', () => ({
+      client_id: 'https://someone-else.example/client.json',
+      client_name: 'Liar',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+    }));
+    const r = await fetch(
+      `${base}/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', scope: 'svc:read' })}`,
+      { redirect: 'manual' },
+    );
     expect(r.status).toBe(400);
     expect(await r.text()).toMatch(/invalid_client/);
   });
 
   it('refuses a document that asks for a client secret method', async () => {
-    const clientId = cimdUrl('/cimd/secret.json', (id) => ({ client_id: id, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' }));
-    const r = await fetch(`${base}/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`, { redirect: 'manual' });
+    const clientId = cimdUrl('/cimd/secret.json', (id) => ({
+      client_id: id,
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'client_secret_basic',
+    }));
+    const r = await fetch(
+      `${base}/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
+      { redirect: 'manual' },
+    );
     expect(r.status).toBe(400);
   });
 
   it('without the loopback switch (the default), a document URL resolving to a loopback/private address is refused', async () => {
     const strict = await startLocalhostServer();
     try {
-      const clientId = cimdUrl('/cimd/private.json', (id) => ({ client_id: id, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }));
-      const r = await fetch(`${strict.url}/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`, { redirect: 'manual' });
+      const clientId = cimdUrl('/cimd/private.json', (id) => ({
+        client_id: id,
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: 'none',
+      }));
+      const r = await fetch(
+        `${strict.url}/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
+        { redirect: 'manual' },
+      );
       expect(r.status).toBe(400);
       expect(await r.text()).toMatch(/invalid_client/);
       // And plain http document URLs are never client ids.
       const httpId = `http://localhost:${docsPort}/cimd/private.json`;
-      const r2 = await fetch(`${strict.url}/oauth/authorize?${new URLSearchParams({ client_id: httpId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`, { redirect: 'manual' });
+      const r2 = await fetch(
+        `${strict.url}/oauth/authorize?${new URLSearchParams({ client_id: httpId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
+        { redirect: 'manual' },
+      );
       expect(r2.status).toBe(400);
     } finally {
       await strict.close();
@@ -118,7 +162,9 @@ describe('Client ID Metadata Documents', () => {
 
 describe('openid-client as a second, independent client (pre-registered confidential client)', () => {
   it('discovers, authorizes with PKCE, checks iss, refreshes and revokes', async () => {
-    const config = await oidc.discovery(new URL(base), 'second-client', 'a-long-test-secret-0123456789abcdef', undefined, { execute: [oidc.allowInsecureRequests] });
+    const config = await oidc.discovery(new URL(base), 'second-client', 'a-long-test-secret-0123456789abcdef', undefined, {
+      execute: [oidc.allowInsecureRequests],
+    });
     expect(config.serverMetadata().issuer).toBe(base);
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
@@ -132,8 +178,17 @@ describe('openid-client as a second, independent client (pre-registered confiden
       prompt: 'consent',
     });
     const { jar } = await signedInPerson(server, 'Oda');
-    const back = await consentOverHttp(base, jar, url.href, { agent: 'new', handle: `oc-${randomBytes(3).toString('hex')}`, displayName: 'Second' });
-    const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state }, { resource: `${base}/mcp` });
+    const back = await consentOverHttp(base, jar, url.href, {
+      agent: 'new',
+      handle: `oc-${randomBytes(3).toString('hex')}`,
+      displayName: 'Second',
+    });
+    const tokens = await oidc.authorizationCodeGrant(
+      config,
+      back,
+      { pkceCodeVerifier: verifier, expectedState: state },
+      { resource: `${base}/mcp` },
+    );
     expect(tokens.token_type.toLowerCase()).toBe('bearer');
     expect(tokens.scope?.split(' ').sort()).toEqual(['svc:read', 'svc:write']);
     expect(tokens.refresh_token).toBeTruthy();
@@ -156,7 +211,9 @@ describe('openid-client as a second, independent client (pre-registered confiden
   });
 
   it('a wrong client secret is refused', async () => {
-    const config = await oidc.discovery(new URL(base), 'second-client', 'not-the-secret', undefined, { execute: [oidc.allowInsecureRequests] });
+    const config = await oidc.discovery(new URL(base), 'second-client', 'not-the-secret', undefined, {
+      execute: [oidc.allowInsecureRequests],
+    });
     await expect(oidc.refreshTokenGrant(config, 'whatever')).rejects.toMatchObject({ error: 'invalid_client' });
   });
 });
@@ -165,7 +222,9 @@ describe('disconnect across instances', () => {
   it(`another instance refuses a disconnected app's token once its ${CONNECTION_RECHECK_SECONDS} s recheck has passed (and not before)`, async () => {
     const prisma = server.kitty.services.prisma;
     const { jar } = await signedInPerson(server);
-    const provider = new TestOAuthProvider(REDIRECT, (url) => consentOverHttp(base, jar, url.href, { agent: 'new', handle: `x-${randomBytes(3).toString('hex')}`, displayName: 'X' }));
+    const provider = new TestOAuthProvider(REDIRECT, (url) =>
+      consentOverHttp(base, jar, url.href, { agent: 'new', handle: `x-${randomBytes(3).toString('hex')}`, displayName: 'X' }),
+    );
     const t = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: provider });
     await expect(new Client({ name: 'x', version: '1' }).connect(t)).rejects.toBeInstanceOf(UnauthorizedError);
     await t.finishAuth(provider.code());

@@ -90,7 +90,11 @@ export async function consentOverHttp(base: string, jar: CookieJar, authorizatio
   if (choice.handle) form.set('handle', choice.handle);
   if (choice.displayName) form.set('display_name', choice.displayName);
   for (const s of choice.scopes ?? requested) form.append('scope', s);
-  res = await jar.fetch(location.href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(base).origin }, body: form.toString() });
+  res = await jar.fetch(location.href, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(base).origin },
+    body: form.toString(),
+  });
   if (res.status !== 303 && res.status !== 302) throw new Error(`consent POST: ${res.status} ${await res.text()}`);
   location = new URL(res.headers.get('location')!, base);
   res = await jar.fetch(location.href);
@@ -111,7 +115,13 @@ export class TestOAuthProvider implements OAuthClientProvider {
     readonly name = 'Test MCP client',
   ) {}
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: this.name, redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: this.name,
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.info;

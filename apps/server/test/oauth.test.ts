@@ -34,7 +34,14 @@ async function register(extra: Record<string, unknown> = {}) {
   const r = await fetch(`${base}/oauth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'Raw client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], ...extra }),
+    body: JSON.stringify({
+      client_name: 'Raw client',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      ...extra,
+    }),
   });
   const json = (await r.json()) as { client_id: string };
   expect(r.status, JSON.stringify(json)).toBe(201);
@@ -43,13 +50,25 @@ async function register(extra: Record<string, unknown> = {}) {
 
 function authorizeUrl(clientId: string, params: Record<string, string | undefined>) {
   const u = new URL(`${base}/oauth/authorize`);
-  const all: Record<string, string | undefined> = { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, scope: 'svc:read svc:write offline_access', state: 'st-1', resource: `${base}/mcp`, ...params };
+  const all: Record<string, string | undefined> = {
+    client_id: clientId,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: 'svc:read svc:write offline_access',
+    state: 'st-1',
+    resource: `${base}/mcp`,
+    ...params,
+  };
   for (const [k, v] of Object.entries(all)) if (v !== undefined) u.searchParams.set(k, v);
   return u.href;
 }
 
 async function token(params: Record<string, string>) {
-  const r = await fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params).toString() });
+  const r = await fetch(`${base}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(params).toString(),
+  });
   return { status: r.status, json: (await r.json()) as Record<string, any> };
 }
 
@@ -66,7 +85,14 @@ async function connect(jar: CookieJar, opts: { scopes?: string[]; agent?: string
   });
   const code = back.searchParams.get('code');
   expect(code, back.href).toBeTruthy();
-  const t = await token({ grant_type: 'authorization_code', code: code!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier, resource: `${base}/mcp` });
+  const t = await token({
+    grant_type: 'authorization_code',
+    code: code!,
+    redirect_uri: REDIRECT,
+    client_id: clientId,
+    code_verifier: verifier,
+    resource: `${base}/mcp`,
+  });
   expect(t.status, JSON.stringify(t.json)).toBe(200);
   return { clientId, handle, code: code!, verifier, back, tokens: t.json };
 }
@@ -98,7 +124,11 @@ describe('metadata', () => {
   });
 
   it('answers /mcp without a token 401 with resource_metadata naming the /mcp metadata', async () => {
-    const r = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    const r = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    });
     expect(r.status).toBe(401);
     expect(r.headers.get('www-authenticate')).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
     expect(r.headers.get('www-authenticate')).not.toContain('invalid_token');
@@ -109,7 +139,12 @@ describe('the MCP SDK client end to end (DCR, consent, tokens, step-up, refresh,
   it('connects, reads, is refused a write with insufficient_scope, steps up, refreshes, and is cut off by revocation', async () => {
     const { jar, humanId } = await signedInPerson(server, 'Sam');
     const handle = `sdk-${randomBytes(3).toString('hex')}`;
-    let choice: Parameters<typeof consentOverHttp>[3] = { agent: 'new', handle, displayName: 'Sam via SDK', scopes: ['svc:read', 'offline_access'] };
+    let choice: Parameters<typeof consentOverHttp>[3] = {
+      agent: 'new',
+      handle,
+      displayName: 'Sam via SDK',
+      scopes: ['svc:read', 'offline_access'],
+    };
     const provider = new TestOAuthProvider(REDIRECT, (url) => consentOverHttp(base, jar, url.href, choice));
     const newClient = async () => {
       const c = new Client({ name: 'oauth-test', version: '1.0.0' });
@@ -137,8 +172,17 @@ describe('the MCP SDK client end to end (DCR, consent, tokens, step-up, refresh,
     // 2. A write with a read-only token: FORBIDDEN required_scope; HTTP 403 insufficient_scope lets the SDK step up.
     const raw = await fetch(`${base}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${provider.saved!.access_token}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'create_group', arguments: { name: 'Trip', currency: 'EUR', idempotency_key: 'grp-000001' } } }),
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${provider.saved!.access_token}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'create_group', arguments: { name: 'Trip', currency: 'EUR', idempotency_key: 'grp-000001' } },
+      }),
     });
     expect(raw.status).toBe(403);
     expect(raw.headers.get('www-authenticate')).toMatch(/error="insufficient_scope"/);
@@ -147,13 +191,18 @@ describe('the MCP SDK client end to end (DCR, consent, tokens, step-up, refresh,
     const envelope = JSON.parse(rawBody.result.content[0].text);
     expect(envelope.error.code).toBe('FORBIDDEN');
     expect(envelope.error.details.required_scope).toBe('svc:write');
-    const rest = await server.http('/v1/tools/create_group', { body: { name: 'Trip', currency: 'EUR', idempotency_key: 'grp-000002' }, apiKey: provider.saved!.access_token });
+    const rest = await server.http('/v1/tools/create_group', {
+      body: { name: 'Trip', currency: 'EUR', idempotency_key: 'grp-000002' },
+      apiKey: provider.saved!.access_token,
+    });
     expect(rest.status).toBe(403);
     expect(rest.json.error.details.required_scope).toBe('svc:write');
 
     // Through the SDK: the 403 insufficient_scope makes it try to step up; holding a refresh token, it refreshes
     // (same scopes) and gives up with the 403. The app then asks the person again: re-consent, same agent, with write.
-    const stepUp = await c.callTool({ name: 'create_group', arguments: { name: 'Trip', currency: 'EUR', idempotency_key: 'grp-000003' } }).catch((e: unknown) => e);
+    const stepUp = await c
+      .callTool({ name: 'create_group', arguments: { name: 'Trip', currency: 'EUR', idempotency_key: 'grp-000003' } })
+      .catch((e: unknown) => e);
     expect(String(stepUp)).toMatch(/403/);
     choice = { agent: agent.id, scopes: ['svc:read', 'svc:write', 'offline_access'] };
     provider.saved = undefined;
@@ -166,7 +215,10 @@ describe('the MCP SDK client end to end (DCR, consent, tokens, step-up, refresh,
     expect(created.isError, JSON.stringify(created.content)).toBeFalsy();
 
     // 3. rotate_api_key with a token: FORBIDDEN, pointing to the account page.
-    const rot = await server.http('/v1/tools/rotate_api_key', { body: { idempotency_key: 'rot-000001' }, apiKey: provider.saved!.access_token });
+    const rot = await server.http('/v1/tools/rotate_api_key', {
+      body: { idempotency_key: 'rot-000001' },
+      apiKey: provider.saved!.access_token,
+    });
     expect(rot.status).toBe(403);
     expect(rot.json.error.suggested_action).toContain(`${base}/account`);
 
@@ -181,14 +233,22 @@ describe('the MCP SDK client end to end (DCR, consent, tokens, step-up, refresh,
     expect(meAgain.status).toBe(200);
 
     // 5. Revocation (RFC 7009) of the refresh token: the grant is revoked and the next call is 401 invalid_token.
-    const rv = await fetch(`${base}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: r1.json.refresh_token, client_id: clientId }).toString() });
+    const rv = await fetch(`${base}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: r1.json.refresh_token, client_id: clientId }).toString(),
+    });
     expect(rv.status).toBe(200);
     const after = await server.http('/v1/tools/get_me', { body: {}, apiKey: r1.json.access_token });
     expect(after.status).toBe(401);
     expect(after.headers.get('www-authenticate')).toContain('error="invalid_token"');
     const mcpAfter = await fetch(`${base}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${r1.json.access_token}` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${r1.json.access_token}`,
+      },
       body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
     });
     expect(mcpAfter.status).toBe(401);
@@ -269,13 +329,23 @@ describe('negative cases', () => {
     expect(r.status).toBe(400);
     expect(((await r.json()) as { error: string }).error).toBe('invalid_client_metadata');
     // Omitted means client_secret_basic (RFC 7591 §2): refused as well.
-    const omitted = await fetch(`${base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT] }) });
+    const omitted = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT] }),
+    });
     expect(omitted.status).toBe(400);
-    const pub = await fetch(`${base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) });
+    const pub = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+    });
     const json = (await pub.json()) as { client_id: string; client_secret?: string };
     expect(pub.status).toBe(201);
     expect(json.client_secret).toBeUndefined();
-    const row = await server.kitty.services.prisma.oAuthPayload.findUniqueOrThrow({ where: { type_id: { type: 'Client', id: json.client_id } } });
+    const row = await server.kitty.services.prisma.oAuthPayload.findUniqueOrThrow({
+      where: { type_id: { type: 'Client', id: json.client_id } },
+    });
     expect(JSON.stringify(row.payload)).not.toContain('client_secret');
   });
 
@@ -293,7 +363,12 @@ describe('negative cases', () => {
     const { jar, humanId } = await signedInPerson(server);
     const clientId = await register();
     const { challenge } = pkce();
-    const back = await consentOverHttp(base, jar, authorizeUrl(clientId, { code_challenge: challenge, code_challenge_method: 'S256' }), { agent: 'new', handle: 'never-made', displayName: 'N', decision: 'deny' });
+    const back = await consentOverHttp(base, jar, authorizeUrl(clientId, { code_challenge: challenge, code_challenge_method: 'S256' }), {
+      agent: 'new',
+      handle: 'never-made',
+      displayName: 'N',
+      decision: 'deny',
+    });
     expect(back.searchParams.get('error')).toBe('access_denied');
     expect(back.searchParams.get('iss')).toBe(base);
     expect(await server.kitty.services.prisma.oAuthConnection.count({ where: { humanId } })).toBe(0);
@@ -326,7 +401,9 @@ describe('negative cases', () => {
   it('refuses response_type=token', async () => {
     const clientId = await register();
     const { challenge } = pkce();
-    const r = await fetch(authorizeUrl(clientId, { response_type: 'token', code_challenge: challenge, code_challenge_method: 'S256' }), { redirect: 'manual' });
+    const r = await fetch(authorizeUrl(clientId, { response_type: 'token', code_challenge: challenge, code_challenge_method: 'S256' }), {
+      redirect: 'manual',
+    });
     const to = new URL(r.headers.get('location')!);
     expect(new URLSearchParams(to.search || to.hash.slice(1)).get('error')).toBe('unsupported_response_type');
   });
@@ -334,7 +411,10 @@ describe('negative cases', () => {
   it('refuses a redirect URI that is not registered (no redirect: an error page)', async () => {
     const clientId = await register();
     const { challenge } = pkce();
-    const r = await fetch(authorizeUrl(clientId, { redirect_uri: 'https://evil.example/cb', code_challenge: challenge, code_challenge_method: 'S256' }), { redirect: 'manual' });
+    const r = await fetch(
+      authorizeUrl(clientId, { redirect_uri: 'https://evil.example/cb', code_challenge: challenge, code_challenge_method: 'S256' }),
+      { redirect: 'manual' },
+    );
     expect(r.status).toBe(400);
     expect(r.headers.get('location')).toBeNull();
     expect(await r.text()).toContain('redirect_uri');
@@ -343,17 +423,26 @@ describe('negative cases', () => {
   it('accepts any port for a loopback redirect URI (RFC 8252) but not another path', async () => {
     const clientId = await register({ application_type: 'native' });
     const { challenge } = pkce();
-    const ok = await fetch(authorizeUrl(clientId, { redirect_uri: 'http://127.0.0.1:61000/callback', code_challenge: challenge, code_challenge_method: 'S256' }), { redirect: 'manual' });
+    const ok = await fetch(
+      authorizeUrl(clientId, { redirect_uri: 'http://127.0.0.1:61000/callback', code_challenge: challenge, code_challenge_method: 'S256' }),
+      { redirect: 'manual' },
+    );
     expect(ok.status).toBe(303);
     expect(ok.headers.get('location')).toContain('/oauth/consent/');
-    const bad = await fetch(authorizeUrl(clientId, { redirect_uri: 'http://127.0.0.1:61000/other', code_challenge: challenge, code_challenge_method: 'S256' }), { redirect: 'manual' });
+    const bad = await fetch(
+      authorizeUrl(clientId, { redirect_uri: 'http://127.0.0.1:61000/other', code_challenge: challenge, code_challenge_method: 'S256' }),
+      { redirect: 'manual' },
+    );
     expect(bad.status).toBe(400);
   });
 
   it('refuses a foreign resource at the authorization request with invalid_target', async () => {
     const clientId = await register();
     const { challenge } = pkce();
-    const r = await fetch(authorizeUrl(clientId, { resource: 'https://other.example/mcp', code_challenge: challenge, code_challenge_method: 'S256' }), { redirect: 'manual' });
+    const r = await fetch(
+      authorizeUrl(clientId, { resource: 'https://other.example/mcp', code_challenge: challenge, code_challenge_method: 'S256' }),
+      { redirect: 'manual' },
+    );
     const to = new URL(r.headers.get('location')!);
     expect(to.searchParams.get('error')).toBe('invalid_target');
   });
@@ -361,14 +450,32 @@ describe('negative cases', () => {
   it('refuses a replayed authorization code and a wrong code_verifier', async () => {
     const { jar } = await signedInPerson(server);
     const { clientId, code, verifier } = await connect(jar);
-    const replay = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier, resource: `${base}/mcp` });
+    const replay = await token({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource: `${base}/mcp`,
+    });
     expect(replay.status).toBe(400);
     expect(replay.json.error).toBe('invalid_grant');
 
     const clientId2 = await register();
     const { challenge } = pkce();
-    const back = await consentOverHttp(base, jar, authorizeUrl(clientId2, { code_challenge: challenge, code_challenge_method: 'S256' }), { agent: 'new', handle: `pk-${randomBytes(3).toString('hex')}`, displayName: 'P' });
-    const wrong = await token({ grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: REDIRECT, client_id: clientId2, code_verifier: pkce().verifier, resource: `${base}/mcp` });
+    const back = await consentOverHttp(base, jar, authorizeUrl(clientId2, { code_challenge: challenge, code_challenge_method: 'S256' }), {
+      agent: 'new',
+      handle: `pk-${randomBytes(3).toString('hex')}`,
+      displayName: 'P',
+    });
+    const wrong = await token({
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code')!,
+      redirect_uri: REDIRECT,
+      client_id: clientId2,
+      code_verifier: pkce().verifier,
+      resource: `${base}/mcp`,
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.json.error).toBe('invalid_grant');
   });
@@ -395,10 +502,24 @@ describe('negative cases', () => {
     const { challenge } = pkce();
     const a = await jar.fetch(authorizeUrl(clientId, { code_challenge: challenge, code_challenge_method: 'S256' }));
     const consent = new URL(a.headers.get('location')!, base).href;
-    const form = new URLSearchParams({ agent: 'new', handle: 'csrf-test', display_name: 'X', decision: 'allow', scope: 'svc:read' }).toString();
-    const foreign = await jar.fetch(consent, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' }, body: form });
+    const form = new URLSearchParams({
+      agent: 'new',
+      handle: 'csrf-test',
+      display_name: 'X',
+      decision: 'allow',
+      scope: 'svc:read',
+    }).toString();
+    const foreign = await jar.fetch(consent, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      body: form,
+    });
     expect(foreign.status).toBe(403);
-    const noToken = await jar.fetch(consent, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: base }, body: form });
+    const noToken = await jar.fetch(consent, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: base },
+      body: form,
+    });
     expect(noToken.status).toBe(403);
   });
 

@@ -44,7 +44,15 @@ beforeAll(async () => {
   });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
   });
   page = await (await browser.newContext()).newPage();
 }, 120_000);
@@ -75,7 +83,10 @@ describe('sign-in with an OpenID Connect provider', () => {
     await signInAtIdp('ida');
     await expect(page.getByText('You are signed in as').textContent()).resolves.toContain('Ida Idp');
     const prisma = server.kitty.services.prisma;
-    const identity = await prisma.externalIdentity.findUniqueOrThrow({ where: { issuer_subject: { issuer, subject: 'ida' } }, include: { human: true } });
+    const identity = await prisma.externalIdentity.findUniqueOrThrow({
+      where: { issuer_subject: { issuer, subject: 'ida' } },
+      include: { human: true },
+    });
     expect(identity.email).toBe('ida@idp.example');
     expect(identity.human.displayName).toBe('Ida Idp');
     expect(await prisma.humanSession.count({ where: { humanId: identity.humanId } })).toBe(1);

@@ -9,7 +9,16 @@ describe('safeReturnTo', () => {
   it('keeps local paths and refuses anything that could leave the site', () => {
     expect(safeReturnTo('/account')).toBe('/account');
     expect(safeReturnTo('/oauth/consent/abc?x=1')).toBe('/oauth/consent/abc?x=1');
-    for (const bad of ['//evil.example/', '/\\evil.example', 'https://evil.example/', 'javascript:alert(1)', '', '/a\r\nSet-Cookie: x=1', undefined, 42]) {
+    for (const bad of [
+      '//evil.example/',
+      '/\\evil.example',
+      'https://evil.example/',
+      'javascript:alert(1)',
+      '',
+      '/a\r\nSet-Cookie: x=1',
+      undefined,
+      42,
+    ]) {
       expect(safeReturnTo(bad)).toBe('/account');
     }
   });
@@ -22,7 +31,12 @@ describe('checkSameOrigin (CSRF)', () => {
     expect(() => checkSameOrigin(req({ origin: 'null', 'sec-fetch-site': 'same-origin' }), base)).not.toThrow();
   });
   it('refuses other origins, a missing Origin and cross-site fetch metadata', () => {
-    for (const h of [{ origin: 'https://evil.example' }, {}, { origin: 'null', 'sec-fetch-site': 'cross-site' }, { origin: 'https://kitty.example.evil.example' }]) {
+    for (const h of [
+      { origin: 'https://evil.example' },
+      {},
+      { origin: 'null', 'sec-fetch-site': 'cross-site' },
+      { origin: 'https://kitty.example.evil.example' },
+    ]) {
       expect(() => checkSameOrigin(req(h), base)).toThrow(expect.objectContaining({ kittyCode: 'FORBIDDEN' }));
     }
   });

@@ -13,7 +13,10 @@ import { startTestServer, type TestServer } from './server-harness.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-const rootPkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { packageManager: string; scripts: Record<string, string> };
+const rootPkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  packageManager: string;
+  scripts: Record<string, string>;
+};
 
 /** Workspace packages by name: folder and scripts. */
 const packages = new Map<string, { dir: string; scripts: Record<string, string> }>();
@@ -87,7 +90,10 @@ describe('README commands', () => {
     // As typed in a user's shell: without the npm_*/pnpm_* variables and node_modules/.bin paths of
     // the `pnpm test` that runs this (an inherited empty npm_config_yes turns npx's -y off).
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(npm|pnpm)_/i.test(k)));
-    env.PATH = (process.env.PATH ?? '').split(':').filter((p) => !p.includes('node_modules')).join(':');
+    env.PATH = (process.env.PATH ?? '')
+      .split(':')
+      .filter((p) => !p.includes('node_modules'))
+      .join(':');
     const run = promisify(execFile)('bash', ['-c', line!.replaceAll('http://127.0.0.1:3000', server.url)], {
       cwd: ROOT,
       env: { ...env, ALICE: apiKey },

@@ -77,7 +77,11 @@ describe('discovery', () => {
 describe('envelopes and framework errors', () => {
   it('unknown route, bad JSON, oversized body, non-object body, missing body all use the envelope', async () => {
     expectEnvelope(await s.http('/nowhere'), 404, 'NOT_FOUND');
-    expectEnvelope(await s.http('/v1/tools/create_group', { rawBody: '{not json', headers: { 'content-type': 'application/json' } }), 400, 'VALIDATION_ERROR');
+    expectEnvelope(
+      await s.http('/v1/tools/create_group', { rawBody: '{not json', headers: { 'content-type': 'application/json' } }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expectEnvelope(await s.http('/v1/agents', { body: { handle: 'big', display_name: 'x'.repeat(100_000) } }), 413, 'PAYLOAD_TOO_LARGE');
     expectEnvelope(await s.http('/v1/agents', { body: [1, 2] }), 400, 'VALIDATION_ERROR');
     const missing = await s.http('/v1/tools/register_agent', { method: 'POST' });
@@ -121,7 +125,10 @@ describe('scopes', () => {
     s.kitty.services.onCredentialsChanged?.(a.agentId);
     const read = await s.http('/v1/tools/get_me', { body: {}, apiKey: a.apiKey });
     expect(read.status).toBe(200);
-    const write = await s.http('/v1/tools/create_group', { body: { name: 'x', currency: 'EUR', idempotency_key: 'scope-test-1' }, apiKey: a.apiKey });
+    const write = await s.http('/v1/tools/create_group', {
+      body: { name: 'x', currency: 'EUR', idempotency_key: 'scope-test-1' },
+      apiKey: a.apiKey,
+    });
     expectEnvelope(write, 403, 'FORBIDDEN');
     expect(write.json.error.details.required_scope).toBe('svc:write');
   });
@@ -131,7 +138,9 @@ describe('API keys', () => {
   it('keys are prefixed, checksummed and stored only as a digest', async () => {
     const a = await s.agent('keys');
     expect(a.apiKey).toMatch(/^kitty_[0-9A-Za-z]{49}$/);
-    const rows = await s.kitty.services.prisma.$queryRaw<Array<{ t: string }>>`SELECT row_to_json(k)::text AS t FROM api_keys k WHERE agent_id = ${a.agentId}::uuid`;
+    const rows = await s.kitty.services.prisma.$queryRaw<
+      Array<{ t: string }>
+    >`SELECT row_to_json(k)::text AS t FROM api_keys k WHERE agent_id = ${a.agentId}::uuid`;
     expect(rows[0]!.t).not.toContain(a.apiKey.slice(6));
     // A one-character typo fails the checksum before any lookup.
     const typo = a.apiKey.slice(0, -1) + (a.apiKey.endsWith('A') ? 'B' : 'A');
@@ -152,7 +161,8 @@ describe('API keys', () => {
     const replay = await s.http('/v1/tools/rotate_api_key', { body: { idempotency_key: 'rotate-0001' }, apiKey: newKey });
     expectEnvelope(replay, 409, 'IDEMPOTENCY_REPLAY_UNAVAILABLE');
     // Ten minutes pass for the old key.
-    await s.kitty.services.prisma.$executeRaw`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE agent_id = ${a.agentId}::uuid AND expires_at IS NOT NULL`;
+    await s.kitty.services.prisma
+      .$executeRaw`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE agent_id = ${a.agentId}::uuid AND expires_at IS NOT NULL`;
     s.kitty.services.onCredentialsChanged?.(a.agentId);
     expectEnvelope(await s.http('/v1', { apiKey: a.apiKey }), 401, 'UNAUTHENTICATED');
     expect((await s.http('/v1', { apiKey: newKey })).status).toBe(200);
@@ -177,15 +187,22 @@ describe('API keys', () => {
     expect(keys[1]!.expiresAt).toBeNull(); // the owner's fresh key was not cut short
     // The same holds when the retired key is not in the authentication cache (another instance, or after 30 s).
     s.kitty.services.onCredentialsChanged?.(a.agentId);
-    expectEnvelope(await s.http('/v1/tools/rotate_api_key', { body: { idempotency_key: `rot-${randomUUID()}` }, apiKey: a.apiKey }), 403, 'FORBIDDEN');
+    expectEnvelope(
+      await s.http('/v1/tools/rotate_api_key', { body: { idempotency_key: `rot-${randomUUID()}` }, apiKey: a.apiKey }),
+      403,
+      'FORBIDDEN',
+    );
     // The fresh key may rotate.
-    expect((await s.http('/v1/tools/rotate_api_key', { body: { idempotency_key: `rot-${randomUUID()}` }, apiKey: fresh })).status).toBe(200);
+    expect((await s.http('/v1/tools/rotate_api_key', { body: { idempotency_key: `rot-${randomUUID()}` }, apiKey: fresh })).status).toBe(
+      200,
+    );
   });
 
   it('rotation decided on another instance: a key still cached here as current cannot rotate once the database says it is retired', async () => {
     const b = await s.agent('stale');
     expect((await s.http('/v1/tools/get_me', { body: {}, apiKey: b.apiKey })).status).toBe(200); // cached as current
-    await s.kitty.services.prisma.$executeRaw`UPDATE api_keys SET rotated_at = now(), expires_at = now() + interval '10 minutes' WHERE agent_id = ${b.agentId}::uuid`;
+    await s.kitty.services.prisma
+      .$executeRaw`UPDATE api_keys SET rotated_at = now(), expires_at = now() + interval '10 minutes' WHERE agent_id = ${b.agentId}::uuid`;
     const r = await s.http('/v1/tools/rotate_api_key', { body: { idempotency_key: `rot-${randomUUID()}` }, apiKey: b.apiKey });
     expectEnvelope(r, 403, 'FORBIDDEN');
     expect(await s.kitty.services.prisma.apiKey.count({ where: { agentId: b.agentId } })).toBe(1);
@@ -196,16 +213,33 @@ describe('idempotency', () => {
   it('same key + same arguments replays; other arguments → 409; header and argument must agree', async () => {
     const a = await s.agent('idem');
     const key = `idem-${randomUUID()}`;
-    const first = await s.http('/v1/tools/create_group', { body: { name: 'Once', currency: 'EUR', idempotency_key: key }, apiKey: a.apiKey });
-    const second = await s.http('/v1/tools/create_group', { body: { name: 'Once', currency: 'EUR', idempotency_key: key }, apiKey: a.apiKey });
+    const first = await s.http('/v1/tools/create_group', {
+      body: { name: 'Once', currency: 'EUR', idempotency_key: key },
+      apiKey: a.apiKey,
+    });
+    const second = await s.http('/v1/tools/create_group', {
+      body: { name: 'Once', currency: 'EUR', idempotency_key: key },
+      apiKey: a.apiKey,
+    });
     expect(second.status).toBe(200);
     expect(second.json.data.group.group_id).toBe(first.json.data.group.group_id);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
-    const other = await s.http('/v1/tools/create_group', { body: { name: 'Other', currency: 'EUR', idempotency_key: key }, apiKey: a.apiKey });
+    const other = await s.http('/v1/tools/create_group', {
+      body: { name: 'Other', currency: 'EUR', idempotency_key: key },
+      apiKey: a.apiKey,
+    });
     expectEnvelope(other, 409, 'IDEMPOTENCY_KEY_REUSED');
-    const mismatch = await s.http('/v1/tools/create_group', { body: { name: 'X', currency: 'EUR', idempotency_key: 'aaaaaaaa1' }, headers: { 'idempotency-key': 'bbbbbbbb2' }, apiKey: a.apiKey });
+    const mismatch = await s.http('/v1/tools/create_group', {
+      body: { name: 'X', currency: 'EUR', idempotency_key: 'aaaaaaaa1' },
+      headers: { 'idempotency-key': 'bbbbbbbb2' },
+      apiKey: a.apiKey,
+    });
     expectEnvelope(mismatch, 400, 'VALIDATION_ERROR');
-    const viaHeader = await s.http('/v1/tools/create_group', { body: { name: 'Hdr', currency: 'EUR' }, headers: { 'idempotency-key': `hdr-${randomUUID()}` }, apiKey: a.apiKey });
+    const viaHeader = await s.http('/v1/tools/create_group', {
+      body: { name: 'Hdr', currency: 'EUR' },
+      headers: { 'idempotency-key': `hdr-${randomUUID()}` },
+      apiKey: a.apiKey,
+    });
     expect(viaHeader.status).toBe(200);
     const none = await s.http('/v1/tools/create_group', { body: { name: 'NoKey', currency: 'EUR' }, apiKey: a.apiKey });
     expectEnvelope(none, 400, 'VALIDATION_ERROR');
@@ -218,7 +252,9 @@ describe('idempotency', () => {
     const a = await s.agent('burst');
     const key = `burst-${randomUUID()}`;
     const results = await Promise.all(
-      Array.from({ length: 50 }, () => s.http('/v1/tools/create_group', { body: { name: 'Burst', currency: 'USD', idempotency_key: key }, apiKey: a.apiKey })),
+      Array.from({ length: 50 }, () =>
+        s.http('/v1/tools/create_group', { body: { name: 'Burst', currency: 'USD', idempotency_key: key }, apiKey: a.apiKey }),
+      ),
     );
     for (const r of results) expect(r.status, r.text).toBe(200);
     expect(new Set(results.map((r) => r.json.data.group.group_id)).size).toBe(1);

@@ -15,7 +15,22 @@ afterAll(async () => {
   await s?.close();
 });
 
-const HOSTILE: unknown[] = [null, 42, -1, 1e308, 2 ** 63, 'x', '', "'; DROP TABLE agents; --", '\u0000', '😀'.repeat(300), [], {}, true, randomUUID()];
+const HOSTILE: unknown[] = [
+  null,
+  42,
+  -1,
+  1e308,
+  2 ** 63,
+  'x',
+  '',
+  "'; DROP TABLE agents; --",
+  '\u0000',
+  '😀'.repeat(300),
+  [],
+  {},
+  true,
+  randomUUID(),
+];
 
 function variants(schema: any): Array<Record<string, unknown>> {
   const props = Object.keys(schema.properties ?? {});
@@ -33,7 +48,8 @@ it('no tool answers 500 to malformed arguments', async () => {
     if (tool.name === 'rotate_api_key') continue; // would retire the key this test uses
     for (const args of variants(tool.input_schema)) {
       const r = await s.http(`/v1/tools/${tool.name}`, { body: args, apiKey: a.apiKey });
-      if (r.status >= 500 || r.json?.error?.code === 'INTERNAL') failures.push(`${tool.name} ${JSON.stringify(args).slice(0, 120)} → ${r.status} ${r.text.slice(0, 200)}`);
+      if (r.status >= 500 || r.json?.error?.code === 'INTERNAL')
+        failures.push(`${tool.name} ${JSON.stringify(args).slice(0, 120)} → ${r.status} ${r.text.slice(0, 200)}`);
       else if (r.status >= 400) {
         expect(r.json.ok).toBe(false);
         expect(typeof r.json.error.suggested_action).toBe('string');

@@ -32,7 +32,10 @@ describe('headers', () => {
     expect(reg.json.data.api_key).toMatch(/^kitty_/);
     expect(reg.headers.get('cache-control')).toBe('no-store');
     expect(reg.headers.get('x-content-type-options')).toBe('nosniff');
-    const rot = await s.http('/v1/tools/rotate_api_key', { body: { idempotency_key: `rot-${randomUUID()}` }, apiKey: reg.json.data.api_key });
+    const rot = await s.http('/v1/tools/rotate_api_key', {
+      body: { idempotency_key: `rot-${randomUUID()}` },
+      apiKey: reg.json.data.api_key,
+    });
     expect(rot.status).toBe(200);
     expect(rot.headers.get('cache-control')).toBe('no-store');
     expect(rot.headers.get('x-content-type-options')).toBe('nosniff');
@@ -45,7 +48,11 @@ describe('headers', () => {
       notFound: await s.http('/nope'),
       tool: await s.http('/v1/tools/get_me', { body: {}, apiKey: a.apiKey }),
       unauth: await s.http('/v1/tools/get_me', { body: {} }),
-      mcp: await s.http('/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'ping' }, apiKey: a.apiKey, headers: { accept: 'application/json, text/event-stream' } }),
+      mcp: await s.http('/mcp', {
+        body: { jsonrpc: '2.0', id: 1, method: 'ping' },
+        apiKey: a.apiKey,
+        headers: { accept: 'application/json, text/event-stream' },
+      }),
       openapi: await s.http('/openapi.json'),
     };
     for (const [name, r] of Object.entries(responses)) {
@@ -115,7 +122,11 @@ describe('logs', () => {
     await s.http('/v1/tools/get_me', { body: {}, headers: { authorization: `Bearer ${key}` } });
     await s.http('/v1/tools/get_me', { body: {}, headers: { authorization: `Basic ${key}` } }); // malformed: 401
     await s.http('/v1/tools/join_group', { body: { code, idempotency_key: `join-${randomUUID()}` }, apiKey: key });
-    await s.http('/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_invite', arguments: { code } } }, apiKey: key, headers: { accept: 'application/json, text/event-stream' } });
+    await s.http('/mcp', {
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_invite', arguments: { code } } },
+      apiKey: key,
+      headers: { accept: 'application/json, text/event-stream' },
+    });
     // A rotated key too.
     const rot = await s.http('/v1/tools/rotate_api_key', { body: { idempotency_key: `rot-${randomUUID()}` }, apiKey: key });
     const newKey = rot.json.data.api_key as string;
@@ -134,7 +145,17 @@ describe('logs', () => {
     // The log is not empty: every request line is there (so the absence below means something).
     expect(lines.filter((l) => l.includes('incoming request')).length).toBeGreaterThanOrEqual(paths.length * 2);
     expect(log).toContain('[REDACTED]');
-    const secrets = [key, key.slice(6), newKey, newKey.slice(6), code, code.toUpperCase(), spaced, encodeURIComponent(spaced), code.replaceAll('-', '%20')];
+    const secrets = [
+      key,
+      key.slice(6),
+      newKey,
+      newKey.slice(6),
+      code,
+      code.toUpperCase(),
+      spaced,
+      encodeURIComponent(spaced),
+      code.replaceAll('-', '%20'),
+    ];
     for (const secret of secrets) expect(log.includes(secret), `log contains ${secret}`).toBe(false);
   });
 });

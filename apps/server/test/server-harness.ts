@@ -15,13 +15,28 @@ export interface TestServer {
   /** Registers an agent over REST and returns its typed client. */
   agent(prefix?: string): Promise<{ client: KittyClient; apiKey: string; handle: string; agentId: string }>;
   /** fetch against the server with JSON helpers. */
-  http(path: string, init?: { method?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; apiKey?: string }): Promise<{ status: number; headers: Headers; json: any; text: string }>;
+  http(
+    path: string,
+    init?: { method?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; apiKey?: string },
+  ): Promise<{ status: number; headers: Headers; json: any; text: string }>;
   close(): Promise<void>;
 }
 
 export async function startTestServer(overrides: Partial<ServerConfig> = {}): Promise<TestServer> {
   const db = await createTestDatabase();
-  const kitty = await startKitty({ databaseUrl: db.databaseUrl, port: 0, logLevel: 'silent', redisUrl: undefined, scheduler: false, rateLimitPoints: 100_000, rateLimitAnonPoints: 100_000, authFailLimit: 100_000, registerPerHour: 100_000, registerPerDay: 100_000, ...overrides });
+  const kitty = await startKitty({
+    databaseUrl: db.databaseUrl,
+    port: 0,
+    logLevel: 'silent',
+    redisUrl: undefined,
+    scheduler: false,
+    rateLimitPoints: 100_000,
+    rateLimitAnonPoints: 100_000,
+    authFailLimit: 100_000,
+    registerPerHour: 100_000,
+    registerPerDay: 100_000,
+    ...overrides,
+  });
   const http: TestServer['http'] = async (path, init = {}) => {
     const headers: Record<string, string> = { ...(init.headers ?? {}) };
     if (init.apiKey) headers.authorization = `Bearer ${init.apiKey}`;
@@ -30,7 +45,11 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
       body = JSON.stringify(init.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(`${kitty.url}${path}`, { method: init.method ?? (body !== undefined ? 'POST' : 'GET'), headers, ...(body !== undefined ? { body } : {}) });
+    const res = await fetch(`${kitty.url}${path}`, {
+      method: init.method ?? (body !== undefined ? 'POST' : 'GET'),
+      headers,
+      ...(body !== undefined ? { body } : {}),
+    });
     const text = await res.text();
     let json: unknown;
     try {
@@ -49,7 +68,12 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
       const handle = `${prefix}-${randomUUID().slice(0, 8)}`;
       const r = await http('/v1/agents', { body: { handle, display_name: prefix } });
       if (r.status !== 200) throw new Error(`register failed: ${r.text}`);
-      return { client: createKittyClient({ baseUrl: kitty.url, apiKey: r.json.data.api_key }), apiKey: r.json.data.api_key, handle, agentId: r.json.data.agent.agent_id };
+      return {
+        client: createKittyClient({ baseUrl: kitty.url, apiKey: r.json.data.api_key }),
+        apiKey: r.json.data.api_key,
+        handle,
+        agentId: r.json.data.agent.agent_id,
+      };
     },
     async close() {
       await kitty.close();

@@ -74,7 +74,11 @@ const H = 'Host: 127.0.0.1\r\nConnection: close\r\n';
 function expectEnvelope(r: RawResponse, status: number, code: string) {
   expect(r.status, r.body.slice(0, 300)).toBe(status);
   expect(r.headers['content-type']).toMatch(/^application\/json/);
-  expect(r.json).toMatchObject({ ok: false, error: { code, message: expect.any(String), suggested_action: expect.any(String) }, request_id: expect.stringMatching(/^req_/) });
+  expect(r.json).toMatchObject({
+    ok: false,
+    error: { code, message: expect.any(String), suggested_action: expect.any(String) },
+    request_id: expect.stringMatching(/^req_/),
+  });
   expect(r.headers['x-request-id']).toBe(r.json.request_id);
 }
 
@@ -86,8 +90,10 @@ function expectRpcError(r: RawResponse, status: number, rpcCode: number, kittyCo
 }
 
 describe('malformed HTTP messages (answered from the clientError event)', () => {
-  const clte = (path: string) => `POST ${path} HTTP/1.1\r\n${H}Content-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`;
-  const dupCl = (path: string) => `POST ${path} HTTP/1.1\r\n${H}Content-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`;
+  const clte = (path: string) =>
+    `POST ${path} HTTP/1.1\r\n${H}Content-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`;
+  const dupCl = (path: string) =>
+    `POST ${path} HTTP/1.1\r\n${H}Content-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`;
 
   it('Content-Length with Transfer-Encoding: 400 envelope on REST, JSON-RPC error on /mcp', async () => {
     expectEnvelope(await raw(clte('/v1/tools/get_me')), 400, 'BAD_REQUEST');
@@ -133,15 +139,25 @@ describe('URLs the router refuses', () => {
       expect(r.json.error.details.issues).toEqual([expect.objectContaining({ path: 'code', code: 'nul_character' })]);
     }
     // Every route parameter gets the same check (here the tool name).
-    expectEnvelope(await raw(`POST /v1/tools/get%00me HTTP/1.1\r\n${H}Authorization: Bearer ${apiKey}\r\nContent-Length: 0\r\n\r\n`), 400, 'VALIDATION_ERROR');
+    expectEnvelope(
+      await raw(`POST /v1/tools/get%00me HTTP/1.1\r\n${H}Authorization: Bearer ${apiKey}\r\nContent-Length: 0\r\n\r\n`),
+      400,
+      'VALIDATION_ERROR',
+    );
   });
 });
 
 describe('tool names that are Object.prototype keys', () => {
   it('are unknown tools (404 envelope) on every route that takes a name', async () => {
     for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
-      for (const [method, path] of [['POST', `/v1/tools/${name}`], ['GET', `/v1/tools/${name}`], ['POST', `/v1/sandbox/tools/${name}`]] as const) {
-        const r = await raw(`${method} ${path} HTTP/1.1\r\n${H}Authorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+      for (const [method, path] of [
+        ['POST', `/v1/tools/${name}`],
+        ['GET', `/v1/tools/${name}`],
+        ['POST', `/v1/sandbox/tools/${name}`],
+      ] as const) {
+        const r = await raw(
+          `${method} ${path} HTTP/1.1\r\n${H}Authorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+        );
         expectEnvelope(r, 404, 'NOT_FOUND');
       }
     }
@@ -152,13 +168,17 @@ describe('/mcp refusals are JSON-RPC errors', () => {
   const post = (body: string, headers: Record<string, string> = {}) =>
     raw(
       `POST /mcp HTTP/1.1\r\n${H}Authorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\n` +
-        Object.entries({ Accept: 'application/json, text/event-stream', ...headers }).map(([k, v]) => `${k}: ${v}\r\n`).join('') +
+        Object.entries({ Accept: 'application/json, text/event-stream', ...headers })
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join('') +
         `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
 
   it('bad JSON: -32700 (and the envelope on REST)', async () => {
     expectRpcError(await post('{"jsonrpc":'), 400, -32700, 'VALIDATION_ERROR');
-    const rest = await raw(`POST /v1/tools/create_group HTTP/1.1\r\n${H}Authorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{bad}`);
+    const rest = await raw(
+      `POST /v1/tools/create_group HTTP/1.1\r\n${H}Authorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{bad}`,
+    );
     expectEnvelope(rest, 400, 'VALIDATION_ERROR');
   });
 
@@ -171,7 +191,9 @@ describe('/mcp refusals are JSON-RPC errors', () => {
   it('413: a JSON-RPC error on /mcp, the envelope on REST', async () => {
     const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(70_000) } });
     expectRpcError(await post(big), 413, -32600, 'PAYLOAD_TOO_LARGE');
-    const rest = await raw(`POST /v1/tools/create_group HTTP/1.1\r\n${H}Authorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${big.length}\r\n\r\n${big}`);
+    const rest = await raw(
+      `POST /v1/tools/create_group HTTP/1.1\r\n${H}Authorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${big.length}\r\n\r\n${big}`,
+    );
     expectEnvelope(rest, 413, 'PAYLOAD_TOO_LARGE');
   });
 });
@@ -184,7 +206,11 @@ describe('MCP tools/call with arguments that are not an object', () => {
         `POST /mcp HTTP/1.1\r\n${H}Authorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       );
       expect(r.status).toBe(200);
-      expect(r.json, JSON.stringify(args)).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: expect.stringContaining('arguments') } });
+      expect(r.json, JSON.stringify(args)).toMatchObject({
+        jsonrpc: '2.0',
+        id: 7,
+        error: { code: -32602, message: expect.stringContaining('arguments') },
+      });
     }
     // No group was created by any of them.
     const groups = await s.http('/v1/tools/list_groups', { body: {}, apiKey });
@@ -204,16 +230,32 @@ describe('clientErrorHandler (unit: the cases a socket test cannot provoke cheap
   };
 
   it('a request timeout is 408 REQUEST_TIMEOUT (JSON-RPC on /mcp)', () => {
-    const rest = run(Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT', rawPacket: Buffer.from('POST /v1/tools/get_me HTTP/1.1\r\n') }));
+    const rest = run(
+      Object.assign(new Error('timeout'), {
+        code: 'ERR_HTTP_REQUEST_TIMEOUT',
+        rawPacket: Buffer.from('POST /v1/tools/get_me HTTP/1.1\r\n'),
+      }),
+    );
     expect(rest.out).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     expect(JSON.parse(rest.out.split('\r\n\r\n')[1]!)).toMatchObject({ ok: false, error: { code: 'REQUEST_TIMEOUT' } });
-    const mcp = run(Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT', rawPacket: Buffer.from('POST /mcp HTTP/1.1\r\nHost: x\r\n') }));
-    expect(JSON.parse(mcp.out.split('\r\n\r\n')[1]!)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { error: { code: 'REQUEST_TIMEOUT' } } } });
+    const mcp = run(
+      Object.assign(new Error('timeout'), {
+        code: 'ERR_HTTP_REQUEST_TIMEOUT',
+        rawPacket: Buffer.from('POST /mcp HTTP/1.1\r\nHost: x\r\n'),
+      }),
+    );
+    expect(JSON.parse(mcp.out.split('\r\n\r\n')[1]!)).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, data: { error: { code: 'REQUEST_TIMEOUT' } } },
+    });
   });
 
   it('writes nothing on a reset or when a response has already started; just closes', () => {
     expect(run(Object.assign(new Error('reset'), { code: 'ECONNRESET' })).out).toBe('');
-    const started = run(Object.assign(new Error('bad'), { code: 'HPE_INVALID_METHOD' }), (sock) => Object.assign(sock, { _httpMessage: { headersSent: true } }));
+    const started = run(Object.assign(new Error('bad'), { code: 'HPE_INVALID_METHOD' }), (sock) =>
+      Object.assign(sock, { _httpMessage: { headersSent: true } }),
+    );
     expect(started.out).toBe('');
     expect(started.sock.destroyed).toBe(true);
   });

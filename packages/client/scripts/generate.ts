@@ -48,7 +48,9 @@ for (const tool of registry.catalogue) {
   outputs.push(`${doc}  ${tool.name}: ${P}Output;`);
 }
 const keyed = registry.catalogue.filter((t) => t.kind === 'write' && t.idempotency !== 'none').map((t) => t.name);
-parts.push(`/** The write tools that take an idempotency_key (the client adds one when none is given). */\nexport const KEYED_TOOLS: ReadonlySet<keyof ToolInputs> = new Set([\n${keyed.map((n) => `  ${JSON.stringify(n)},`).join('\n')}\n]);\n`);
+parts.push(
+  `/** The write tools that take an idempotency_key (the client adds one when none is given). */\nexport const KEYED_TOOLS: ReadonlySet<keyof ToolInputs> = new Set([\n${keyed.map((n) => `  ${JSON.stringify(n)},`).join('\n')}\n]);\n`,
+);
 parts.push(`/** Arguments of each tool, by tool name. */\nexport interface ToolInputs {\n${inputs.join('\n')}\n}\n`);
 parts.push(`/** Result (\`data\`) of each tool, by tool name. */\nexport interface ToolOutputs {\n${outputs.join('\n')}\n}\n`);
 await mkdir(path.dirname(OUT), { recursive: true });

@@ -40,9 +40,10 @@ type ClientInput<K extends ToolName> = ToolInputs[K] extends { idempotency_key: 
 // `{}` on purpose: "does an empty argument object satisfy T?" is the question.
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 type HasRequired<T> = {} extends T ? false : true;
-type Method<K extends ToolName> = HasRequired<ClientInput<K>> extends true
-  ? (args: ClientInput<K>, opts?: CallOptions) => Promise<ToolOutputs[K]>
-  : (args?: ClientInput<K>, opts?: CallOptions) => Promise<ToolOutputs[K]>;
+type Method<K extends ToolName> =
+  HasRequired<ClientInput<K>> extends true
+    ? (args: ClientInput<K>, opts?: CallOptions) => Promise<ToolOutputs[K]>
+    : (args?: ClientInput<K>, opts?: CallOptions) => Promise<ToolOutputs[K]>;
 
 export interface CallOptions {
   /** Sent as the Idempotency-Key header (instead of the argument). */
@@ -110,7 +111,8 @@ export function createKittyClient(opts: KittyClientOptions): KittyClient {
     if (apiKey) headers.authorization = `Bearer ${apiKey}`;
     // One key per call, kept across retries, so a retry never duplicates an effect.
     if (callOpts.idempotencyKey) headers['idempotency-key'] = callOpts.idempotencyKey;
-    else if (body.idempotency_key === undefined && (KEYED_TOOLS as ReadonlySet<string>).has(name)) body.idempotency_key = `kc-${crypto.randomUUID()}`;
+    else if (body.idempotency_key === undefined && (KEYED_TOOLS as ReadonlySet<string>).has(name))
+      body.idempotency_key = `kc-${crypto.randomUUID()}`;
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {

@@ -46,13 +46,19 @@ beforeAll(async () => {
         step === 'unavailable'
           ? { code: 'SERVICE_UNAVAILABLE', message: 'database down; nothing was changed', suggested_action: 'retry', retry_after: 0 }
           : step === 'unknown'
-            ? { code: 'INTERNAL', message: 'may or may not have been stored', suggested_action: 'retry with the same key', details: { outcome: 'unknown' } }
+            ? {
+                code: 'INTERNAL',
+                message: 'may or may not have been stored',
+                suggested_action: 'retry with the same key',
+                details: { outcome: 'unknown' },
+              }
             : step === 'rate_limited'
-          ? { code: 'RATE_LIMITED', message: 'slow down', suggested_action: 'wait', retry_after: 0 }
-          : step === 'in_progress'
-            ? { code: 'REQUEST_IN_PROGRESS', message: 'busy', suggested_action: 'wait', retry_after: 0 }
-            : { code: 'FORBIDDEN', message: 'no', suggested_action: 'ask an admin', details: { required_scope: 'svc:write' } };
-      res.statusCode = step === 'forbidden' ? 403 : step === 'rate_limited' ? 429 : step === 'unavailable' ? 503 : step === 'unknown' ? 500 : 409;
+              ? { code: 'RATE_LIMITED', message: 'slow down', suggested_action: 'wait', retry_after: 0 }
+              : step === 'in_progress'
+                ? { code: 'REQUEST_IN_PROGRESS', message: 'busy', suggested_action: 'wait', retry_after: 0 }
+                : { code: 'FORBIDDEN', message: 'no', suggested_action: 'ask an admin', details: { required_scope: 'svc:write' } };
+      res.statusCode =
+        step === 'forbidden' ? 403 : step === 'rate_limited' ? 429 : step === 'unavailable' ? 503 : step === 'unknown' ? 500 : 409;
       res.end(JSON.stringify({ ok: false, error, request_id: `req_${seen.length}` }));
     });
   });
@@ -76,7 +82,12 @@ describe('typed client', () => {
     await kitty.create_group({ name: 'Trip', currency: 'EUR' });
     await kitty.get_me();
     await kitty.register_agent({ handle: 'new-agent', display_name: 'New' });
-    expect(seen.map((s) => s.path)).toEqual(['/v1/tools/create_group', '/v1/tools/create_group', '/v1/tools/get_me', '/v1/tools/register_agent']);
+    expect(seen.map((s) => s.path)).toEqual([
+      '/v1/tools/create_group',
+      '/v1/tools/create_group',
+      '/v1/tools/get_me',
+      '/v1/tools/register_agent',
+    ]);
     const [k1, k2] = [seen[0]!.body.idempotency_key, seen[1]!.body.idempotency_key];
     expect(k1).toMatch(/^kc-[0-9a-f-]{36}$/);
     expect(k2).toMatch(/^kc-/);

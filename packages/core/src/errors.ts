@@ -92,7 +92,8 @@ const DEFAULT_ACTION: Record<ErrorCode, string> = {
   OVERPAYMENT: 'Record at most details.max_minor, or pass allow_overpayment: true if more really changed hands.',
   EXPENSE_DELETED: 'The expense is deleted; restore_expense brings it back first.',
   MEMBER_LEFT: 'The change involves a member who left the group settled; leave their part unchanged.',
-  DIRECT_LEDGER_NOT_ACCEPTED: 'Wait until the other agent accepts the direct ledger (they call open_direct_group with your handle, or join_group with the code); get_group shows member_count 2 once they have.',
+  DIRECT_LEDGER_NOT_ACCEPTED:
+    'Wait until the other agent accepts the direct ledger (they call open_direct_group with your handle, or join_group with the code); get_group shows member_count 2 once they have.',
   REQUEST_TIMEOUT: 'Send the whole request promptly, then retry with the same idempotency_key.',
   PAYLOAD_TOO_LARGE: 'Send a smaller body.',
   URI_TOO_LONG: 'Use a shorter URL: tool names and invite codes are short; arguments go in the JSON body.',
@@ -176,7 +177,12 @@ function isTransient(e: unknown): boolean {
   const code = anyE.code ?? '';
   if (['40001', '40P01', '55P03', 'P2034', 'P2024', 'P2028'].includes(code)) return true;
   const msg = String(anyE.message ?? '');
-  if (/could not serialize|deadlock detected|Transaction API error|Unable to start a transaction|timed out fetching a new connection/i.test(msg)) return true;
+  if (
+    /could not serialize|deadlock detected|Transaction API error|Unable to start a transaction|timed out fetching a new connection/i.test(
+      msg,
+    )
+  )
+    return true;
   return anyE.cause ? isTransient(anyE.cause) : false;
 }
 
@@ -185,9 +191,15 @@ export function isDatabaseUnavailable(e: unknown): boolean {
   const anyE = e as { code?: string; message?: string; cause?: unknown } | null;
   if (!anyE || typeof anyE !== 'object') return false;
   const code = String(anyE.code ?? '');
-  if (/^08/.test(code) || ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'P1001', 'P1002', 'P1017'].includes(code)) return true;
+  if (/^08/.test(code) || ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'P1001', 'P1002', 'P1017'].includes(code))
+    return true;
   const msg = String(anyE.message ?? '');
-  if (/Connection terminated|ECONNREFUSED|ECONNRESET|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command/i.test(msg)) return true;
+  if (
+    /Connection terminated|ECONNREFUSED|ECONNRESET|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command/i.test(
+      msg,
+    )
+  )
+    return true;
   return anyE.cause ? isDatabaseUnavailable(anyE.cause) : false;
 }
 
@@ -202,11 +214,16 @@ export function isKnownRollback(e: unknown): boolean {
  * with the same idempotency key answers from the stored result if it was stored, or runs it now.
  */
 export function outcomeUnknownError(cause: unknown): ToolError {
-  return new ToolError('INTERNAL', 'The database stopped answering while this change was being committed: it may or may not have been stored.', {
-    suggestedAction: 'Retry the identical call with the same idempotency_key: if the change was stored you get its stored result (marked replayed), otherwise it runs now. Never retry with a new key.',
-    details: { outcome: 'unknown' },
-    cause,
-  });
+  return new ToolError(
+    'INTERNAL',
+    'The database stopped answering while this change was being committed: it may or may not have been stored.',
+    {
+      suggestedAction:
+        'Retry the identical call with the same idempotency_key: if the change was stored you get its stored result (marked replayed), otherwise it runs now. Never retry with a new key.',
+      details: { outcome: 'unknown' },
+      cause,
+    },
+  );
 }
 
 /**
@@ -230,10 +247,15 @@ export function toToolError(e: unknown): ToolError {
   }
   if (isZodError(e)) {
     const issues = issuesFromZod(e.issues);
-    return new ToolError('VALIDATION_ERROR', `Invalid arguments: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { details: { issues } });
+    return new ToolError('VALIDATION_ERROR', `Invalid arguments: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+      details: { issues },
+    });
   }
   if (isTransient(e)) {
-    return new ToolError('TRANSIENT_CONFLICT', 'The database is busy with conflicting work; nothing was changed.', { retryAfter: 1, cause: e });
+    return new ToolError('TRANSIENT_CONFLICT', 'The database is busy with conflicting work; nothing was changed.', {
+      retryAfter: 1,
+      cause: e,
+    });
   }
   if (isDatabaseUnavailable(e)) {
     return new ToolError('SERVICE_UNAVAILABLE', 'The database is unavailable; nothing was changed.', { retryAfter: 1, cause: e });

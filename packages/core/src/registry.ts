@@ -32,7 +32,15 @@ import { closestNames, didYouMean } from './suggest.ts';
 import { AMOUNT_RULE } from './text.ts';
 
 /** Errors every tool can raise (in addition to its own `meta.errors`). */
-export const COMMON_ERRORS: ErrorCode[] = ['VALIDATION_ERROR', 'UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'TRANSIENT_CONFLICT', 'INTERNAL', 'SERVICE_UNAVAILABLE'];
+export const COMMON_ERRORS: ErrorCode[] = [
+  'VALIDATION_ERROR',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'RATE_LIMITED',
+  'TRANSIENT_CONFLICT',
+  'INTERNAL',
+  'SERVICE_UNAVAILABLE',
+];
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -121,7 +129,18 @@ function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
 }
 
 /** Keywords that describe a value whatever its type; they stay outside the anyOf branches. */
-const ANNOTATIONS = new Set(['description', 'title', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$schema', '$id', '$comment']);
+const ANNOTATIONS = new Set([
+  'description',
+  'title',
+  'default',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  '$schema',
+  '$id',
+  '$comment',
+]);
 
 /**
  * Rewrites `type: [T, "null"]` (which several MCP clients warn about) into the equivalent
@@ -163,7 +182,9 @@ function idempotencyErrors(meta: ToolMeta, kind: 'read' | 'write'): ErrorCode[] 
   if (kind !== 'write') return [];
   const mode = meta.idempotency ?? 'replay';
   if (mode === 'none') return [];
-  return mode === 'never_replay' ? ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_REPLAY_UNAVAILABLE'] : ['IDEMPOTENCY_KEY_REUSED', 'REQUEST_IN_PROGRESS'];
+  return mode === 'never_replay'
+    ? ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_REPLAY_UNAVAILABLE']
+    : ['IDEMPOTENCY_KEY_REUSED', 'REQUEST_IN_PROGRESS'];
 }
 
 /** Builds the registry from the router; throws at start-up on a malformed tool. */
@@ -187,7 +208,8 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     if (def.inputs.length !== (keyed ? 2 : 1) || def.inputs.some((i) => !i)) {
       throw new Error(`registry: tool "${name}" must have exactly one input schema of its own`);
     }
-    if (meta.annotations.readOnlyHint !== (kind === 'read')) throw new Error(`registry: tool "${name}": readOnlyHint must be ${kind === 'read'}`);
+    if (meta.annotations.readOnlyHint !== (kind === 'read'))
+      throw new Error(`registry: tool "${name}": readOnlyHint must be ${kind === 'read'}`);
     const parsers = def.inputs;
     const own = toJsonSchema(parsers.at(-1)!, 'input');
     if (own.type !== 'object' || own.additionalProperties !== false) {
@@ -219,8 +241,13 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
   // GET /v1/tools then agree across processes and loaders.
   const areaRank = new Map<string, number>();
   for (const t of tools.values()) if (!areaRank.has(t.area)) areaRank.set(t.area, areaRank.size);
-  const catalogue = [...tools.values()].sort((a, b) => areaRank.get(a.area)! - areaRank.get(b.area)! || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const version = createHash('sha256').update(canonicalize(catalogue) ?? '').digest('hex').slice(0, 32);
+  const catalogue = [...tools.values()].sort(
+    (a, b) => areaRank.get(a.area)! - areaRank.get(b.area)! || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  );
+  const version = createHash('sha256')
+    .update(canonicalize(catalogue) ?? '')
+    .digest('hex')
+    .slice(0, 32);
   const createCaller = createCallerFactory(appRouter);
   const names = [...tools.keys()];
 
@@ -229,7 +256,9 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     const hint = didYouMean(near);
     return new ToolError('NOT_FOUND', `Unknown tool "${name}"${hint ? `; ${hint}` : '.'}`, {
       details: { tool: name, did_you_mean: near },
-      suggestedAction: near.length ? `Call ${near[0]}, or list the tools with GET /v1/tools (MCP: tools/list).` : 'List the tools with GET /v1/tools (MCP: tools/list).',
+      suggestedAction: near.length
+        ? `Call ${near[0]}, or list the tools with GET /v1/tools (MCP: tools/list).`
+        : 'List the tools with GET /v1/tools (MCP: tools/list).',
     });
   }
 
@@ -251,9 +280,14 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
       const tool = tools.get(name);
       if (!tool) throw unknownTool(name);
       // Before any middleware or database work, for every tool (safe-input.ts).
-      const unsafe = [...inputIssues(args ?? {}), ...(req.idempotencyKeyHeader === undefined ? [] : inputIssues(req.idempotencyKeyHeader, 'Idempotency-Key'))];
+      const unsafe = [
+        ...inputIssues(args ?? {}),
+        ...(req.idempotencyKeyHeader === undefined ? [] : inputIssues(req.idempotencyKeyHeader, 'Idempotency-Key')),
+      ];
       if (unsafe.length) {
-        throw new ToolError('VALIDATION_ERROR', `Invalid arguments: ${unsafe.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { details: { issues: unsafe } });
+        throw new ToolError('VALIDATION_ERROR', `Invalid arguments: ${unsafe.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+          details: { issues: unsafe },
+        });
       }
       const call: CallInfo = { replayed: false };
       const ctx: ToolContext = {
@@ -288,7 +322,9 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
         const source = req.services.inboxSummaries;
         // After a write the change is committed: a failing inbox read must not turn the answer into an error
         // (the caller would retry something that already happened); the inbox block is left out instead.
-        const inbox = await (source ? source.get(agentId, { fresh: tool.kind === 'write' }) : inboxSummaryFor(req.services.prisma, agentId)).catch((e: unknown) => {
+        const inbox = await (
+          source ? source.get(agentId, { fresh: tool.kind === 'write' }) : inboxSummaryFor(req.services.prisma, agentId)
+        ).catch((e: unknown) => {
           if (tool.kind === 'write') return undefined;
           throw toToolError(e);
         });
@@ -340,8 +376,12 @@ async function helpfulError(err: ToolError, tool: ToolDescriptor, args: unknown,
   let explained = explainIssues(issues as ValidationIssue[], tool.input_schema);
   if (explained.some((i) => i.message === AMOUNT_RULE)) {
     const groupId = (args as { group_id?: unknown } | null)?.group_id;
-    const example = typeof groupId === 'string' && ctx.auth ? await amountExample(ctx.services.prisma, groupId, ctx.auth.agentId) : undefined;
-    if (example) explained = explained.map((i) => (i.message === AMOUNT_RULE ? { ...i, message: `must be an integer in minor units of ${example}` } : i));
+    const example =
+      typeof groupId === 'string' && ctx.auth ? await amountExample(ctx.services.prisma, groupId, ctx.auth.agentId) : undefined;
+    if (example)
+      explained = explained.map((i) =>
+        i.message === AMOUNT_RULE ? { ...i, message: `must be an integer in minor units of ${example}` } : i,
+      );
   }
   return new ToolError('VALIDATION_ERROR', `Invalid arguments: ${explained.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
     details: { ...err.details, issues: explained },

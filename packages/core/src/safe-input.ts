@@ -34,7 +34,12 @@ function display(key: string): string {
 
 function stringIssue(s: string, path: string): ValidationIssue | null {
   if (s.includes('\u0000')) return { path, message: 'must not contain U+0000 (NUL)', code: 'nul_character' };
-  if (LONE_SURROGATE.test(s)) return { path, message: 'must not contain a lone UTF-16 surrogate (U+D800-U+DFFF outside a pair): it is not valid Unicode text', code: 'lone_surrogate' };
+  if (LONE_SURROGATE.test(s))
+    return {
+      path,
+      message: 'must not contain a lone UTF-16 surrogate (U+D800-U+DFFF outside a pair): it is not valid Unicode text',
+      code: 'lone_surrogate',
+    };
   return null;
 }
 
@@ -56,12 +61,20 @@ export function inputIssues(value: unknown, root = '(root)'): ValidationIssue[] 
       continue;
     }
     if (typeof v === 'number' && !Number.isFinite(v)) {
-      issues.push({ path: at(path), message: 'number out of range: it overflows to infinity (JSON numbers must be finite doubles)', code: 'non_finite_number' });
+      issues.push({
+        path: at(path),
+        message: 'number out of range: it overflows to infinity (JSON numbers must be finite doubles)',
+        code: 'non_finite_number',
+      });
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
     if (depth >= MAX_ARGUMENT_DEPTH) {
-      issues.push({ path: at(path), message: `nested too deeply: at most ${MAX_ARGUMENT_DEPTH} levels of arrays and objects`, code: 'too_deep' });
+      issues.push({
+        path: at(path),
+        message: `nested too deeply: at most ${MAX_ARGUMENT_DEPTH} levels of arrays and objects`,
+        code: 'too_deep',
+      });
       continue;
     }
     const entries = Array.isArray(v) ? v.map((x, i) => [String(i), x] as const) : Object.entries(v as Record<string, unknown>);

@@ -16,7 +16,8 @@ export function closestNames(word: string, candidates: Iterable<string>, max = 3
     const n = name.toLowerCase();
     const d = distance(w, n);
     const prefix = w.length >= 3 && (n.startsWith(w) || w.startsWith(n) || n.includes(w));
-    if (d <= Math.max(2, Math.floor(Math.max(w.length, n.length) / 3)) || prefix) scored.push({ name, score: prefix ? Math.min(d, 1.5) : d });
+    if (d <= Math.max(2, Math.floor(Math.max(w.length, n.length) / 3)) || prefix)
+      scored.push({ name, score: prefix ? Math.min(d, 1.5) : d });
   }
   scored.sort((a, b) => a.score - b.score || a.name.localeCompare(b.name));
   return scored.slice(0, max).map((s) => s.name);

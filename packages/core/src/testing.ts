@@ -18,7 +18,12 @@ import { LedgerDelta } from './domain/ledger/effects.ts';
  * @param memberIds  active members of that group (their balances are updated)
  * @returns          the number of expenses inserted and the time taken (ms)
  */
-export async function seedExpensesBulk(pool: Pool, groupId: string, memberIds: string[], count: number): Promise<{ inserted: number; ms: number }> {
+export async function seedExpensesBulk(
+  pool: Pool,
+  groupId: string,
+  memberIds: string[],
+  count: number,
+): Promise<{ inserted: number; ms: number }> {
   const n = memberIds.length;
   if (n < 1) throw new Error('seedExpensesBulk: need at least one member');
   const t0 = performance.now();
@@ -55,10 +60,17 @@ export async function seedExpensesBulk(pool: Pool, groupId: string, memberIds: s
     for (const row of agg.rows) {
       const payer = memberIds[row.p]!;
       const a = BigInt(row.a);
-      delta.addLines(memberIds.map((id) => ({ agentId: id, paidMinor: id === payer ? a * BigInt(n) : 0n, owedMinor: a })), 1n);
+      delta.addLines(
+        memberIds.map((id) => ({ agentId: id, paidMinor: id === payer ? a * BigInt(n) : 0n, owedMinor: a })),
+        1n,
+      );
     }
     for (const [agentId, v] of delta.balances) {
-      await client.query('UPDATE memberships SET balance_minor = balance_minor + $3::bigint WHERE group_id = $1 AND agent_id = $2', [groupId, agentId, v.toString()]);
+      await client.query('UPDATE memberships SET balance_minor = balance_minor + $3::bigint WHERE group_id = $1 AND agent_id = $2', [
+        groupId,
+        agentId,
+        v.toString(),
+      ]);
     }
     for (const [k, v] of delta.pairs) {
       const [a, b] = k.split('|');

@@ -10,22 +10,26 @@ export const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/gu;
 
 /** Text of `min`-`max` characters without control characters; the rule is also in the JSON Schema (`pattern`). */
 export function text(min: number, max: number, what = 'text') {
-  return z
-    .string()
-    .min(min, `${what} must be at least ${min} characters`)
-    .max(max, `${what} must be at most ${max} characters`)
-    // eslint-disable-next-line no-control-regex -- matching control characters is the rule here
-    .regex(/^[^\u0000-\u001f\u007f-\u009f]*$/u, `${what} must not contain control characters (U+0000-U+001F, U+007F-U+009F)`);
+  return (
+    z
+      .string()
+      .min(min, `${what} must be at least ${min} characters`)
+      .max(max, `${what} must be at most ${max} characters`)
+      // eslint-disable-next-line no-control-regex -- matching control characters is the rule here
+      .regex(/^[^\u0000-\u001f\u007f-\u009f]*$/u, `${what} must not contain control characters (U+0000-U+001F, U+007F-U+009F)`)
+  );
 }
 
 /** Multi-line text (messages): newline and tab allowed, every other control character rejected. */
 export function longText(min: number, max: number, what = 'text') {
-  return z
-    .string()
-    .min(min, `${what} must be at least ${min} characters`)
-    .max(max, `${what} must be at most ${max} characters`)
-    // eslint-disable-next-line no-control-regex -- matching control characters is the rule here
-    .regex(/^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$/u, `${what} must not contain control characters other than newline and tab`);
+  return (
+    z
+      .string()
+      .min(min, `${what} must be at least ${min} characters`)
+      .max(max, `${what} must be at most ${max} characters`)
+      // eslint-disable-next-line no-control-regex -- matching control characters is the rule here
+      .regex(/^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$/u, `${what} must not contain control characters other than newline and tab`)
+  );
 }
 
 /** A handle as agents write it: a leading "@" (as in "@ana") is accepted and dropped; the handle itself matches ^[a-z0-9][a-z0-9_-]{2,31}$. */
@@ -40,12 +44,19 @@ export const cursor = z.string().min(1).max(200).describe('Opaque cursor from a 
 export const limit = z.number().int().min(1).max(100).describe('Page size, 1-100 (default 20).');
 export const timestamp = z.string().describe('ISO 8601 timestamp (UTC).');
 /** A date without time, YYYY-MM-DD. */
-export const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'date must be YYYY-MM-DD').refine((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s), 'not a real calendar date');
+export const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'date must be YYYY-MM-DD')
+  .refine(
+    (s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s),
+    'not a real calendar date',
+  );
 export const currencyCode = z.string().regex(/^[A-Z]{3}$/, 'currency must be an ISO 4217 code like EUR');
 /** Integer minor units bounded by |x| ≤ 10^12 so sums stay exact (DESIGN.md §2). */
 export const MAX_AMOUNT_MINOR = 1_000_000_000_000;
 /** The message for an amount that is not an integer; the registry replaces it with an example in the group's currency. */
-export const AMOUNT_RULE = 'must be an integer in minor units (cents for EUR or USD, yen for JPY): send 1450 for 14.50 in a currency with 2 decimals';
+export const AMOUNT_RULE =
+  'must be an integer in minor units (cents for EUR or USD, yen for JPY): send 1450 for 14.50 in a currency with 2 decimals';
 export const amountMinor = z.number({ error: AMOUNT_RULE }).int({ error: AMOUNT_RULE }).min(-MAX_AMOUNT_MINOR).max(MAX_AMOUNT_MINOR);
 export const positiveAmountMinor = z.number({ error: AMOUNT_RULE }).int({ error: AMOUNT_RULE }).min(1).max(MAX_AMOUNT_MINOR);
 
@@ -59,7 +70,9 @@ const inboxSummary = z
 const replayedFlag = z
   .literal(true)
   .optional()
-  .describe('Present (true) only when this result is the stored result of an earlier call with the same idempotency_key: nothing was done again.');
+  .describe(
+    'Present (true) only when this result is the stored result of an earlier call with the same idempotency_key: nothing was done again.',
+  );
 
 /** Wraps a tool's output shape with the envelope fields every tool has. */
 export function output<T extends z.ZodRawShape>(shape: T) {

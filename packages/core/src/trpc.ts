@@ -22,7 +22,9 @@ export const createCallerFactory = t.createCallerFactory;
 export function requestHash(args: unknown): string {
   const copy = args && typeof args === 'object' && !Array.isArray(args) ? { ...(args as Record<string, unknown>) } : args;
   if (copy && typeof copy === 'object') delete (copy as Record<string, unknown>).idempotency_key;
-  return createHash('sha256').update(canonicalize(copy ?? {}) ?? '').digest('hex');
+  return createHash('sha256')
+    .update(canonicalize(copy ?? {}) ?? '')
+    .digest('hex');
 }
 
 /**
@@ -73,10 +75,15 @@ const readDb = t.middleware(({ ctx, next }) => next({ ctx: { db: ctx.services.pr
 const mergeIdempotencyHeader = t.middleware(async ({ ctx, getRawInput, next }) => {
   if (ctx.idempotencyKeyHeader === undefined) return next();
   const raw = await getRawInput();
-  const args: Record<string, unknown> = raw && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>) } : {};
+  const args: Record<string, unknown> =
+    raw && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>) } : {};
   const header = ctx.idempotencyKeyHeader;
   if (args.idempotency_key !== undefined && args.idempotency_key !== header) {
-    throw validationError('idempotency_key', 'differs from the Idempotency-Key header; send one key, or the same in both', 'idempotency_key_mismatch');
+    throw validationError(
+      'idempotency_key',
+      'differs from the Idempotency-Key header; send one key, or the same in both',
+      'idempotency_key_mismatch',
+    );
   }
   args.idempotency_key = header;
   return next({ getRawInput: async () => args });
@@ -113,16 +120,23 @@ const writeTx = t.middleware(async ({ ctx, meta, path, input, getRawInput, next 
       ON CONFLICT DO NOTHING`;
     if (inserted === 0) {
       const rec = await tx.idempotencyRecord.findUnique({ where: { agentId_tool_key: { agentId, tool: path, key } } });
-      if (!rec) throw new ToolError('REQUEST_IN_PROGRESS', 'The same idempotency key is in use by a call that has not finished.', { retryAfter: 1 });
+      if (!rec)
+        throw new ToolError('REQUEST_IN_PROGRESS', 'The same idempotency key is in use by a call that has not finished.', {
+          retryAfter: 1,
+        });
       if (rec.requestHash !== hash) {
         throw new ToolError('IDEMPOTENCY_KEY_REUSED', `idempotency_key "${key}" was already used for ${path} with different arguments.`, {
           details: { idempotency_key: key, tool: path },
         });
       }
       if (mode === 'never_replay') {
-        throw new ToolError('IDEMPOTENCY_REPLAY_UNAVAILABLE', `${path} already ran with idempotency_key "${key}"; its result is shown only once and is never replayed.`, {
-          details: { idempotency_key: key, tool: path },
-        });
+        throw new ToolError(
+          'IDEMPOTENCY_REPLAY_UNAVAILABLE',
+          `${path} already ran with idempotency_key "${key}"; its result is shown only once and is never replayed.`,
+          {
+            details: { idempotency_key: key, tool: path },
+          },
+        );
       }
       ctx.call.replayed = true;
       return { ok: true as const, data: rec.response, marker: undefined as never };

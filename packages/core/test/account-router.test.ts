@@ -5,7 +5,15 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountRouter, createAccountCallerFactory, createSession, digestApiKey, toToolError, type ToolError, type AccountContext } from '../src/index.ts';
+import {
+  accountRouter,
+  createAccountCallerFactory,
+  createSession,
+  digestApiKey,
+  toToolError,
+  type ToolError,
+  type AccountContext,
+} from '../src/index.ts';
 import { createHarness, type Harness } from './harness.ts';
 
 let h: Harness;
@@ -21,7 +29,10 @@ interface Person {
   as(headers: AccountContext['headers']): ReturnType<typeof createCaller>;
 }
 
-function ctxFor(session: AccountContext['session'], headers: AccountContext['headers'] = { origin: 'http://kitty.test', host: 'kitty.test' }): AccountContext {
+function ctxFor(
+  session: AccountContext['session'],
+  headers: AccountContext['headers'] = { origin: 'http://kitty.test', host: 'kitty.test' },
+): AccountContext {
   return { services: h.services, session, origin: { ip: '203.0.113.7', userAgent: 'vitest' }, headers, requestId: `req_${randomUUID()}` };
 }
 
@@ -29,12 +40,23 @@ async function person(name: string, passkeys = 1): Promise<Person> {
   const human = await h.services.prisma.human.create({ data: { displayName: name } });
   for (let i = 0; i < passkeys; i++) {
     await h.services.prisma.passkey.create({
-      data: { id: randomBytes(16).toString('base64url'), humanId: human.id, publicKey: new Uint8Array([1, 2, 3]), deviceType: 'singleDevice', name: `${name} key ${i + 1}` },
+      data: {
+        id: randomBytes(16).toString('base64url'),
+        humanId: human.id,
+        publicKey: new Uint8Array([1, 2, 3]),
+        deviceType: 'singleDevice',
+        name: `${name} key ${i + 1}`,
+      },
     });
   }
   const s = await createSession(h.services.prisma, human.id, { ip: '203.0.113.7' });
   const session = { humanId: human.id, sessionId: s.sessionId };
-  return { humanId: human.id, sessionId: s.sessionId, api: createCaller(ctxFor(session)), as: (headers) => createCaller(ctxFor(session, headers)) };
+  return {
+    humanId: human.id,
+    sessionId: s.sessionId,
+    api: createCaller(ctxFor(session)),
+    as: (headers) => createCaller(ctxFor(session, headers)),
+  };
 }
 
 async function failure(p: Promise<unknown>): Promise<ToolError> {
@@ -70,7 +92,11 @@ describe('session and CSRF', () => {
 
   it('a mutation without Origin, or from another site, is FORBIDDEN and changes nothing; reads need no Origin', async () => {
     const alice = await person('Alice');
-    for (const headers of [{ host: 'kitty.test' }, { origin: 'https://evil.example', host: 'kitty.test' }, { origin: 'null', host: 'kitty.test' }]) {
+    for (const headers of [
+      { host: 'kitty.test' },
+      { origin: 'https://evil.example', host: 'kitty.test' },
+      { origin: 'null', host: 'kitty.test' },
+    ]) {
       const e = await failure(alice.as(headers).agents.create({ handle: handle('csrf'), display_name: 'x' }));
       expect(e.kittyCode).toBe('FORBIDDEN');
       expect(e.details).toEqual({ reason: 'csrf_origin' });
@@ -78,7 +104,9 @@ describe('session and CSRF', () => {
     expect((await alice.api.agents.list()).agents).toEqual([]);
     expect((await alice.as({}).agents.list()).agents).toEqual([]);
     // The request's own Host counts as this service too (a deployment reached under another name).
-    const ok = await alice.as({ origin: 'http://localhost:5173', host: 'localhost:5173' }).agents.create({ handle: handle('viahost'), display_name: 'Via host' });
+    const ok = await alice
+      .as({ origin: 'http://localhost:5173', host: 'localhost:5173' })
+      .agents.create({ handle: handle('viahost'), display_name: 'Via host' });
     expect(ok.api_key).toMatch(/^kitty_/);
   });
 });
@@ -176,7 +204,17 @@ describe('two people', () => {
     const a = await alice.api.agents.create({ handle: handle('a'), display_name: 'A' });
     const aKey = (await alice.api.keys.list({ agent_id: a.agent.agent_id })).keys[0]!;
     const grant = `grant_${randomUUID()}`;
-    await h.services.prisma.oAuthConnection.create({ data: { id: grant, humanId: alice.humanId, agentId: a.agent.agent_id, clientId: 'https://client.example/meta.json', clientName: 'Client', clientHost: 'client.example', scopes: ['svc:read'] } });
+    await h.services.prisma.oAuthConnection.create({
+      data: {
+        id: grant,
+        humanId: alice.humanId,
+        agentId: a.agent.agent_id,
+        clientId: 'https://client.example/meta.json',
+        clientName: 'Client',
+        clientHost: 'client.example',
+        scopes: ['svc:read'],
+      },
+    });
     const alicePasskey = (await alice.api.passkeys.list()).passkeys[0]!;
 
     expect((await bob.api.agents.list()).agents).toEqual([]);
@@ -224,7 +262,9 @@ describe('connected apps, passkeys, overview', () => {
     const { agent } = await alice.api.agents.create({ handle: handle('oauth'), display_name: 'OAuth' });
     const [g1, g2] = [`g1_${randomUUID()}`, `g2_${randomUUID()}`];
     for (const id of [g1, g2]) {
-      await h.services.prisma.oAuthConnection.create({ data: { id, humanId: alice.humanId, agentId: agent.agent_id, clientId: `client-${id}`, scopes: ['svc:read', 'svc:write'] } });
+      await h.services.prisma.oAuthConnection.create({
+        data: { id, humanId: alice.humanId, agentId: agent.agent_id, clientId: `client-${id}`, scopes: ['svc:read', 'svc:write'] },
+      });
       await h.services.prisma.oAuthPayload.createMany({
         data: [
           { type: 'AccessToken', id: `at-${id}`, payload: {}, grantId: id },

@@ -65,7 +65,8 @@ describe('removed members cannot rejoin with an earlier invite', () => {
 });
 
 describe('a direct ledger books nothing on an agent who has not accepted it', () => {
-  const summary = async (a: Parameters<Harness['call']>[0]) => (await h.call(a, 'get_inbox', {})) as { unread: number; requires_action: number; items: any[] };
+  const summary = async (a: Parameters<Harness['call']>[0]) =>
+    (await h.call(a, 'get_inbox', {})) as { unread: number; requires_action: number; items: any[] };
 
   it('a one-sided contact opens it awaiting acceptance: every booking is refused with DIRECT_LEDGER_NOT_ACCEPTED and the other agent is untouched', async () => {
     const [ann, bob] = [await h.agent('ann'), await h.agent('bob')];
@@ -81,12 +82,21 @@ describe('a direct ledger books nothing on an agent who has not accepted it', ()
     expect(after.items[0].text).toContain(`@${ann.handle}`);
 
     const refusals = [
-      await h.fail(ann, 'add_expense', { group_id: g, description: 'Dinner', amount_minor: 5000, split: { method: 'equal', participants: [{ handle: ann.handle }, { handle: bob.handle }] } }),
+      await h.fail(ann, 'add_expense', {
+        group_id: g,
+        description: 'Dinner',
+        amount_minor: 5000,
+        split: { method: 'equal', participants: [{ handle: ann.handle }, { handle: bob.handle }] },
+      }),
       await h.fail(ann, 'add_expense', { group_id: g, description: 'Solo', amount_minor: 5000 }),
       await h.fail(ann, 'add_expense', { group_id: g, description: 'Rent', amount_minor: 5000, repeat: { every: 1, unit: 'month' } }),
       await h.fail(ann, 'record_payment', { group_id: g, to_handle: bob.handle, amount_minor: 100 }),
       await h.fail(ann, 'record_payment', { group_id: g, from_handle: bob.handle, to_handle: ann.handle, amount_minor: 100 }),
-      await h.fail(ann, 'import_expenses', { group_id: g, format: 'splitwise', csv: `Date,Description,Category,Cost,Currency,${ann.handle},${bob.handle}\n2026-01-02,Taxi,Transport,10.00,EUR,10.00,-10.00\n` }),
+      await h.fail(ann, 'import_expenses', {
+        group_id: g,
+        format: 'splitwise',
+        csv: `Date,Description,Category,Cost,Currency,${ann.handle},${bob.handle}\n2026-01-02,Taxi,Transport,10.00,EUR,10.00,-10.00\n`,
+      }),
     ];
     for (const e of refusals) {
       expect(e.kittyCode).toBe('DIRECT_LEDGER_NOT_ACCEPTED');

@@ -65,7 +65,8 @@ function check(agent: TestAgent, tool: string, data: any): void {
     }
     const target = h.registry.tools.get(m[1]!);
     if (!target) problems.push(`${tool}: suggests unknown tool "${m[1]}" (${entry})`);
-    else if (target.scope && !agent.auth.scopes.includes(target.scope)) problems.push(`${tool}: suggests ${m[1]} needing ${target.scope} to a credential with ${agent.auth.scopes.join(',')}`);
+    else if (target.scope && !agent.auth.scopes.includes(target.scope))
+      problems.push(`${tool}: suggests ${m[1]} needing ${target.scope} to a credential with ${agent.auth.scopes.join(',')}`);
   }
 }
 
@@ -229,7 +230,8 @@ describe('suggested_next names only existing tools the caller may call', () => {
     for (const tr of plan?.transfers ?? []) {
       const from = [ann, bob].find((a) => a.handle === (tr.from?.handle ?? tr.from_handle));
       const to = [ann, bob].find((a) => a.handle === (tr.to?.handle ?? tr.to_handle));
-      if (from && to) await maybe(to, 'record_payment', { group_id: g, from_handle: from.handle, to_handle: to.handle, amount_minor: tr.amount_minor });
+      if (from && to)
+        await maybe(to, 'record_payment', { group_id: g, from_handle: from.handle, to_handle: to.handle, amount_minor: tr.amount_minor });
     }
     const dg = (await call(ann, 'create_group', { name: 'Short', currency: 'EUR' })).group.group_id;
     const inv = (await call(ann, 'create_invite', { group_id: dg })).invite;

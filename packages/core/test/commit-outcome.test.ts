@@ -35,7 +35,11 @@ function withTransaction(tx: (real: PrismaClient, fn: (t: unknown) => Promise<un
 const lost = () => Object.assign(new Error('Connection terminated unexpectedly'), {});
 
 async function callAs(services: Services, key: string, name: string) {
-  return h.registry.callTool('create_group', { name, currency: 'EUR', idempotency_key: key }, { services, auth: a.auth, requestId: `req_${randomUUID()}` });
+  return h.registry.callTool(
+    'create_group',
+    { name, currency: 'EUR', idempotency_key: key },
+    { services, auth: a.auth, requestId: `req_${randomUUID()}` },
+  );
 }
 
 async function groupsNamed(name: string): Promise<number> {

@@ -13,7 +13,8 @@ import { appRouter, buildRegistry, ERROR_CODES, IDEMPOTENCY_KEY_LENGTH, type Jso
 import { errorsSentence, portable } from '../src/registry.ts';
 
 const registry = buildRegistry(appRouter);
-const procedures = (appRouter._def as unknown as { procedures: Record<string, { _def: { meta: ToolMeta; inputs: unknown[] } }> }).procedures;
+const procedures = (appRouter._def as unknown as { procedures: Record<string, { _def: { meta: ToolMeta; inputs: unknown[] } }> })
+  .procedures;
 const INTERNAL_REFERENCE = /DESIGN\.md|interface-spec|\bissue \d|Source:|§|STACK-NOTES|ARCHITECTURE\.md/i;
 
 interface Prop {
@@ -26,8 +27,10 @@ function properties(schema: JsonSchema, prefix = ''): Prop[] {
     out.push({ path: prefix + k, schema: v }, ...properties(v, `${prefix}${k}.`));
   }
   if (schema.items) out.push(...properties(schema.items as JsonSchema, `${prefix}[].`));
-  for (const b of [...((schema.anyOf as JsonSchema[]) ?? []), ...((schema.oneOf as JsonSchema[]) ?? [])]) out.push(...properties(b, prefix));
-  if (schema.additionalProperties && typeof schema.additionalProperties === 'object') out.push(...properties(schema.additionalProperties as JsonSchema, `${prefix}*.`));
+  for (const b of [...((schema.anyOf as JsonSchema[]) ?? []), ...((schema.oneOf as JsonSchema[]) ?? [])])
+    out.push(...properties(b, prefix));
+  if (schema.additionalProperties && typeof schema.additionalProperties === 'object')
+    out.push(...properties(schema.additionalProperties as JsonSchema, `${prefix}*.`));
   return out;
 }
 function descriptions(schema: JsonSchema): string[] {
@@ -36,19 +39,35 @@ function descriptions(schema: JsonSchema): string[] {
 
 describe('tool descriptions and schemas', () => {
   it('describe every input property, at any depth', () => {
-    const missing = registry.catalogue.flatMap((t) => properties(t.input_schema).filter((p) => !p.schema.description).map((p) => `${t.name}.${p.path}`));
+    const missing = registry.catalogue.flatMap((t) =>
+      properties(t.input_schema)
+        .filter((p) => !p.schema.description)
+        .map((p) => `${t.name}.${p.path}`),
+    );
     expect(missing).toEqual([]);
   });
 
   it('give every output property a type', () => {
-    const typed = (s: JsonSchema) => s.type !== undefined || s.anyOf !== undefined || s.oneOf !== undefined || s.enum !== undefined || s.const !== undefined || s.$ref !== undefined;
-    const typeless = registry.catalogue.flatMap((t) => properties(t.output_schema).filter((p) => !typed(p.schema)).map((p) => `${t.name}.${p.path}`));
+    const typed = (s: JsonSchema) =>
+      s.type !== undefined ||
+      s.anyOf !== undefined ||
+      s.oneOf !== undefined ||
+      s.enum !== undefined ||
+      s.const !== undefined ||
+      s.$ref !== undefined;
+    const typeless = registry.catalogue.flatMap((t) =>
+      properties(t.output_schema)
+        .filter((p) => !typed(p.schema))
+        .map((p) => `${t.name}.${p.path}`),
+    );
     expect(typeless).toEqual([]);
   });
 
   it('never mention internal documents', () => {
     const leaks = registry.catalogue.flatMap((t) =>
-      [t.title, t.description, ...descriptions(t.input_schema), ...descriptions(t.output_schema)].filter((d) => INTERNAL_REFERENCE.test(d)).map((d) => `${t.name}: ${d}`),
+      [t.title, t.description, ...descriptions(t.input_schema), ...descriptions(t.output_schema)]
+        .filter((d) => INTERNAL_REFERENCE.test(d))
+        .map((d) => `${t.name}: ${d}`),
     );
     expect(leaks).toEqual([]);
   });
@@ -63,12 +82,17 @@ describe('tool descriptions and schemas', () => {
       const mentioned = ERROR_CODES.filter((c) => new RegExp(`\\b${c}\\b`).test(t.description));
       for (const code of mentioned) expect(t.errors, `${t.name} mentions ${code}`).toContain(code);
     }
-    expect(registry.tools.get('archive_group')!.description).toMatch(/Errors: NOT_FOUND \(no such group\); FORBIDDEN \(not a member, or not an admin\); NOT_SETTLED \(/);
+    expect(registry.tools.get('archive_group')!.description).toMatch(
+      /Errors: NOT_FOUND \(no such group\); FORBIDDEN \(not a member, or not an admin\); NOT_SETTLED \(/,
+    );
   });
 
   it('use the portable form for nullable values', () => {
     expect(JSON.stringify(registry.catalogue)).not.toMatch(/"type":\[/);
-    expect(portable({ type: ['string', 'null'], minLength: 1, description: 'd' })).toEqual({ description: 'd', anyOf: [{ type: 'string', minLength: 1 }, { type: 'null' }] });
+    expect(portable({ type: ['string', 'null'], minLength: 1, description: 'd' })).toEqual({
+      description: 'd',
+      anyOf: [{ type: 'string', minLength: 1 }, { type: 'null' }],
+    });
   });
 
   it('declare idempotency_key once: every keyed write tool gets it from writeTool, with the one length rule', () => {
@@ -78,7 +102,11 @@ describe('tool descriptions and schemas', () => {
       expect('idempotency_key' in props, t.name).toBe(keyed);
       if (!keyed) continue;
       expect(t.input_schema.required, t.name).toContain('idempotency_key');
-      expect(props.idempotency_key).toMatchObject({ type: 'string', minLength: IDEMPOTENCY_KEY_LENGTH.min, maxLength: IDEMPOTENCY_KEY_LENGTH.max });
+      expect(props.idempotency_key).toMatchObject({
+        type: 'string',
+        minLength: IDEMPOTENCY_KEY_LENGTH.min,
+        maxLength: IDEMPOTENCY_KEY_LENGTH.max,
+      });
       // The tool's own input (the last one) does not declare it again.
       const own = procedures[t.name]!._def.inputs.at(-1) as { shape?: Record<string, unknown> };
       expect(Object.keys(own.shape ?? {}), t.name).not.toContain('idempotency_key');

@@ -36,7 +36,9 @@ describe('register_agent', () => {
     const base = { handle: `lim-${randomUUID().slice(0, 6)}` };
     expect((await h.fail(null, 'register_agent', { ...base, display_name: '' })).kittyCode).toBe('VALIDATION_ERROR');
     expect((await h.fail(null, 'register_agent', { ...base, display_name: 'x'.repeat(81) })).kittyCode).toBe('VALIDATION_ERROR');
-    expect((await h.fail(null, 'register_agent', { ...base, display_name: 'ok', description: 'd'.repeat(501) })).kittyCode).toBe('VALIDATION_ERROR');
+    expect((await h.fail(null, 'register_agent', { ...base, display_name: 'ok', description: 'd'.repeat(501) })).kittyCode).toBe(
+      'VALIDATION_ERROR',
+    );
     for (const bad of ['a\u0000b', 'tab\there', 'del\u007f', 'c1\u009f']) {
       const e = await h.fail(null, 'register_agent', { ...base, display_name: bad });
       expect((e.details!.issues as any[])[0].path).toBe('display_name');
@@ -55,9 +57,23 @@ describe('register_agent', () => {
     h.services.config.inviteOnly = true;
     h.services.config.platformInviteCodes = ['let-me-in'];
     try {
-      expect((await h.fail(null, 'register_agent', { handle: `io-${randomUUID().slice(0, 6)}`, display_name: 'X' })).kittyCode).toBe('FORBIDDEN');
-      expect((await h.fail(null, 'register_agent', { handle: `io-${randomUUID().slice(0, 6)}`, display_name: 'X', platform_invite_code: 'nope' })).kittyCode).toBe('FORBIDDEN');
-      const ok = await h.call(null, 'register_agent', { handle: `io-${randomUUID().slice(0, 6)}`, display_name: 'X', platform_invite_code: 'let-me-in' });
+      expect((await h.fail(null, 'register_agent', { handle: `io-${randomUUID().slice(0, 6)}`, display_name: 'X' })).kittyCode).toBe(
+        'FORBIDDEN',
+      );
+      expect(
+        (
+          await h.fail(null, 'register_agent', {
+            handle: `io-${randomUUID().slice(0, 6)}`,
+            display_name: 'X',
+            platform_invite_code: 'nope',
+          })
+        ).kittyCode,
+      ).toBe('FORBIDDEN');
+      const ok = await h.call(null, 'register_agent', {
+        handle: `io-${randomUUID().slice(0, 6)}`,
+        display_name: 'X',
+        platform_invite_code: 'let-me-in',
+      });
       expect(ok.agent.handle).toMatch(/^io-/);
     } finally {
       h.services.config.inviteOnly = false;
@@ -106,7 +122,15 @@ describe('groups', () => {
     expect((fake.details!.issues as any[])[0].path).toBe('currency');
     expect((await h.fail(a, 'create_group', { name: '', currency: 'EUR' })).kittyCode).toBe('VALIDATION_ERROR');
     const g = await h.call(a, 'create_group', { name: 'Yen trip', currency: 'JPY', description: 'Tokyo' });
-    expect(g.group).toMatchObject({ name: 'Yen trip', currency: 'JPY', kind: 'group', archived: false, member_count: 1, archived_at: null, my_balance_minor: 0 });
+    expect(g.group).toMatchObject({
+      name: 'Yen trip',
+      currency: 'JPY',
+      kind: 'group',
+      archived: false,
+      member_count: 1,
+      archived_at: null,
+      my_balance_minor: 0,
+    });
     expect(g.group.created_by.handle).toBe(a.handle);
     expect(g.suggested_next[0]).toContain(g.group.group_id);
     const detail = await h.call(a, 'get_group', { group_id: g.group.group_id });
@@ -155,7 +179,10 @@ describe('groups', () => {
     const inv = await h.call(a, 'create_invite', { group_id: gid });
     await h.call(b, 'join_group', { code: inv.invite.code });
     const setBal = (agentId: string, balance: bigint, pending = 0) =>
-      h.services.prisma.membership.update({ where: { groupId_agentId: { groupId: gid, agentId } }, data: { balanceMinor: balance, pendingCount: pending } });
+      h.services.prisma.membership.update({
+        where: { groupId_agentId: { groupId: gid, agentId } },
+        data: { balanceMinor: balance, pendingCount: pending },
+      });
     await setBal(a.agentId, 500n);
     await setBal(b.agentId, -500n);
     const na = await h.fail(a, 'archive_group', { group_id: gid });
@@ -222,7 +249,16 @@ describe('invites', () => {
     const a = await h.agent('val');
     const g = await h.call(a, 'create_group', { name: 'V', currency: 'EUR' });
     const gid = g.group.group_id;
-    for (const args of [{ expires_in: '31d' }, { expires_in: '0d' }, { expires_in: '7w' }, { expires_in: '721h' }, { max_uses: 0 }, { max_uses: 51 }, { note: 'n'.repeat(201) }, { note: 'bell\u0007' }]) {
+    for (const args of [
+      { expires_in: '31d' },
+      { expires_in: '0d' },
+      { expires_in: '7w' },
+      { expires_in: '721h' },
+      { max_uses: 0 },
+      { max_uses: 51 },
+      { note: 'n'.repeat(201) },
+      { note: 'bell\u0007' },
+    ]) {
       const e = await h.fail(a, 'create_invite', { group_id: gid, ...args });
       expect(e.kittyCode, JSON.stringify(args)).toBe('VALIDATION_ERROR');
     }
@@ -270,7 +306,14 @@ describe('invites', () => {
     const legacy = await h.agent('legacy');
     const inviteRow = await h.services.prisma.invite.findUniqueOrThrow({ where: { id: inv.invite.invite_id } });
     await h.services.prisma.invite.create({
-      data: { groupId: inviteRow.groupId, code: 'inv_MZXW6YTBOI', codeKey: 'inv_mzxw6ytboi', createdById: inviteRow.createdById, expiresAt: new Date(Date.now() + DAY), maxUses: 1 },
+      data: {
+        groupId: inviteRow.groupId,
+        code: 'inv_MZXW6YTBOI',
+        codeKey: 'inv_mzxw6ytboi',
+        createdById: inviteRow.createdById,
+        expiresAt: new Date(Date.now() + DAY),
+        maxUses: 1,
+      },
     });
     const r = await h.call(legacy, 'join_group', { code: 'INV_mzxw6ytboi' });
     expect(r.group.group_id).toBe(inviteRow.groupId);

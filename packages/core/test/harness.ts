@@ -18,7 +18,12 @@ export interface Harness {
   registry: Registry;
   services: Services;
   /** Calls a tool as `agent` (null = anonymous); adds a fresh idempotency_key to write tools unless given. */
-  call<T = any>(agent: TestAgent | null, tool: string, args?: Record<string, unknown>, opts?: { idempotencyKeyHeader?: string; raw?: boolean }): Promise<T>;
+  call<T = any>(
+    agent: TestAgent | null,
+    tool: string,
+    args?: Record<string, unknown>,
+    opts?: { idempotencyKeyHeader?: string; raw?: boolean },
+  ): Promise<T>;
   /** Like call, but returns the ToolError it throws (fails if it succeeds). */
   fail(agent: TestAgent | null, tool: string, args?: Record<string, unknown>): Promise<ToolError>;
   /** Registers a new agent with a unique handle (prefix + random suffix). */
@@ -70,7 +75,15 @@ export async function createHarness(): Promise<Harness> {
     const handle = `${prefix}-${randomUUID().slice(0, 8)}`;
     const r = await call(null, 'register_agent', { handle, display_name: prefix });
     const key = await db.prisma.apiKey.findUniqueOrThrow({ where: { digest: digestApiKey(r.api_key) }, select: { id: true } });
-    const auth: AuthInfo = { agentId: r.agent.agent_id, handle, displayName: prefix, scopes: ['svc:read', 'svc:write'], credential: 'api_key', keyId: key.id, retired: false };
+    const auth: AuthInfo = {
+      agentId: r.agent.agent_id,
+      handle,
+      displayName: prefix,
+      scopes: ['svc:read', 'svc:write'],
+      credential: 'api_key',
+      keyId: key.id,
+      retired: false,
+    };
     return { agentId: r.agent.agent_id, handle, apiKey: r.api_key, auth };
   };
 

@@ -28,7 +28,8 @@ function stringPaths(schema: Schema, path: Array<string | number> = [], depth = 
   const out: Array<Array<string | number>> = [];
   for (const b of branches(schema)) {
     if (b.type === 'string') out.push(path);
-    else if (b.type === 'object' && b.properties) for (const [k, v] of Object.entries(b.properties)) out.push(...stringPaths(v as Schema, [...path, k], depth + 1));
+    else if (b.type === 'object' && b.properties)
+      for (const [k, v] of Object.entries(b.properties)) out.push(...stringPaths(v as Schema, [...path, k], depth + 1));
     else if (b.type === 'array' && b.items) out.push(...stringPaths(b.items, [...path, 0], depth + 1));
   }
   return out.filter((p, i, all) => all.findIndex((q) => q.join('.') === p.join('.')) === i);
@@ -83,7 +84,9 @@ describe('every tool, every string field', () => {
     const wrong: string[] = [];
     for (const tool of h.registry.catalogue) {
       const paths = stringPaths(tool.input_schema);
-      expect(paths.length, `${tool.name} has string fields`).toBeGreaterThanOrEqual(tool.kind === 'write' && tool.idempotency !== 'none' ? 1 : 0);
+      expect(paths.length, `${tool.name} has string fields`).toBeGreaterThanOrEqual(
+        tool.kind === 'write' && tool.idempotency !== 'none' ? 1 : 0,
+      );
       for (const path of paths) {
         for (const bad of BAD) {
           cases++;
@@ -97,14 +100,19 @@ describe('every tool, every string field', () => {
           }
           const issues = (err as ToolError | undefined)?.details?.issues as Array<{ path: string }> | undefined;
           if (!(err instanceof ToolError) || err.kittyCode !== 'VALIDATION_ERROR' || !issues?.some((i) => i.path === expected)) {
-            wrong.push(`${tool.name} ${expected} ${JSON.stringify(bad)} → ${err instanceof ToolError ? `${err.kittyCode} ${JSON.stringify(err.details)}` : String(err)}`);
+            wrong.push(
+              `${tool.name} ${expected} ${JSON.stringify(bad)} → ${err instanceof ToolError ? `${err.kittyCode} ${JSON.stringify(err.details)}` : String(err)}`,
+            );
           }
           const sandbox = h.registry.validateArgs(tool.name, args);
-          if (sandbox.ok || !sandbox.issues.some((i) => i.path === expected)) wrong.push(`sandbox ${tool.name} ${expected} ${JSON.stringify(bad)} → ${JSON.stringify(sandbox)}`);
+          if (sandbox.ok || !sandbox.issues.some((i) => i.path === expected))
+            wrong.push(`sandbox ${tool.name} ${expected} ${JSON.stringify(bad)} → ${JSON.stringify(sandbox)}`);
         }
       }
     }
-    console.log(`hostile strings: ${cases} cases (tool × string field × bad string), each via callTool and the sandbox; ${wrong.length} wrong`);
+    console.log(
+      `hostile strings: ${cases} cases (tool × string field × bad string), each via callTool and the sandbox; ${wrong.length} wrong`,
+    );
     expect(wrong).toEqual([]);
     expect(cases).toBeGreaterThan(300);
   }, 120_000);
@@ -112,8 +120,15 @@ describe('every tool, every string field', () => {
   it('refuses such a key in the Idempotency-Key header, naming it', async () => {
     for (const bad of ['key-\u0000-12345', 'key-\ud800-12345']) {
       const e = await h.registry
-        .callTool('create_group', { name: 'G', currency: 'EUR' }, { services: h.services, auth: a.auth, requestId: 'req_hdr', idempotencyKeyHeader: bad })
-        .then(() => undefined, (x: unknown) => x);
+        .callTool(
+          'create_group',
+          { name: 'G', currency: 'EUR' },
+          { services: h.services, auth: a.auth, requestId: 'req_hdr', idempotencyKeyHeader: bad },
+        )
+        .then(
+          () => undefined,
+          (x: unknown) => x,
+        );
       expect(e).toBeInstanceOf(ToolError);
       expect((e as ToolError).kittyCode).toBe('VALIDATION_ERROR');
       expect((e as ToolError).details?.issues).toEqual([expect.objectContaining({ path: 'Idempotency-Key' })]);

@@ -53,7 +53,9 @@ describe("Spliit's own CSV export", () => {
     // Dinner 55.55 (Ana paid; shares 27.78 + 27.78 rounded: Ana's own share is 27.77): Ana +27.78.
     // Flights 184.50 (Rio paid, 50/50): Ana −92.25. Groceries 30.00 (Ana paid for Rio): +30.00. Ana paid Rio back 10.00: +10.00.
     expect(await balancesOf(h, ana, g)).toEqual({ [ana.handle]: -2447, [rio.handle]: 2447 });
-    const flights = (await h.call(ana, 'list_expenses', { group_id: g })).expenses.find((e: { description: string }) => e.description === 'Flights');
+    const flights = (await h.call(ana, 'list_expenses', { group_id: g })).expenses.find(
+      (e: { description: string }) => e.description === 'Flights',
+    );
     expect(flights).toMatchObject({ amount_minor: 18450, original_currency: 'USD', original_amount_minor: 20000 });
     await expectLedgerOk(h);
   });
@@ -63,10 +65,20 @@ describe("Spliit's own CSV export", () => {
     const g = await groupWith(h, [ana, rio, sam], 'EUR');
     const mapping = { Ana: ana.handle, Rio: rio.handle, Sam: sam.handle };
     const header = '\uFEFF"Date","Description","Category","Currency","Cost","Is Reimbursement","Split mode","Ana","Rio","Sam"\n';
-    const ok = await h.call(ana, 'import_expenses', { group_id: g, format: 'spliit', mapping, csv: header + '"2025-01-06","Dinner","Food","€","60.00","No","Evenly",20,-20,-20\n' });
+    const ok = await h.call(ana, 'import_expenses', {
+      group_id: g,
+      format: 'spliit',
+      mapping,
+      csv: header + '"2025-01-06","Dinner","Food","€","60.00","No","Evenly",20,-20,-20\n',
+    });
     expect(ok.imported_expenses).toBe(1);
     expect(await balancesOf(h, ana, g)).toEqual({ [ana.handle]: 4000, [rio.handle]: -2000, [sam.handle]: -2000 });
-    const bad = await h.fail(ana, 'import_expenses', { group_id: g, format: 'spliit', mapping, csv: header + '"2025-01-07","Taxi","Transport","€","24.00","No","Evenly",0,-12,-12\n' });
+    const bad = await h.fail(ana, 'import_expenses', {
+      group_id: g,
+      format: 'spliit',
+      mapping,
+      csv: header + '"2025-01-07","Taxi","Transport","€","24.00","No","Evenly",0,-12,-12\n',
+    });
     expect(bad.kittyCode).toBe('VALIDATION_ERROR');
     expect((bad.details as { issues: Array<{ message: string }> }).issues[0]!.message).toMatch(/cannot tell who paid.*"Paid By"/);
   });

@@ -50,7 +50,9 @@ it('uses the counters, lists the most urgent first, and stays cheap on a large i
   const big = await time(n, () => inboxSummaryFor(db, a.agentId));
   const none = await time(n, () => inboxSummaryFor(db, quiet.agentId));
   const pk = await time(n, () => db.agent.findUnique({ where: { id: quiet.agentId }, select: { inboxUnread: true } }));
-  console.log(`[bench] inbox summary (one query, indexed): ${big.toFixed(3)} ms/call with 5,004 items (4 unread); ${none.toFixed(3)} ms/call with none; a bare primary-key read ${pk.toFixed(3)} ms`);
+  console.log(
+    `[bench] inbox summary (one query, indexed): ${big.toFixed(3)} ms/call with 5,004 items (4 unread); ${none.toFixed(3)} ms/call with none; a bare primary-key read ${pk.toFixed(3)} ms`,
+  );
   // generous bound: a count or scan over the 5,000 items per call would show up here
   expect(big).toBeLessThan(pk * 4 + 2);
 });

@@ -28,7 +28,9 @@ describe('concurrency', () => {
     const g = await groupWith(h, agents.slice(0, 1), 'EUR', 'Crowd');
     const inv = await h.call(agents[0]!, 'create_invite', { group_id: g, max_uses: 49 });
     for (const a of agents.slice(1)) await h.call(a, 'join_group', { code: inv.invite.code });
-    const results = await Promise.all(agents.map((a, i) => settle(h.call(a, 'add_expense', { group_id: g, description: `round ${i}`, amount_minor: 1001 + i }))));
+    const results = await Promise.all(
+      agents.map((a, i) => settle(h.call(a, 'add_expense', { group_id: g, description: `round ${i}`, amount_minor: 1001 + i }))),
+    );
     const failures = results.filter((r) => !r.ok) as Array<{ ok: false; e: ToolError }>;
     // Transient contention may ask for a retry (409 TRANSIENT_CONFLICT with retry_after), never a 500.
     for (const f of failures) expect(f.e.kittyCode).toBe('TRANSIENT_CONFLICT');

@@ -30,10 +30,22 @@ describe('runRecurrences', () => {
     const start = new Date(today.getTime() - 9 * 86_400_000).toISOString().slice(0, 10);
     const firsts: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const r = await h.call(a, 'add_expense', { group_id: g, description: `Daily ${i}`, amount_minor: 100 + i, date: start, repeat: { every: 1, unit: 'day' } });
+      const r = await h.call(a, 'add_expense', {
+        group_id: g,
+        description: `Daily ${i}`,
+        amount_minor: 100 + i,
+        date: start,
+        repeat: { every: 1, unit: 'day' },
+      });
       firsts.push(r.expense.expense_id);
     }
-    const weekly = await h.call(a, 'add_expense', { group_id: g, description: 'Weekly, 2 times', amount_minor: 50, date: start, repeat: { unit: 'week', count: 2 } });
+    const weekly = await h.call(a, 'add_expense', {
+      group_id: g,
+      description: 'Weekly, 2 times',
+      amount_minor: 50,
+      date: start,
+      repeat: { unit: 'week', count: 2 },
+    });
     const [r1, r2] = await Promise.all([runRecurrences(h.services, today), runRecurrences(h.services, today)]);
     expect(r1.errors).toEqual([]);
     expect(r2.errors).toEqual([]);
@@ -60,7 +72,14 @@ describe('runRecurrences', () => {
     const [a, b] = [await h.agent('sa'), await h.agent('sb')];
     const g = await groupWith(h, [a, b]);
     const today = new Date().toISOString().slice(0, 10);
-    await h.call(a, 'add_expense', { group_id: g, description: 'Solo sub', amount_minor: 100, date: today, repeat: { unit: 'day' }, split: { participants: [{ handle: a.handle }] } });
+    await h.call(a, 'add_expense', {
+      group_id: g,
+      description: 'Solo sub',
+      amount_minor: 100,
+      date: today,
+      repeat: { unit: 'day' },
+      split: { participants: [{ handle: a.handle }] },
+    });
     const r = await runRecurrences(h.services, new Date(Date.now() + 86_400_000));
     expect(r.created).toBeGreaterThanOrEqual(1);
     await h.call(a, 'archive_group', { group_id: g });
@@ -77,7 +96,14 @@ describe('bounds against amplification', () => {
     const [a, b] = [await h.agent('ba'), await h.agent('bb')];
     const g = await groupWith(h, [a, b]);
     for (const date of ['0001-01-01', daysAgo(MAX_REPEAT_START_AGE_DAYS + 1), '1999-12-31']) {
-      const args = { group_id: g, description: 'Ancient daily', amount_minor: 100, date, repeat: { unit: 'day' }, idempotency_key: `old-${date}` };
+      const args = {
+        group_id: g,
+        description: 'Ancient daily',
+        amount_minor: 100,
+        date,
+        repeat: { unit: 'day' },
+        idempotency_key: `old-${date}`,
+      };
       const e = await h.fail(a, 'add_expense', args);
       expect(e.kittyCode).toBe('VALIDATION_ERROR');
       expect(e.details?.issues).toEqual([expect.objectContaining({ path: 'date', code: 'repeat_start_too_old' })]);
@@ -89,7 +115,13 @@ describe('bounds against amplification', () => {
     expect(await h.services.prisma.expense.count({ where: { groupId: g } })).toBe(0);
     // An old one-off expense is still fine, and so is a series starting exactly at the bound.
     await h.call(a, 'add_expense', { group_id: g, description: 'Old one-off', amount_minor: 100, date: '2001-02-03' });
-    const edge = { group_id: g, description: 'Year-old daily', amount_minor: 100, date: daysAgo(MAX_REPEAT_START_AGE_DAYS), repeat: { unit: 'month' } };
+    const edge = {
+      group_id: g,
+      description: 'Year-old daily',
+      amount_minor: 100,
+      date: daysAgo(MAX_REPEAT_START_AGE_DAYS),
+      repeat: { unit: 'month' },
+    };
     expect(h.registry.validateArgs('add_expense', { ...edge, idempotency_key: 'edge-key-1' })).toEqual({ ok: true });
     await h.call(a, 'add_expense', edge);
     // The rule is in the description an agent reads.
@@ -100,8 +132,20 @@ describe('bounds against amplification', () => {
     const [a, b] = [await h.agent('ca'), await h.agent('cb')];
     const g = await groupWith(h, [a, b]);
     const backlog = 2 * MAX_OCCURRENCES_PER_RUN + 17; // occurrences 1..backlog are due today
-    const first = await h.call(a, 'add_expense', { group_id: g, description: 'Backlog daily', amount_minor: 100, date: daysAgo(backlog), repeat: { unit: 'day' } });
-    const second = await h.call(a, 'add_expense', { group_id: g, description: 'Backlog daily 2', amount_minor: 100, date: daysAgo(backlog), repeat: { unit: 'day' } });
+    const first = await h.call(a, 'add_expense', {
+      group_id: g,
+      description: 'Backlog daily',
+      amount_minor: 100,
+      date: daysAgo(backlog),
+      repeat: { unit: 'day' },
+    });
+    const second = await h.call(a, 'add_expense', {
+      group_id: g,
+      description: 'Backlog daily 2',
+      amount_minor: 100,
+      date: daysAgo(backlog),
+      repeat: { unit: 'day' },
+    });
     const today = new Date();
     // Every expense of the series the given first expense started (the first included).
     const copies = (id: string) => h.services.prisma.expense.count({ where: { groupId: g, recurrence: { expenses: { some: { id } } } } });

@@ -20,16 +20,46 @@ describe('trip scenario', () => {
 
     await h.call(ana, 'add_expense', { group_id: g, description: 'Apartment', amount_minor: 48_000, category: 'lodging' });
     await h.call(ben, 'add_expense', {
-      group_id: g, description: 'Dinner', amount_minor: 13_750,
-      split: { method: 'shares', participants: [{ handle: ana.handle, shares: 1 }, { handle: ben.handle, shares: 2 }, { handle: cat.handle, shares: 1 }, { handle: dan.handle, shares: 1.5 }] },
+      group_id: g,
+      description: 'Dinner',
+      amount_minor: 13_750,
+      split: {
+        method: 'shares',
+        participants: [
+          { handle: ana.handle, shares: 1 },
+          { handle: ben.handle, shares: 2 },
+          { handle: cat.handle, shares: 1 },
+          { handle: dan.handle, shares: 1.5 },
+        ],
+      },
     });
     await h.call(cat, 'add_expense', {
-      group_id: g, description: 'Taxi', amount_minor: 2_390,
-      split: { method: 'exact', participants: [{ handle: cat.handle, amount_minor: 1_195 }, { handle: dan.handle, amount_minor: 1_195 }] },
+      group_id: g,
+      description: 'Taxi',
+      amount_minor: 2_390,
+      split: {
+        method: 'exact',
+        participants: [
+          { handle: cat.handle, amount_minor: 1_195 },
+          { handle: dan.handle, amount_minor: 1_195 },
+        ],
+      },
     });
     await h.call(dan, 'add_expense', {
-      group_id: g, description: 'Museum (paid in CHF)', original_currency: 'CHF', original_amount_minor: 6_400, exchange_rate: '1.0437',
-      split: { method: 'percent', participants: [{ handle: ana.handle, percent: 25 }, { handle: ben.handle, percent: 25 }, { handle: cat.handle, percent: 25 }, { handle: dan.handle, percent: 25 }] },
+      group_id: g,
+      description: 'Museum (paid in CHF)',
+      original_currency: 'CHF',
+      original_amount_minor: 6_400,
+      exchange_rate: '1.0437',
+      split: {
+        method: 'percent',
+        participants: [
+          { handle: ana.handle, percent: 25 },
+          { handle: ben.handle, percent: 25 },
+          { handle: cat.handle, percent: 25 },
+          { handle: dan.handle, percent: 25 },
+        ],
+      },
     });
     // Refund: the apartment host returns 30.01 € of the deposit to Ana
     const refund = await h.call(ana, 'add_expense', { group_id: g, description: 'Deposit refund', amount_minor: -3_001 });
@@ -51,7 +81,9 @@ describe('trip scenario', () => {
       expect(p.payment.status).toBe('pending');
       // while pending, suggestions already count it
       const pending = await h.call(payee, 'suggest_settlements', { group_id: g });
-      expect(pending.transfers.find((x: any) => x.from.handle === t.from.handle && x.to.handle === t.to.handle)?.amount_minor).toBe(t.amount_minor - half);
+      expect(pending.transfers.find((x: any) => x.from.handle === t.from.handle && x.to.handle === t.to.handle)?.amount_minor).toBe(
+        t.amount_minor - half,
+      );
       await h.call(payee, 'confirm_payment', { payment_id: p.payment.payment_id });
     }
     await expectLedgerOk(h);

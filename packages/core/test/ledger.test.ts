@@ -35,36 +35,105 @@ describe('add_expense', () => {
 
   it('supports exact, percent and shares splits and several payers', async () => {
     const ex = await h.call(a, 'add_expense', {
-      group_id: g, description: 'Hotel', amount_minor: 9000,
-      payers: [{ handle: a.handle, amount_minor: 6000 }, { handle: b.handle, amount_minor: 3000 }],
-      split: { method: 'exact', participants: [{ handle: a.handle, amount_minor: 2000 }, { handle: b.handle, amount_minor: 3000 }, { handle: c.handle, amount_minor: 4000 }] },
+      group_id: g,
+      description: 'Hotel',
+      amount_minor: 9000,
+      payers: [
+        { handle: a.handle, amount_minor: 6000 },
+        { handle: b.handle, amount_minor: 3000 },
+      ],
+      split: {
+        method: 'exact',
+        participants: [
+          { handle: a.handle, amount_minor: 2000 },
+          { handle: b.handle, amount_minor: 3000 },
+          { handle: c.handle, amount_minor: 4000 },
+        ],
+      },
     });
     expect(owed(ex.expense)).toEqual({ [a.handle]: 2000, [b.handle]: 3000, [c.handle]: 4000 });
     const pc = await h.call(b, 'add_expense', {
-      group_id: g, description: 'Food', amount_minor: 1001,
-      split: { method: 'percent', participants: [{ handle: a.handle, percent: '33.333334' }, { handle: b.handle, percent: 33.333333 }, { handle: c.handle, percent: '33.333333' }] },
+      group_id: g,
+      description: 'Food',
+      amount_minor: 1001,
+      split: {
+        method: 'percent',
+        participants: [
+          { handle: a.handle, percent: '33.333334' },
+          { handle: b.handle, percent: 33.333333 },
+          { handle: c.handle, percent: '33.333333' },
+        ],
+      },
     });
     expect(Object.values(owed(pc.expense)).reduce((s: number, v: any) => s + v, 0)).toBe(1001);
     const sh = await h.call(c, 'add_expense', {
-      group_id: g, description: 'Wine', amount_minor: 900,
-      split: { method: 'shares', participants: [{ handle: a.handle, shares: 2 }, { handle: c.handle, shares: 1 }] },
+      group_id: g,
+      description: 'Wine',
+      amount_minor: 900,
+      split: {
+        method: 'shares',
+        participants: [
+          { handle: a.handle, shares: 2 },
+          { handle: c.handle, shares: 1 },
+        ],
+      },
     });
     expect(owed(sh.expense)).toEqual({ [a.handle]: 600, [c.handle]: 300 });
     await expectLedgerOk(h);
   });
 
   it('rejects splits that cannot sum, naming the field', async () => {
-    let e = await h.fail(a, 'add_expense', { group_id: g, description: 'x', amount_minor: 100, split: { method: 'percent', participants: [{ handle: a.handle, percent: 50 }, { handle: b.handle, percent: 49 }] } });
+    let e = await h.fail(a, 'add_expense', {
+      group_id: g,
+      description: 'x',
+      amount_minor: 100,
+      split: {
+        method: 'percent',
+        participants: [
+          { handle: a.handle, percent: 50 },
+          { handle: b.handle, percent: 49 },
+        ],
+      },
+    });
     expect(e.kittyCode).toBe('VALIDATION_ERROR');
     expect((e.details as any).issues[0].path).toBe('split.participants');
-    e = await h.fail(a, 'add_expense', { group_id: g, description: 'x', amount_minor: 100, split: { method: 'exact', participants: [{ handle: a.handle, amount_minor: 50 }, { handle: b.handle, amount_minor: 49 }] } });
+    e = await h.fail(a, 'add_expense', {
+      group_id: g,
+      description: 'x',
+      amount_minor: 100,
+      split: {
+        method: 'exact',
+        participants: [
+          { handle: a.handle, amount_minor: 50 },
+          { handle: b.handle, amount_minor: 49 },
+        ],
+      },
+    });
     expect((e.details as any).issues[0].path).toBe('split.participants');
     const stranger = await h.agent('stranger');
-    e = await h.fail(a, 'add_expense', { group_id: g, description: 'x', amount_minor: 100, split: { participants: [{ handle: stranger.handle }] } });
+    e = await h.fail(a, 'add_expense', {
+      group_id: g,
+      description: 'x',
+      amount_minor: 100,
+      split: { participants: [{ handle: stranger.handle }] },
+    });
     expect((e.details as any).issues[0].path).toBe('split.participants.0.handle');
-    e = await h.fail(a, 'add_expense', { group_id: g, description: 'x', amount_minor: 100, payers: [{ handle: a.handle, amount_minor: 60 }, { handle: b.handle, amount_minor: 30 }] });
+    e = await h.fail(a, 'add_expense', {
+      group_id: g,
+      description: 'x',
+      amount_minor: 100,
+      payers: [
+        { handle: a.handle, amount_minor: 60 },
+        { handle: b.handle, amount_minor: 30 },
+      ],
+    });
     expect((e.details as any).issues[0].path).toBe('payers');
-    e = await h.fail(a, 'add_expense', { group_id: g, description: 'x', amount_minor: 100, split: { method: 'equal', participants: [{ handle: a.handle, shares: 2 }] } });
+    e = await h.fail(a, 'add_expense', {
+      group_id: g,
+      description: 'x',
+      amount_minor: 100,
+      split: { method: 'equal', participants: [{ handle: a.handle, shares: 2 }] },
+    });
     expect((e.details as any).issues[0].path).toBe('split.participants.0.shares');
     e = await h.fail(stranger, 'add_expense', { group_id: g, description: 'x', amount_minor: 100 });
     expect(e.kittyCode).toBe('FORBIDDEN');
@@ -73,15 +142,34 @@ describe('add_expense', () => {
   });
 
   it('converts a foreign-currency amount with the stated rounding and checks a given amount', async () => {
-    const r = await h.call(a, 'add_expense', { group_id: g, description: 'Souvenir', original_currency: 'JPY', original_amount_minor: 1234, exchange_rate: '0.0061' });
+    const r = await h.call(a, 'add_expense', {
+      group_id: g,
+      description: 'Souvenir',
+      original_currency: 'JPY',
+      original_amount_minor: 1234,
+      exchange_rate: '0.0061',
+    });
     // 1234 JPY × 0.0061 = 7.5274 EUR → 753 cents (half away from zero)
     expect(r.expense.amount_minor).toBe(753);
     expect(r.expense.original_currency).toBe('JPY');
-    const e = await h.fail(a, 'add_expense', { group_id: g, description: 'x', amount_minor: 750, original_currency: 'JPY', original_amount_minor: 1234, exchange_rate: '0.0061' });
+    const e = await h.fail(a, 'add_expense', {
+      group_id: g,
+      description: 'x',
+      amount_minor: 750,
+      original_currency: 'JPY',
+      original_amount_minor: 1234,
+      exchange_rate: '0.0061',
+    });
     expect((e.details as any).issues[0].path).toBe('amount_minor');
     const e2 = await h.fail(a, 'add_expense', { group_id: g, description: 'x', original_currency: 'JPY', original_amount_minor: 1234 });
     expect((e2.details as any).issues[0].path).toBe('exchange_rate');
-    const e3 = await h.fail(a, 'add_expense', { group_id: g, description: 'x', original_currency: 'ZZZ', original_amount_minor: 1, exchange_rate: '1' });
+    const e3 = await h.fail(a, 'add_expense', {
+      group_id: g,
+      description: 'x',
+      original_currency: 'ZZZ',
+      original_amount_minor: 1,
+      exchange_rate: '1',
+    });
     expect((e3.details as any).issues[0].path).toBe('original_currency');
   });
 
@@ -105,7 +193,10 @@ describe('update / delete / restore', () => {
     expect(paid(u.expense)[a.handle]).toBe(900);
     let now = await balancesOf(h, a, g);
     expect(now[a.handle]! - before[a.handle]!).toBe(600);
-    const u2 = await h.call(b, 'update_expense', { expense_id: id, split: { method: 'exact', participants: [{ handle: b.handle, amount_minor: 900 }] } });
+    const u2 = await h.call(b, 'update_expense', {
+      expense_id: id,
+      split: { method: 'exact', participants: [{ handle: b.handle, amount_minor: 900 }] },
+    });
     expect(owed(u2.expense)).toEqual({ [b.handle]: 900, [a.handle]: 0 });
     await expectLedgerOk(h);
     await h.call(c, 'delete_expense', { expense_id: id });
@@ -124,7 +215,15 @@ describe('update / delete / restore', () => {
   });
 
   it('needs new payers when the amount changes with several payers, and a new exact split', async () => {
-    const r = await h.call(a, 'add_expense', { group_id: g, description: 'Split pay', amount_minor: 100, payers: [{ handle: a.handle, amount_minor: 50 }, { handle: b.handle, amount_minor: 50 }] });
+    const r = await h.call(a, 'add_expense', {
+      group_id: g,
+      description: 'Split pay',
+      amount_minor: 100,
+      payers: [
+        { handle: a.handle, amount_minor: 50 },
+        { handle: b.handle, amount_minor: 50 },
+      ],
+    });
     const e = await h.fail(a, 'update_expense', { expense_id: r.expense.expense_id, amount_minor: 200 });
     expect((e.details as any).issues[0].path).toBe('payers');
   });
@@ -258,11 +357,20 @@ describe('export and import', () => {
       '',
       ',Total balance,,,USD,-10.50,10.50',
     ].join('\n');
-    const bad = await h.fail(x, 'import_expenses', { group_id: gi, format: 'splitwise', csv: file.replace('30.00,USD,15.00', '30.00,USD,15.01').replace('2024-03-02', '2024-13-02') });
+    const bad = await h.fail(x, 'import_expenses', {
+      group_id: gi,
+      format: 'splitwise',
+      csv: file.replace('30.00,USD,15.00', '30.00,USD,15.01').replace('2024-03-02', '2024-13-02'),
+    });
     expect(bad.kittyCode).toBe('VALIDATION_ERROR');
     const issues = (bad.details as any).issues;
     expect(issues.some((i: any) => /"Xavi Q" is not mapped/.test(i.message))).toBe(true);
-    const bad2 = await h.fail(x, 'import_expenses', { group_id: gi, format: 'splitwise', csv: file.replace('30.00,USD,15.00', '30.00,USD,15.01').replace('2024-03-02', '2024-13-02'), mapping: { 'Xavi Q': x.handle } });
+    const bad2 = await h.fail(x, 'import_expenses', {
+      group_id: gi,
+      format: 'splitwise',
+      csv: file.replace('30.00,USD,15.00', '30.00,USD,15.01').replace('2024-03-02', '2024-13-02'),
+      mapping: { 'Xavi Q': x.handle },
+    });
     expect((bad2.details as any).issues.map((i: any) => i.path)).toEqual(['csv.line.2', 'csv.line.3']);
     expect((await h.call(x, 'list_expenses', { group_id: gi })).expenses).toHaveLength(0);
     const ok = await h.call(x, 'import_expenses', { group_id: gi, format: 'splitwise', csv: file, mapping: { 'Xavi Q': x.handle } });
@@ -286,7 +394,12 @@ describe('export and import', () => {
       '\uFEFF"Date","Description","Category","Currency","Cost","Original cost","Original currency","Conversion rate","Split mode","Paid By","Ann","Ben","Cat"\n' +
       '"2025-01-06","Dinner","Food","EUR","30.00",,,,"Evenly","Ann",20,-10,-10\n' +
       '"2025-02-07","Tickets","Travel","EUR","97.26","100","USD","0.9726","Unevenly – By amount","Ben",-50,67.26,-17.26\n';
-    const r = await h.call(x, 'import_expenses', { group_id: gi, format: 'spliit', csv: file, mapping: { Ann: x.handle, Ben: y.handle, Cat: z.handle } });
+    const r = await h.call(x, 'import_expenses', {
+      group_id: gi,
+      format: 'spliit',
+      csv: file,
+      mapping: { Ann: x.handle, Ben: y.handle, Cat: z.handle },
+    });
     expect(r.imported_expenses).toBe(2);
     const bal = await balancesOf(h, x, gi);
     expect(bal).toEqual({ [x.handle]: -3000, [y.handle]: 5726, [z.handle]: -2726 });

@@ -54,7 +54,10 @@ it('two agents meet, trade invites, talk, and their inboxes follow', async () =>
 
   // 5. bob previews it (nothing consumed) and declines it
   const preview = await h.call(bob, 'get_invite', { code: first.invite.url });
-  expect(preview).toMatchObject({ can_join: true, invite: { status: 'active', uses: 0, note: 'come along!', created_by: { handle: ann.handle } } });
+  expect(preview).toMatchObject({
+    can_join: true,
+    invite: { status: 'active', uses: 0, note: 'come along!', created_by: { handle: ann.handle } },
+  });
   await h.call(bob, 'decline_invite', { invite_id: first.invite.invite_id });
   expect(await summary(bob)).toEqual({ unread: 3, requires_action: 0 });
   expect(await summary(ann)).toEqual({ unread: 2, requires_action: 0 }); // "bob declined your invite"

@@ -247,13 +247,22 @@ describe('membership admin', () => {
     expect((await h.fail(a, 'remove_member', { group_id: g })).kittyCode).toBe('VALIDATION_ERROR');
 
     // an unsettled member cannot be removed
-    await h.services.prisma.membership.update({ where: { groupId_agentId: { groupId: g, agentId: c.agentId } }, data: { balanceMinor: 500n } });
+    await h.services.prisma.membership.update({
+      where: { groupId_agentId: { groupId: g, agentId: c.agentId } },
+      data: { balanceMinor: 500n },
+    });
     const ns = await h.fail(a, 'remove_member', { group_id: g, agent_id: c.agentId });
     expect(ns.kittyCode).toBe('NOT_SETTLED');
     expect(ns.details).toMatchObject({ balance_minor: 500 });
-    await h.services.prisma.membership.update({ where: { groupId_agentId: { groupId: g, agentId: c.agentId } }, data: { balanceMinor: 0n, pendingCount: 1 } });
+    await h.services.prisma.membership.update({
+      where: { groupId_agentId: { groupId: g, agentId: c.agentId } },
+      data: { balanceMinor: 0n, pendingCount: 1 },
+    });
     expect((await h.fail(a, 'remove_member', { group_id: g, agent_id: c.agentId })).kittyCode).toBe('NOT_SETTLED');
-    await h.services.prisma.membership.update({ where: { groupId_agentId: { groupId: g, agentId: c.agentId } }, data: { pendingCount: 0 } });
+    await h.services.prisma.membership.update({
+      where: { groupId_agentId: { groupId: g, agentId: c.agentId } },
+      data: { pendingCount: 0 },
+    });
 
     const cBefore = (await counters(c)).unread;
     const bBefore = (await counters(b)).unread;
@@ -296,7 +305,11 @@ describe('invite lifecycle', () => {
 
     // preview does not consume
     const pb = await h.call(b, 'get_invite', { code: inv.url });
-    expect(pb).toMatchObject({ can_join: true, already_member: false, invite: { status: 'active', uses: 0, note: 'for the trip', group_name: 'Trip' } });
+    expect(pb).toMatchObject({
+      can_join: true,
+      already_member: false,
+      invite: { status: 'active', uses: 0, note: 'for the trip', group_name: 'Trip' },
+    });
     expect(pb.suggested_next.some((s: string) => s.startsWith('join_group:'))).toBe(true);
     const pc = await h.call(c, 'get_invite', { code: inv.code });
     expect(pc).toMatchObject({ can_join: false, reason: 'this invite is for another agent' });
@@ -419,7 +432,7 @@ describe('messages', () => {
     expect((await h.fail(a, 'list_messages', { group_id: g })).kittyCode).toBe('FORBIDDEN');
   });
 
-  it('another agent\'s messages are never readable', async () => {
+  it("another agent's messages are never readable", async () => {
     const a = await h.agent('ann');
     const b = await h.agent('bob');
     const eve = await h.agent('eve');
@@ -460,8 +473,18 @@ describe('messages', () => {
     const gm = await h.call(c, 'send_message', { group_id: g, body: 'group hello' });
     const lc = await h.call(b, 'list_conversations', {});
     expect(lc.conversations).toHaveLength(2);
-    expect(lc.conversations[0]).toMatchObject({ kind: 'group', unread_count: 1, last_message: { body: 'group hello' }, group: { name: 'Flat' } });
-    expect(lc.conversations[1]).toMatchObject({ kind: 'direct', unread_count: 2, with: { handle: a.handle }, last_message: { body: 'two' } });
+    expect(lc.conversations[0]).toMatchObject({
+      kind: 'group',
+      unread_count: 1,
+      last_message: { body: 'group hello' },
+      group: { name: 'Flat' },
+    });
+    expect(lc.conversations[1]).toMatchObject({
+      kind: 'direct',
+      unread_count: 2,
+      with: { handle: a.handle },
+      last_message: { body: 'two' },
+    });
     expect(lc.suggested_next[0]).toMatch(/^list_messages:/);
     expect((await h.call(b, 'list_conversations', { unread_only: true })).conversations).toHaveLength(2);
     expect((await counters(b)).unread).toBe(3);
@@ -498,7 +521,7 @@ describe('messages', () => {
     expect(p2.next_cursor).toBeNull();
   });
 
-  it('a direct ledger\'s messages go to the pair\'s conversation', async () => {
+  it("a direct ledger's messages go to the pair's conversation", async () => {
     const a = await h.agent('ann');
     const b = await h.agent('bob');
     await h.call(a, 'add_contact', { handle: b.handle });
@@ -520,7 +543,14 @@ describe('messages', () => {
     await joinVia(a, g, b);
     // ledger rows written directly (the ledger tools are another area's)
     const e = await h.services.prisma.expense.create({
-      data: { groupId: g, description: 'Dinner', amountMinor: 1000n, date: new Date('2026-01-01'), splitMethod: 'equal', createdById: a.agentId },
+      data: {
+        groupId: g,
+        description: 'Dinner',
+        amountMinor: 1000n,
+        date: new Date('2026-01-01'),
+        splitMethod: 'equal',
+        createdById: a.agentId,
+      },
     });
     const p = await h.services.prisma.payment.create({
       data: { groupId: g, payerId: b.agentId, payeeId: a.agentId, amountMinor: 500n, status: 'pending', recordedById: b.agentId },
@@ -535,9 +565,13 @@ describe('messages', () => {
     // not visible to outsiders; not a different group; recipient must be in that group
     expect((await h.fail(outsider, 'send_message', { about: { type: 'expense', id: e.id }, body: '?' })).kittyCode).toBe('NOT_FOUND');
     const g2 = await group(a, 'Other');
-    expect((await h.fail(a, 'send_message', { group_id: g2, about: { type: 'expense', id: e.id }, body: '?' })).kittyCode).toBe('VALIDATION_ERROR');
+    expect((await h.fail(a, 'send_message', { group_id: g2, about: { type: 'expense', id: e.id }, body: '?' })).kittyCode).toBe(
+      'VALIDATION_ERROR',
+    );
     await h.call(a, 'add_contact', { handle: outsider.handle });
-    expect((await h.fail(a, 'send_message', { to_handle: outsider.handle, about: { type: 'expense', id: e.id }, body: '?' })).kittyCode).toBe('VALIDATION_ERROR');
+    expect(
+      (await h.fail(a, 'send_message', { to_handle: outsider.handle, about: { type: 'expense', id: e.id }, body: '?' })).kittyCode,
+    ).toBe('VALIDATION_ERROR');
   });
 });
 

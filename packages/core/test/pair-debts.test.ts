@@ -15,14 +15,19 @@ import { groupWith, expectLedgerOk } from './ledger-helpers.ts';
 const MEMBERS = ['a', 'b', 'c', 'd', 'e'];
 
 /** The pair rows a sequence of entries leaves (agent_a < agent_b; positive = b owes a), and the balances. */
-function replay(ops: Array<{ kind: 'expense'; payer: number; shares: number[] } | { kind: 'payment'; from: number; to: number; amount: number }>) {
+function replay(
+  ops: Array<{ kind: 'expense'; payer: number; shares: number[] } | { kind: 'payment'; from: number; to: number; amount: number }>,
+) {
   const balances = new Map<string, bigint>();
   const pairs = new Map<string, bigint>();
   for (const op of ops) {
     const d = new LedgerDelta();
     if (op.kind === 'expense') {
       const total = op.shares.reduce((x, y) => x + y, 0);
-      d.addLines(MEMBERS.map((m, i) => ({ agentId: m, paidMinor: i === op.payer ? BigInt(total) : 0n, owedMinor: BigInt(op.shares[i] ?? 0) })), 1n);
+      d.addLines(
+        MEMBERS.map((m, i) => ({ agentId: m, paidMinor: i === op.payer ? BigInt(total) : 0n, owedMinor: BigInt(op.shares[i] ?? 0) })),
+        1n,
+      );
     } else if (op.from !== op.to) {
       d.addPayment(MEMBERS[op.from]!, MEMBERS[op.to]!, BigInt(op.amount), 1n);
     }
@@ -40,7 +45,11 @@ function replay(ops: Array<{ kind: 'expense'; payer: number; shares: number[] } 
 
 const index = fc.integer({ min: 0, max: MEMBERS.length - 1 });
 const op = fc.oneof(
-  fc.record({ kind: fc.constant('expense' as const), payer: index, shares: fc.array(fc.integer({ min: 0, max: 5000 }), { minLength: MEMBERS.length, maxLength: MEMBERS.length }) }),
+  fc.record({
+    kind: fc.constant('expense' as const),
+    payer: index,
+    shares: fc.array(fc.integer({ min: 0, max: 5000 }), { minLength: MEMBERS.length, maxLength: MEMBERS.length }),
+  }),
   fc.record({ kind: fc.constant('payment' as const), from: index, to: index, amount: fc.integer({ min: 1, max: 8000 }) }),
 );
 
@@ -105,8 +114,18 @@ describe('get_balances after everyone settled', () => {
     const [sam, ana, rio] = [await h.agent('sam'), await h.agent('ana'), await h.agent('rio')];
     const g = await groupWith(h, [sam, ana, rio]);
     // ana owes sam 20.45; rio owes ana 20.45 → sam +20.45, ana 0, rio −20.45.
-    await h.call(sam, 'add_expense', { group_id: g, description: 'Tickets', amount_minor: 2045, split: { method: 'exact', participants: [{ handle: ana.handle, amount_minor: 2045 }] } });
-    await h.call(ana, 'add_expense', { group_id: g, description: 'Taxi', amount_minor: 2045, split: { method: 'exact', participants: [{ handle: rio.handle, amount_minor: 2045 }] } });
+    await h.call(sam, 'add_expense', {
+      group_id: g,
+      description: 'Tickets',
+      amount_minor: 2045,
+      split: { method: 'exact', participants: [{ handle: ana.handle, amount_minor: 2045 }] },
+    });
+    await h.call(ana, 'add_expense', {
+      group_id: g,
+      description: 'Taxi',
+      amount_minor: 2045,
+      split: { method: 'exact', participants: [{ handle: rio.handle, amount_minor: 2045 }] },
+    });
     const plan = await h.call(rio, 'suggest_settlements', { group_id: g });
     expect(plan.transfers).toHaveLength(1);
     // rio pays sam directly (larger than any direct debt between them), recorded by the payee: confirmed at once.

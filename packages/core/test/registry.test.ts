@@ -62,7 +62,9 @@ describe('registry', () => {
     const byArea = new Map<string, string[]>();
     for (const t of buildRegistry(appRouter).catalogue) byArea.set(t.area, [...(byArea.get(t.area) ?? []), t.name]);
     // Same areas in the same order, each area's tools reversed: what a loader that keeps insertion order could produce.
-    const shuffled = router(Object.fromEntries([...byArea.values()].flatMap((names) => [...names].reverse()).map((n) => [n, procs[n]])) as never);
+    const shuffled = router(
+      Object.fromEntries([...byArea.values()].flatMap((names) => [...names].reverse()).map((n) => [n, procs[n]])) as never,
+    );
     const a = buildRegistry(appRouter);
     const b = buildRegistry(shuffled);
     expect(b.catalogue.map((t) => t.name)).toEqual(a.catalogue.map((t) => t.name));
@@ -84,14 +86,26 @@ describe('registry', () => {
   });
 
   it('refuses to start on a tool without metadata or output schema', () => {
-    const noMeta = router({ bad: readTool.input(z.strictObject({})).output(z.object({})).query(() => ({})) });
+    const noMeta = router({
+      bad: readTool
+        .input(z.strictObject({}))
+        .output(z.object({}))
+        .query(() => ({})),
+    });
     expect(() => buildRegistry(noMeta)).toThrow(/metadata/);
     const noOutput = router({
-      bad: readTool.meta({ area: 'x', title: 'x', description: 'x', annotations: READ, errors: {} }).input(z.strictObject({})).query(() => ({})),
+      bad: readTool
+        .meta({ area: 'x', title: 'x', description: 'x', annotations: READ, errors: {} })
+        .input(z.strictObject({}))
+        .query(() => ({})),
     });
     expect(() => buildRegistry(noOutput)).toThrow(/output schema/);
     const loose = router({
-      bad: readTool.meta({ area: 'x', title: 'x', description: 'x', annotations: READ, errors: {} }).input(z.object({ a: z.string() })).output(z.object({})).query(() => ({})),
+      bad: readTool
+        .meta({ area: 'x', title: 'x', description: 'x', annotations: READ, errors: {} })
+        .input(z.object({ a: z.string() }))
+        .output(z.object({}))
+        .query(() => ({})),
     });
     expect(() => buildRegistry(loose)).toThrow(/strictObject/);
   });

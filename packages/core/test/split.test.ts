@@ -41,7 +41,11 @@ describe('allocate (largest remainder, rotating tie-break)', () => {
   it('equal shares differ by at most one unit', () => {
     fc.assert(
       fc.property(fc.bigInt({ min: -MAX, max: MAX }), fc.integer({ min: 1, max: 50 }), fc.uuid(), (total, n, seed) => {
-        const out = allocate(total, Array.from({ length: n }, () => 1n), seed);
+        const out = allocate(
+          total,
+          Array.from({ length: n }, () => 1n),
+          seed,
+        );
         const max = out.reduce((m, v) => (v > m ? v : m));
         const min = out.reduce((m, v) => (v < m ? v : m));
         expect(max - min <= 1n).toBe(true);
@@ -53,7 +57,11 @@ describe('allocate (largest remainder, rotating tie-break)', () => {
     for (const n of [2, 3, 4, 7]) {
       const counts = new Array(n).fill(0);
       for (let k = 0; k < 400; k++) {
-        const out = allocate(1n, Array.from({ length: n }, () => 1n), randomUUID());
+        const out = allocate(
+          1n,
+          Array.from({ length: n }, () => 1n),
+          randomUUID(),
+        );
         counts[out.findIndex((v) => v === 1n)]++;
       }
       // Everyone gets the extra cent sometimes, roughly evenly (uniform expectation 400/n).
@@ -94,10 +102,13 @@ describe('decimal inputs and exchange rates', () => {
 });
 
 describe('pairwise debts of one expense', () => {
-  it('sum to each person\'s net and use at most d + c − 1 edges', () => {
+  it("sum to each person's net and use at most d + c − 1 edges", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ paid: fc.bigInt({ min: -1000n, max: 1000n }), owed: fc.bigInt({ min: -1000n, max: 1000n }) }), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.record({ paid: fc.bigInt({ min: -1000n, max: 1000n }), owed: fc.bigInt({ min: -1000n, max: 1000n }) }), {
+          minLength: 1,
+          maxLength: 8,
+        }),
         (rows) => {
           // Balance the rows so paid and owed sums match.
           const lines = rows.map((r, i) => ({ agentId: `00000000-0000-0000-0000-00000000000${i}`, paidMinor: r.paid, owedMinor: r.owed }));

@@ -27,16 +27,15 @@ export interface Db {
  * @param opts.onPoolError  called when an IDLE pooled connection fails (e.g. server restart);
  *        default logs to stderr. Without a listener such an error would crash the process.
  */
-export function createDb(
-  databaseUrl: string,
-  opts: { poolMax?: number; onPoolError?: (err: Error) => void } = {},
-): Db {
+export function createDb(databaseUrl: string, opts: { poolMax?: number; onPoolError?: (err: Error) => void } = {}): Db {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.poolMax ?? 20 });
   pool.on('error', opts.onPoolError ?? ((err) => console.error('[db] idle client error:', err.message)));
   // With an external pool, adapter-pg never ends it (disposeExternalPool defaults to false).
   // Named statements: PostgreSQL parses and plans each distinct query once per connection instead
   // of on every execution (measured on get_me's query: 373 µs unnamed → 128 µs prepared).
-  const prisma = new PrismaClient({ adapter: serialiseTransactionQueries(new PrismaPg(pool, { statementNameGenerator: (q) => statementName(q.sql) })) });
+  const prisma = new PrismaClient({
+    adapter: serialiseTransactionQueries(new PrismaPg(pool, { statementNameGenerator: (q) => statementName(q.sql) })),
+  });
   // pool.end() resolves once its clients are told to end, not when their connections have
   // closed; whoever stops the server right after (the embedded database at shutdown) would then
   // terminate live connections (57P01 errors). close() waits for each connection's 'end'.
@@ -96,11 +95,13 @@ function serialiseTransactionQueries(factory: PrismaPg): PrismaPg {
     adapter.startTransaction = async (isolationLevel) => {
       const tx = await start(isolationLevel);
       let tail: Promise<unknown> = Promise.resolve();
-      const chain = <A, R>(fn: (a: A) => Promise<R>) => (a: A): Promise<R> => {
-        const run = tail.then(() => fn(a));
-        tail = run.catch(() => undefined);
-        return run;
-      };
+      const chain =
+        <A, R>(fn: (a: A) => Promise<R>) =>
+        (a: A): Promise<R> => {
+          const run = tail.then(() => fn(a));
+          tail = run.catch(() => undefined);
+          return run;
+        };
       const q = tx as SqlQueryable;
       q.queryRaw = chain(q.queryRaw.bind(q));
       q.executeRaw = chain(q.executeRaw.bind(q));

@@ -98,14 +98,18 @@ export async function startEmbeddedPostgres(opts: {
   if (isRoot) await checkSearchable(path.dirname(dataDir));
   const password = fresh
     ? randomBytes(18).toString('base64url')
-    : (await readFile(path.join(dataDir, PASSWORD_FILE), 'utf8').catch(() => {
-        throw new Error(`${dataDir} has no ${PASSWORD_FILE}: not a data folder made by Kitty`);
-      })).trim();
+    : (
+        await readFile(path.join(dataDir, PASSWORD_FILE), 'utf8').catch(() => {
+          throw new Error(`${dataDir} has no ${PASSWORD_FILE}: not a data folder made by Kitty`);
+        })
+      ).trim();
   const urlFor = (port: number) => `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
 
   const running = fresh ? undefined : await runningServer(dataDir, log);
   if (running) {
-    log(`[kitty] using the PostgreSQL already running for ${dataDir} (pid ${running.pid}, port ${running.port}, started by process ${running.owner})`);
+    log(
+      `[kitty] using the PostgreSQL already running for ${dataDir} (pid ${running.pid}, port ${running.port}, started by process ${running.owner})`,
+    );
     await ensureKittyDatabase(urlFor(running.port));
     return {
       databaseUrl: `${urlFor(running.port)}/kitty`,
@@ -173,10 +177,9 @@ export async function startEmbeddedPostgres(opts: {
         const portTaken = recent.some((l) => /could not bind|already in use/i.test(l));
         // A port picked by us can be taken by someone else between the check and the bind: try another.
         if (explicitPort === undefined && portTaken && attempt < 3) continue;
-        throw new Error(
-          `embedded PostgreSQL failed to start on 127.0.0.1:${port} (data ${dataDir}):\n` + recent.slice(-8).join('\n'),
-          { cause: e },
-        );
+        throw new Error(`embedded PostgreSQL failed to start on 127.0.0.1:${port} (data ${dataDir}):\n` + recent.slice(-8).join('\n'), {
+          cause: e,
+        });
       }
     }
   })();
@@ -310,7 +313,10 @@ function isAlive(pid: number): boolean {
  * returned, to be attached to. A live postgres whose starter is gone (an orphan): shut down (see
  * startEmbeddedPostgres). A stale pid file: removed. Returns undefined when nothing runs now.
  */
-async function runningServer(dataDir: string, log: (line: string) => void): Promise<{ pid: number; port: number; owner: number } | undefined> {
+async function runningServer(
+  dataDir: string,
+  log: (line: string) => void,
+): Promise<{ pid: number; port: number; owner: number } | undefined> {
   const pidFile = path.join(dataDir, 'postmaster.pid');
   const content = await readFile(pidFile, 'utf8').catch(() => null);
   if (content === null) return undefined;

@@ -27,12 +27,23 @@ describe('createDb', () => {
       const agent = await db.prisma.agent.create({ data: { handle: `tx-${Date.now()}`, displayName: 'Tx' } });
       const group = await db.prisma.group.create({ data: { name: 'Tx group', currency: 'EUR', createdById: agent.id } });
       const invite = await db.prisma.invite.create({
-        data: { groupId: group.id, code: 'a b c d', codeKey: `k-${Date.now()}`, createdById: agent.id, targetId: agent.id, expiresAt: new Date(Date.now() + 3_600_000), maxUses: 1 },
+        data: {
+          groupId: group.id,
+          code: 'a b c d',
+          codeKey: `k-${Date.now()}`,
+          createdById: agent.id,
+          targetId: agent.id,
+          expiresAt: new Date(Date.now() + 3_600_000),
+          maxUses: 1,
+        },
       });
       // Prisma fetches `group`, `createdBy` and `target` with three queries sent at once; in a
       // transaction they all go to its single connection (pg warns from the third on).
       const loaded = await db.prisma.$transaction((tx) =>
-        tx.invite.findUniqueOrThrow({ where: { id: invite.id }, include: { group: { select: { name: true } }, createdBy: { select: { handle: true } }, target: { select: { handle: true } } } }),
+        tx.invite.findUniqueOrThrow({
+          where: { id: invite.id },
+          include: { group: { select: { name: true } }, createdBy: { select: { handle: true } }, target: { select: { handle: true } } },
+        }),
       );
       expect([loaded.group.name, loaded.createdBy.handle, loaded.target?.handle]).toEqual(['Tx group', agent.handle, agent.handle]);
       await new Promise((r) => setImmediate(r)); // warnings are emitted on the next tick

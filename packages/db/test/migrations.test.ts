@@ -44,11 +44,18 @@ describe('migrations', () => {
 
   it('records each migration as Prisma does: sha256 checksum of migration.sql, one step, finished', async () => {
     const { rows } = await withClient(db.databaseUrl, (c) =>
-      c.query('SELECT migration_name, checksum, applied_steps_count, finished_at, rolled_back_at, logs FROM _prisma_migrations ORDER BY migration_name'),
+      c.query(
+        'SELECT migration_name, checksum, applied_steps_count, finished_at, rolled_back_at, logs FROM _prisma_migrations ORDER BY migration_name',
+      ),
     );
     for (const r of rows) {
       const sql = await readFile(path.join(MIGRATIONS_DIR, r.migration_name, 'migration.sql'));
-      expect(r).toMatchObject({ checksum: createHash('sha256').update(sql).digest('hex'), applied_steps_count: 1, rolled_back_at: null, logs: null });
+      expect(r).toMatchObject({
+        checksum: createHash('sha256').update(sql).digest('hex'),
+        applied_steps_count: 1,
+        rolled_back_at: null,
+        logs: null,
+      });
       expect(r.finished_at).toBeInstanceOf(Date);
     }
   });
@@ -56,7 +63,10 @@ describe('migrations', () => {
   it('two instances applying at once on a fresh database migrate it exactly once', async () => {
     await withFreshDatabase(async (url) => {
       const [a, b] = await Promise.all([applyMigrations(url), applyMigrations(url)]);
-      const dirs = (await readdir(MIGRATIONS_DIR, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+      const dirs = (await readdir(MIGRATIONS_DIR, { withFileTypes: true }))
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort();
       expect([...a.applied, ...b.applied].sort()).toEqual(dirs);
       expect(a.applied.length === 0 || b.applied.length === 0).toBe(true);
       const { rows } = await withClient(url, (c) => c.query('SELECT migration_name FROM _prisma_migrations ORDER BY migration_name'));
@@ -73,7 +83,9 @@ describe('migrations', () => {
         const running = applyMigrations(url);
         // Wait until the runner's session is queued on the lock (a condition, not a delay).
         for (;;) {
-          const { rows } = await holder.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = 72707369 AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())");
+          const { rows } = await holder.query(
+            "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = 72707369 AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+          );
           if (rows[0].n > 0) break;
         }
         const { rows } = await holder.query("SELECT to_regclass('_prisma_migrations') AS t");
@@ -89,11 +101,18 @@ describe('migrations', () => {
   it('a failing migration is rolled back whole and not recorded; the ones before it stay applied', async () => {
     await withMigrationsCopy(async (migrationsDir) => {
       await mkdir(path.join(migrationsDir, '99990101000000_broken'));
-      await writeFile(path.join(migrationsDir, '99990101000000_broken', 'migration.sql'), 'CREATE TABLE half_done (id int);\nSELECT 1/0;\n');
+      await writeFile(
+        path.join(migrationsDir, '99990101000000_broken', 'migration.sql'),
+        'CREATE TABLE half_done (id int);\nSELECT 1/0;\n',
+      );
       await withFreshDatabase(async (url) => {
-        await expect(applyMigrations(url, { migrationsDir })).rejects.toThrow(/99990101000000_broken failed and was rolled back: division by zero/);
+        await expect(applyMigrations(url, { migrationsDir })).rejects.toThrow(
+          /99990101000000_broken failed and was rolled back: division by zero/,
+        );
         const { rows } = await withClient(url, (c) =>
-          c.query("SELECT to_regclass('half_done') AS half, (SELECT count(*)::int FROM _prisma_migrations WHERE migration_name LIKE '9999%') AS broken, (SELECT count(*)::int FROM _prisma_migrations) AS total"),
+          c.query(
+            "SELECT to_regclass('half_done') AS half, (SELECT count(*)::int FROM _prisma_migrations WHERE migration_name LIKE '9999%') AS broken, (SELECT count(*)::int FROM _prisma_migrations) AS total",
+          ),
         );
         expect(rows[0]).toMatchObject({ half: null, broken: 0 });
         expect(rows[0].total).toBeGreaterThan(0);
@@ -105,7 +124,10 @@ describe('migrations', () => {
     await withMigrationsCopy(async (migrationsDir) => {
       await withFreshDatabase(async (url) => {
         await applyMigrations(url, { migrationsDir });
-        const [first] = (await readdir(migrationsDir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+        const [first] = (await readdir(migrationsDir, { withFileTypes: true }))
+          .filter((d) => d.isDirectory())
+          .map((d) => d.name)
+          .sort();
         const file = path.join(migrationsDir, first!, 'migration.sql');
         const original = await readFile(file, 'utf8');
         await writeFile(file, `${original}\n-- edited\n`);
@@ -113,7 +135,9 @@ describe('migrations', () => {
         await writeFile(file, original);
 
         await withClient(url, (c) =>
-          c.query("INSERT INTO _prisma_migrations (id, checksum, migration_name, applied_steps_count) VALUES ('00000000-0000-0000-0000-000000000001', 'x', '99990101000000_failed', 0)"),
+          c.query(
+            "INSERT INTO _prisma_migrations (id, checksum, migration_name, applied_steps_count) VALUES ('00000000-0000-0000-0000-000000000001', 'x', '99990101000000_failed', 0)",
+          ),
         );
         await expect(applyMigrations(url, { migrationsDir })).rejects.toThrow(/99990101000000_failed failed earlier/);
       });
@@ -149,9 +173,7 @@ describe('migrations', () => {
   });
 
   it('leaves no temporary databases behind', async () => {
-    const { rows } = await withClient(ADMIN_URL, (c) =>
-      c.query("SELECT datname FROM pg_database WHERE datname LIKE 'kitty_shadow_%'"),
-    );
+    const { rows } = await withClient(ADMIN_URL, (c) => c.query("SELECT datname FROM pg_database WHERE datname LIKE 'kitty_shadow_%'"));
     expect(rows).toEqual([]);
   });
 });

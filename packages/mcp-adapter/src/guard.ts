@@ -15,7 +15,10 @@ export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
  *                     "host:port" allows exactly that port
  * @returns `check(host, origin)` → null when allowed, else a sentence saying which header was refused
  */
-export function hostGuard(baseUrl: string, allowedHosts: readonly string[]): (host: string | undefined, origin: string | undefined) => string | null {
+export function hostGuard(
+  baseUrl: string,
+  allowedHosts: readonly string[],
+): (host: string | undefined, origin: string | undefined) => string | null {
   const names = new Set<string>(LOOPBACK_HOSTS);
   const exact = new Set<string>();
   try {

@@ -49,7 +49,14 @@ declare module 'fastify' {
 }
 
 /** Error codes that mean "the HTTP message itself was refused": on MCP paths they become JSON-RPC errors. */
-const TRANSPORT_CODES = new Set(['BAD_REQUEST', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_LARGE', 'URI_TOO_LONG', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE']);
+const TRANSPORT_CODES = new Set([
+  'BAD_REQUEST',
+  'REQUEST_TIMEOUT',
+  'PAYLOAD_TOO_LARGE',
+  'URI_TOO_LONG',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'HEADERS_TOO_LARGE',
+]);
 
 /** True for /mcp, /mcp/docs and anything below them (for refusals made before routing, e.g. by Node's HTTP parser). */
 export function isMcpPath(url: string): boolean {
@@ -117,7 +124,8 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
   app.setErrorHandler((err, req, reply) => {
     const { status, body } = opts.errorEnvelope(err, req, reply);
     // RFC 6750 §3.1: a presented but unusable token is error="invalid_token".
-    if (status === 401) reply.header('WWW-Authenticate', opts.wwwAuthenticate('/mcp', req.headers.authorization ? 'invalid_token' : undefined));
+    if (status === 401)
+      reply.header('WWW-Authenticate', opts.wwwAuthenticate('/mcp', req.headers.authorization ? 'invalid_token' : undefined));
     return reply.code(status).send(toMcpErrorBody(body));
   });
   const guard = hostGuard(opts.baseUrl, opts.allowedHosts);
@@ -129,7 +137,8 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
     const refused = guard(header(req, 'host'), header(req, 'origin'));
     if (refused) {
       throw new ToolError('FORBIDDEN', refused, {
-        suggestedAction: 'Connect through the server\'s own address (its base URL or localhost); an operator can add a host to KITTY_ALLOWED_HOSTS.',
+        suggestedAction:
+          "Connect through the server's own address (its base URL or localhost); an operator can add a host to KITTY_ALLOWED_HOSTS.",
         details: { reason: 'dns_rebinding_protection' },
       });
     }
@@ -152,7 +161,10 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
       return reply.code(400).send({
         jsonrpc: '2.0',
         id: null,
-        error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-11-25); send one message per HTTP request.' },
+        error: {
+          code: -32600,
+          message: 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-11-25); send one message per HTTP request.',
+        },
       });
     }
     const headers = new Headers();
@@ -185,7 +197,10 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
       // An OAuth app keeps its refresh token too (offline_access).
       const oauth = callCtx?.callRequest.auth?.credential === 'oauth';
       const wanted = [...new Set([...auth.scopes, scope, ...(oauth ? ['offline_access'] : [])])].join(' ');
-      reply.header('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${wanted}", resource_metadata="${opts.baseUrl}/.well-known/oauth-protected-resource/mcp"`);
+      reply.header(
+        'WWW-Authenticate',
+        `Bearer error="insufficient_scope", scope="${wanted}", resource_metadata="${opts.baseUrl}/.well-known/oauth-protected-resource/mcp"`,
+      );
     }
     if (response.body && response.headers.get('content-type')?.startsWith('text/event-stream')) {
       const stream = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
@@ -206,9 +221,13 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
   const notAllowed = (req: FastifyRequest, reply: FastifyReply) => {
     checkOrigin(req);
     reply.header('Allow', 'POST');
-    throw new ToolError('METHOD_NOT_ALLOWED', `${req.method} is not supported: this MCP server is stateless (no SSE stream, no session); POST JSON-RPC messages.`, {
-      suggestedAction: 'Send MCP messages with POST.',
-    });
+    throw new ToolError(
+      'METHOD_NOT_ALLOWED',
+      `${req.method} is not supported: this MCP server is stateless (no SSE stream, no session); POST JSON-RPC messages.`,
+      {
+        suggestedAction: 'Send MCP messages with POST.',
+      },
+    );
   };
 
   app.post('/mcp', async (req, reply) => {

@@ -74,7 +74,9 @@ export function toolSuccessResult(data: Record<string, unknown>, replayed = fals
  * leaves as -32603 Internal error; with this one it reaches the SDK's tools/call validation,
  * which answers -32602 Invalid params naming `params.arguments` (JSON-RPC 2.0 §5.1).
  */
-const CallToolRequestLooseArgs = CallToolRequestSchema.extend({ params: CallToolRequestSchema.shape.params.omit({ arguments: true }).loose() });
+const CallToolRequestLooseArgs = CallToolRequestSchema.extend({
+  params: CallToolRequestSchema.shape.params.omit({ arguments: true }).loose(),
+});
 
 export const SERVER_INFO = { name: 'kitty', title: 'Kitty', version: KITTY_VERSION };
 

@@ -34,11 +34,14 @@ const registry: Registry = {
   version: 'v-test-1',
   has: (name) => catalogue.some((t) => t.name === name),
   validateArgs: () => ({ ok: true }),
-  unknownTool: (name) => new ToolError('NOT_FOUND', `Unknown tool "${name}"; did you mean "echo"?`, { suggestedAction: 'List the tools with tools/list.' }),
+  unknownTool: (name) =>
+    new ToolError('NOT_FOUND', `Unknown tool "${name}"; did you mean "echo"?`, { suggestedAction: 'List the tools with tools/list.' }),
   callTool: async (name, args, req) => {
     calls.push({ name, args, req });
     if (name === 'forbidden') throw new ToolError('FORBIDDEN', 'No write scope.', { details: { required_scope: 'svc:write' } });
-    return { data: { echoed: (args as { text?: string }).text ?? '' }, call: { replayed: name === 'replayed' } } as Awaited<ReturnType<Registry['callTool']>>;
+    return { data: { echoed: (args as { text?: string }).text ?? '' }, call: { replayed: name === 'replayed' } } as Awaited<
+      ReturnType<Registry['callTool']>
+    >;
   },
 };
 
@@ -51,7 +54,8 @@ beforeEach(async () => {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   // What the HTTP route does: the call context travels in authInfo.extra.
   const send = clientSide.send.bind(clientSide);
-  clientSide.send = (message: JSONRPCMessage) => send(message, { authInfo: { token: 't', clientId: 'c', scopes: [], extra: { [CONTEXT_KEY]: ctx } } });
+  clientSide.send = (message: JSONRPCMessage) =>
+    send(message, { authInfo: { token: 't', clientId: 'c', scopes: [], extra: { [CONTEXT_KEY]: ctx } } });
   await toolsServerFactory(registry, 'http://kitty.test')().connect(serverSide);
   client = new Client({ name: 'test', version: '1.0.0' });
   await client.connect(clientSide);
@@ -92,12 +96,19 @@ describe('MCP tools server', () => {
     expect(res.isError).toBe(true);
     expect(res.structuredContent).toBeUndefined();
     const envelope = JSON.parse((res.content as Array<{ text: string }>)[0]!.text);
-    expect(envelope).toMatchObject({ ok: false, error: { code: 'FORBIDDEN', details: { required_scope: 'svc:write' } }, request_id: 'req_mcp' });
+    expect(envelope).toMatchObject({
+      ok: false,
+      error: { code: 'FORBIDDEN', details: { required_scope: 'svc:write' } },
+      request_id: 'req_mcp',
+    });
     expect(ctx.insufficientScope).toBe('svc:write');
   });
 
   it('an unknown tool is a JSON-RPC invalid-params error', async () => {
-    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('did you mean "echo"') });
+    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('did you mean "echo"'),
+    });
     expect(calls).toEqual([]);
   });
 });
@@ -105,7 +116,15 @@ describe('MCP tools server', () => {
 describe('Host/Origin guard', () => {
   const check = hostGuard('https://kitty.example.com', ['internal.test', 'proxy.test:8443']);
   it('accepts loopback on any port, the base URL host, and listed hosts', () => {
-    for (const host of ['localhost:3000', '127.0.0.1:1', '[::1]:80', 'kitty.example.com', 'KITTY.example.com:443', 'internal.test:9', 'proxy.test:8443']) {
+    for (const host of [
+      'localhost:3000',
+      '127.0.0.1:1',
+      '[::1]:80',
+      'kitty.example.com',
+      'KITTY.example.com:443',
+      'internal.test:9',
+      'proxy.test:8443',
+    ]) {
       expect(check(host, undefined), host).toBeNull();
     }
     expect(check('localhost:3000', 'http://localhost:5173')).toBeNull();

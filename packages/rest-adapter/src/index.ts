@@ -79,7 +79,10 @@ async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promi
         details: { issues: [{ path: '(root)', message: 'expected a JSON object', code: 'invalid_type' }] },
       });
     }
-    const result = await registry.callTool(name, body ?? {}, { ...opts.callRequest(req), idempotencyKeyHeader: header(req, 'idempotency-key') });
+    const result = await registry.callTool(name, body ?? {}, {
+      ...opts.callRequest(req),
+      idempotencyKeyHeader: header(req, 'idempotency-key'),
+    });
     // A replay says so in data (`replayed: true`, as on MCP) and in this header.
     if (result.call.replayed) reply.header('Idempotent-Replayed', 'true');
     return ok(result.data);
@@ -114,11 +117,20 @@ async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promi
     }
     const v = registry.validateArgs(name, body ?? {});
     if (!v.ok) {
-      throw new ToolError('VALIDATION_ERROR', `Invalid arguments for ${name}: ${v.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
-        details: { issues: v.issues },
-      });
+      throw new ToolError(
+        'VALIDATION_ERROR',
+        `Invalid arguments for ${name}: ${v.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+        {
+          details: { issues: v.issues },
+        },
+      );
     }
-    return ok({ valid: true, tool: name, stored: false, suggested_next: [`${name}: the arguments are valid; call it with POST /v1/tools/${name}`] });
+    return ok({
+      valid: true,
+      tool: name,
+      stored: false,
+      suggested_next: [`${name}: the arguments are valid; call it with POST /v1/tools/${name}`],
+    });
   });
 
   app.get('/v1', async (req) => {

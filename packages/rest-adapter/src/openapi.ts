@@ -52,7 +52,12 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
     '400': errorResponse('VALIDATION_ERROR: details.issues lists the fields to fix'),
     '401': {
       ...errorResponse('UNAUTHENTICATED'),
-      headers: { 'WWW-Authenticate': { description: 'Bearer challenge pointing at the protected resource metadata (RFC 9728).', schema: { type: 'string' } } },
+      headers: {
+        'WWW-Authenticate': {
+          description: 'Bearer challenge pointing at the protected resource metadata (RFC 9728).',
+          schema: { type: 'string' },
+        },
+      },
     },
     '403': errorResponse('FORBIDDEN (details.required_scope for a missing scope)'),
     '404': errorResponse('NOT_FOUND'),
@@ -114,14 +119,26 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
     };
   }
 
-  const okObject = { description: 'Success envelope', content: { 'application/json': { schema: { type: 'object', required: ['ok', 'data'], properties: { ok: { const: true }, data: { type: 'object' } } } } } };
+  const okObject = {
+    description: 'Success envelope',
+    content: {
+      'application/json': {
+        schema: { type: 'object', required: ['ok', 'data'], properties: { ok: { const: true }, data: { type: 'object' } } },
+      },
+    },
+  };
   paths['/v1/tools'] = {
     get: {
       operationId: 'list_tools',
       summary: 'List every tool with its JSON Schemas',
       security: [],
       parameters: [{ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } }],
-      responses: { '200': { ...okObject, headers: { ETag: { description: 'Tools version', schema: { type: 'string' } } } }, '304': { description: 'Not modified' }, '429': commonErrors['429'], '500': commonErrors['500'] },
+      responses: {
+        '200': { ...okObject, headers: { ETag: { description: 'Tools version', schema: { type: 'string' } } } },
+        '304': { description: 'Not modified' },
+        '429': commonErrors['429'],
+        '500': commonErrors['500'],
+      },
     },
   };
   paths['/v1/tools/{name}'] = {
@@ -140,7 +157,13 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
       security: [],
       parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
       requestBody: { required: false, content: { 'application/json': { schema: { type: 'object' } } } },
-      responses: { '200': okObject, '400': commonErrors['400'], '404': commonErrors['404'], '429': commonErrors['429'], '500': commonErrors['500'] },
+      responses: {
+        '200': okObject,
+        '400': commonErrors['400'],
+        '404': commonErrors['404'],
+        '429': commonErrors['429'],
+        '500': commonErrors['500'],
+      },
     },
   };
   paths['/v1'] = {
@@ -158,7 +181,18 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
       security: [],
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/register_agent_input' } } } },
       responses: {
-        '200': { description: 'Success envelope', content: { 'application/json': { schema: { type: 'object', required: ['ok', 'data'], properties: { ok: { const: true }, data: { $ref: '#/components/schemas/register_agent_output' } } } } } },
+        '200': {
+          description: 'Success envelope',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['ok', 'data'],
+                properties: { ok: { const: true }, data: { $ref: '#/components/schemas/register_agent_output' } },
+              },
+            },
+          },
+        },
         ...commonErrors,
       },
     },
@@ -170,7 +204,8 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
     info: {
       title: 'Kitty',
       version: KITTY_VERSION,
-      description: 'Shared-expense ledger and personal agent network for software agents. Every capability is a tool: POST /v1/tools/{name}. Same tools over MCP at /mcp.',
+      description:
+        'Shared-expense ledger and personal agent network for software agents. Every capability is a tool: POST /v1/tools/{name}. Same tools over MCP at /mcp.',
       'x-tools-version': registry.version,
     },
     servers: [{ url: baseUrl }],

@@ -37,7 +37,8 @@ const registry: Registry = {
   unknownTool: (name) => new ToolError('NOT_FOUND', `Unknown tool "${name}".`),
   callTool: async (name, args, req) => {
     // Authentication and scope are the registry's (one rule in core); the fake answers as it does.
-    if (name === 'get_me' && req.auth && !req.auth.scopes.includes('svc:read')) throw new ToolError('FORBIDDEN', 'lacks svc:read', { details: { required_scope: 'svc:read' } });
+    if (name === 'get_me' && req.auth && !req.auth.scopes.includes('svc:read'))
+      throw new ToolError('FORBIDDEN', 'lacks svc:read', { details: { required_scope: 'svc:read' } });
     calls.push({ name, args, req });
     return { data: { tool: name, args }, call: { replayed: replay } } as Awaited<ReturnType<Registry['callTool']>>;
   },
@@ -67,7 +68,12 @@ beforeEach(() => {
 });
 
 const post = (url: string, body?: unknown, headers: Record<string, string> = {}) =>
-  app.inject({ method: 'POST', url, ...(body === undefined ? {} : { payload: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } }), ...(body === undefined ? { headers } : {}) });
+  app.inject({
+    method: 'POST',
+    url,
+    ...(body === undefined ? {} : { payload: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } }),
+    ...(body === undefined ? { headers } : {}),
+  });
 
 describe('REST adapter', () => {
   it('POST /v1/tools/{name} calls the tool with the body and the Idempotency-Key header, and wraps the result', async () => {
@@ -133,7 +139,10 @@ describe('REST adapter', () => {
 
   it('GET /v1 answers with get_me, whose credential and scope errors come from the registry', async () => {
     auth = { scopes: ['svc:write'] } as unknown as CallRequest['auth'];
-    expect((await app.inject({ method: 'GET', url: '/v1' })).json().error).toMatchObject({ code: 'FORBIDDEN', details: { required_scope: 'svc:read' } });
+    expect((await app.inject({ method: 'GET', url: '/v1' })).json().error).toMatchObject({
+      code: 'FORBIDDEN',
+      details: { required_scope: 'svc:read' },
+    });
     auth = { scopes: ['svc:read'] } as unknown as CallRequest['auth'];
     const me = await app.inject({ method: 'GET', url: '/v1' });
     expect(me.json().data).toMatchObject({ tool: 'get_me', tools_version: 'v-test-1', links: { tools: 'http://kitty.test/v1/tools' } });

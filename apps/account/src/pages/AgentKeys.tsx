@@ -51,8 +51,8 @@ export function AgentKeysPage({ agentId }: { agentId: string }) {
       </p>
       <h1>{agent ? `Keys of ${agent.display_name}` : 'Agent keys'}</h1>
       <p className="lead">
-        Every key lets a program act as {handle}. Read-only keys can call read tools only. A rotated key keeps working for 10 minutes, then stops;
-        a revoked key stops at once.
+        Every key lets a program act as {handle}. Read-only keys can call read tools only. A rotated key keeps working for 10 minutes, then
+        stops; a revoked key stops at once.
       </p>
       <ErrorNote error={keys.error ?? rotate.error ?? revoke.error} />
       {secret ? <SecretOnce title={secret.title} secret={secret.key} onDone={() => setSecret(null)} /> : null}
@@ -69,7 +69,9 @@ export function AgentKeysPage({ agentId }: { agentId: string }) {
               <div className="key-head">
                 <code>{k.prefix}…</code>
                 {k.label ? <span className="strong">{k.label}</span> : null}
-                <span className={k.access === 'read' ? 'badge' : 'badge write'}>{k.access === 'read' ? 'read-only' : 'read and write'}</span>
+                <span className={k.access === 'read' ? 'badge' : 'badge write'}>
+                  {k.access === 'read' ? 'read-only' : 'read and write'}
+                </span>
                 {k.status === 'rotated' ? (
                   <span className="badge attention">
                     rotated — valid until <When iso={k.expires_at} />
@@ -112,7 +114,10 @@ export function AgentKeysPage({ agentId }: { agentId: string }) {
                     disabled={rotate.isPending}
                     onConfirm={() => rotate.mutate({ key_id: k.key_id })}
                   >
-                    <p>A new key with the same access is shown once. This key keeps working for 10 more minutes, so you can switch the agent over.</p>
+                    <p>
+                      A new key with the same access is shown once. This key keeps working for 10 more minutes, so you can switch the agent
+                      over.
+                    </p>
                   </ConfirmButton>
                 ) : null}
                 <ConfirmButton
@@ -141,10 +146,10 @@ export function AgentKeysPage({ agentId }: { agentId: string }) {
             const days = String(f.get('expiry') ?? '');
             create.mutate(
               {
-              agent_id: agentId,
-              access: f.get('access') === 'read_write' ? 'read_write' : 'read',
-              ...(label ? { label } : {}),
-              ...(days ? { expires_in_days: Number(days) } : {}),
+                agent_id: agentId,
+                access: f.get('access') === 'read_write' ? 'read_write' : 'read',
+                ...(label ? { label } : {}),
+                ...(days ? { expires_in_days: Number(days) } : {}),
               },
               { onSuccess: () => form.reset() },
             );
@@ -153,7 +158,8 @@ export function AgentKeysPage({ agentId }: { agentId: string }) {
           <fieldset>
             <legend>Access</legend>
             <label className="choice">
-              <input type="radio" name="access" value="read" defaultChecked /> Read-only <span className="muted">(svc:read: read tools only)</span>
+              <input type="radio" name="access" value="read" defaultChecked /> Read-only{' '}
+              <span className="muted">(svc:read: read tools only)</span>
             </label>
             <label className="choice">
               <input type="radio" name="access" value="read_write" /> Read and write <span className="muted">(svc:read svc:write)</span>

@@ -85,7 +85,11 @@ export function AgentsPage() {
               e.preventDefault();
               const f = new FormData(e.currentTarget);
               const description = String(f.get('description') ?? '').trim();
-              create.mutate({ handle: String(f.get('handle') ?? '').trim(), display_name: String(f.get('display_name') ?? '').trim(), ...(description ? { description } : {}) });
+              create.mutate({
+                handle: String(f.get('handle') ?? '').trim(),
+                display_name: String(f.get('display_name') ?? '').trim(),
+                ...(description ? { description } : {}),
+              });
             }}
           >
             <label>
@@ -114,8 +118,8 @@ export function AgentsPage() {
       <section className="card" aria-labelledby="claim-h">
         <h2 id="claim-h">Claim an agent that runs on its own</h2>
         <p>
-          Paste one of the agent's current API keys to prove you control it. The key is sent once to check it and is not kept, here or in the
-          browser.
+          Paste one of the agent's current API keys to prove you control it. The key is sent once to check it and is not kept, here or in
+          the browser.
         </p>
         <form
           onSubmit={(e) => {

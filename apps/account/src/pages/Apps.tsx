@@ -24,7 +24,9 @@ export function AppsPage() {
         <Loading label="Loading connected apps" />
       ) : apps.data && apps.data.apps.length === 0 ? (
         <Empty>
-          <p>No apps are connected. When an MCP client asks to use Kitty for you, you approve it on Kitty's sign-in page and it appears here.</p>
+          <p>
+            No apps are connected. When an MCP client asks to use Kitty for you, you approve it on Kitty's sign-in page and it appears here.
+          </p>
         </Empty>
       ) : (
         <ul className="list" aria-label="Connected apps">
@@ -33,7 +35,11 @@ export function AppsPage() {
               <div className="key-head">
                 <span className="strong">{c.client_name ?? c.client_id}</span>
                 {c.client_host ? <span className="muted">{c.client_host}</span> : null}
-                {c.scopes.includes('svc:write') ? <span className="badge write">read and write</span> : <span className="badge">read-only</span>}
+                {c.scopes.includes('svc:write') ? (
+                  <span className="badge write">read and write</span>
+                ) : (
+                  <span className="badge">read-only</span>
+                )}
               </div>
               <dl className="meta">
                 <div>

@@ -33,7 +33,9 @@ export function SecurityPage() {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const methods = useQuery(trpc.passkeys.list.queryOptions());
-  const log = useInfiniteQuery(trpc.securityLog.infiniteQueryOptions({ limit: 25 }, { getNextPageParam: (p) => p.next_cursor ?? undefined }));
+  const log = useInfiniteQuery(
+    trpc.securityLog.infiniteQueryOptions({ limit: 25 }, { getNextPageParam: (p) => p.next_cursor ?? undefined }),
+  );
   const refresh = () => {
     void qc.invalidateQueries({ queryKey: trpc.passkeys.list.queryKey() });
     void qc.invalidateQueries({ queryKey: trpc.securityLog.queryKey() });
@@ -80,7 +82,13 @@ export function SecurityPage() {
                 </dl>
                 <div className="actions">
                   {count > 1 ? (
-                    <ConfirmButton label="Remove" title={`Remove passkey “${p.name}”?`} confirmLabel="Remove passkey" disabled={remove.isPending} onConfirm={() => remove.mutate({ passkey_id: p.passkey_id })}>
+                    <ConfirmButton
+                      label="Remove"
+                      title={`Remove passkey “${p.name}”?`}
+                      confirmLabel="Remove passkey"
+                      disabled={remove.isPending}
+                      onConfirm={() => remove.mutate({ passkey_id: p.passkey_id })}
+                    >
                       <p>You will no longer be able to sign in with it.</p>
                     </ConfirmButton>
                   ) : (

@@ -30,23 +30,35 @@ async function generate(): Promise<AuthServerKeys> {
 }
 
 /** Loads (or creates, first instance wins) the key material. */
-export async function loadAuthServerKeys(prisma: PrismaClient, env: { jwks?: string | undefined; cookieKeys?: string | undefined }): Promise<AuthServerKeys> {
+export async function loadAuthServerKeys(
+  prisma: PrismaClient,
+  env: { jwks?: string | undefined; cookieKeys?: string | undefined },
+): Promise<AuthServerKeys> {
   let stored: AuthServerKeys | undefined;
   if (!env.jwks || !env.cookieKeys) {
     const row = await prisma.oAuthPayload.findUnique({ where: { type_id: ROW } });
     if (row) stored = row.payload as unknown as AuthServerKeys;
     else {
       const fresh = await generate();
-      await prisma.oAuthPayload.createMany({ data: [{ ...ROW, payload: fresh as unknown as Prisma.InputJsonObject }], skipDuplicates: true });
+      await prisma.oAuthPayload.createMany({
+        data: [{ ...ROW, payload: fresh as unknown as Prisma.InputJsonObject }],
+        skipDuplicates: true,
+      });
       stored = (await prisma.oAuthPayload.findUniqueOrThrow({ where: { type_id: ROW } })).payload as unknown as AuthServerKeys;
     }
   }
   let jwks = stored?.jwks;
   if (env.jwks) {
     const parsed = JSON.parse(env.jwks) as { keys?: JWK[] };
-    if (!Array.isArray(parsed.keys) || parsed.keys.length === 0) throw new Error('KITTY_OAUTH_JWKS must be a JSON JWK Set with at least one private key');
+    if (!Array.isArray(parsed.keys) || parsed.keys.length === 0)
+      throw new Error('KITTY_OAUTH_JWKS must be a JSON JWK Set with at least one private key');
     jwks = { keys: parsed.keys };
   }
-  const cookieKeys = env.cookieKeys ? env.cookieKeys.split(',').map((s) => s.trim()).filter(Boolean) : stored!.cookieKeys;
+  const cookieKeys = env.cookieKeys
+    ? env.cookieKeys
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : stored!.cookieKeys;
   return { jwks: jwks!, cookieKeys };
 }

@@ -73,7 +73,12 @@ export function createAuthServer(opts: AuthServerOptions): Provider {
     responseTypes: ['code'],
     pkce: { required: () => true },
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
-    clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', id_token_signed_response_alg: 'ES256' },
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'ES256',
+    },
     routes: {
       authorization: '/oauth/authorize',
       token: '/oauth/token',
@@ -102,7 +107,8 @@ export function createAuthServer(opts: AuthServerOptions): Provider {
         useGrantedResource: async () => true,
         getResourceServerInfo: async (_ctx, indicator) => {
           // The base URL names the same resource (its REST tools); either way the token's audience is {base}/mcp.
-          if (indicator !== resource && indicator !== opts.baseUrl) throw new errors.InvalidTarget(`the only resource of this server is ${resource}`);
+          if (indicator !== resource && indicator !== opts.baseUrl)
+            throw new errors.InvalidTarget(`the only resource of this server is ${resource}`);
           return {
             scope: RESOURCE_SCOPES.join(' '),
             audience: resource,
@@ -123,7 +129,9 @@ export function createAuthServer(opts: AuthServerOptions): Provider {
         if (key !== 'kitty_client_kind' || ctx?.oidc?.route !== 'registration') return;
         // An omitted method means client_secret_basic (RFC 7591 §2), and the library then mints a secret: refused too.
         if (metadata.token_endpoint_auth_method !== 'none' || metadata.client_secret !== undefined) {
-          throw new errors.InvalidClientMetadata('dynamic registration accepts public clients only: token_endpoint_auth_method must be "none" (use PKCE)');
+          throw new errors.InvalidClientMetadata(
+            'dynamic registration accepts public clients only: token_endpoint_auth_method must be "none" (use PKCE)',
+          );
         }
       },
     },

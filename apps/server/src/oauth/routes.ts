@@ -31,8 +31,13 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
   const limit = async (req: FastifyRequest, reply: FastifyReply) => {
     if (SKIP_LIMIT.test(req.url)) return;
     const decision = await deps.authRateLimiter.consume('anon', `auth:${req.ip}`);
-    reply.header('RateLimit-Policy', decision.policyHeader.replace('"anon"', '"auth"')).header('RateLimit', decision.stateHeader.replace('"anon"', '"auth"'));
-    if (!decision.allowed) throw new ToolError('RATE_LIMITED', `Too many sign-in or authorization requests; retry in ${decision.retryAfter} s.`, { retryAfter: decision.retryAfter });
+    reply
+      .header('RateLimit-Policy', decision.policyHeader.replace('"anon"', '"auth"'))
+      .header('RateLimit', decision.stateHeader.replace('"anon"', '"auth"'));
+    if (!decision.allowed)
+      throw new ToolError('RATE_LIMITED', `Too many sign-in or authorization requests; retry in ${decision.retryAfter} s.`, {
+        retryAfter: decision.retryAfter,
+      });
   };
 
   // The library answers its own failures (server_error) without logging them: they go to the server's log.
@@ -55,7 +60,15 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
     as.addHook('onRequest', limit);
     as.get('/.well-known/openid-configuration', (req, reply) => passToProvider(req, reply));
     as.get('/.well-known/oauth-authorization-server', (req, reply) => passToProvider(req, reply, '/.well-known/openid-configuration'));
-    for (const path of ['/oauth/authorize', '/oauth/authorize/*', '/oauth/token', '/oauth/register', '/oauth/register/*', '/oauth/revoke', '/oauth/jwks']) {
+    for (const path of [
+      '/oauth/authorize',
+      '/oauth/authorize/*',
+      '/oauth/token',
+      '/oauth/register',
+      '/oauth/register/*',
+      '/oauth/revoke',
+      '/oauth/jwks',
+    ]) {
       as.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'], url: path, handler: (req, reply) => passToProvider(req, reply) });
     }
   });
@@ -74,7 +87,13 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
     await registerPeopleRoutes(web, { prisma, baseUrl, csrfSecret: deps.csrfSecret, oidc: deps.oidc });
 
     const page = (reply: FastifyReply, html: string, status = 200) =>
-      reply.code(status).type('text/html; charset=utf-8').header('Content-Security-Policy', PAGE_CSP).header('Cache-Control', 'no-store').header('X-Frame-Options', 'DENY').send(html);
+      reply
+        .code(status)
+        .type('text/html; charset=utf-8')
+        .header('Content-Security-Policy', PAGE_CSP)
+        .header('Cache-Control', 'no-store')
+        .header('X-Frame-Options', 'DENY')
+        .send(html);
 
     /** Everything the consent page shows, or a reply already sent (redirect to sign-in, error page). */
     const loadConsent = async (req: FastifyRequest<{ Params: { uid: string } }>, reply: FastifyReply) => {
@@ -102,7 +121,9 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
       }
       const requested = (params.scope ?? '').split(' ').filter((s) => (ALL_SCOPES as readonly string[]).includes(s));
       // An app that names no Kitty scope asks for the resource's scopes (read and write); the person can narrow them.
-      const requestedScopes = requested.some((s) => (RESOURCE_SCOPES as readonly string[]).includes(s)) ? requested : [...RESOURCE_SCOPES, ...requested];
+      const requestedScopes = requested.some((s) => (RESOURCE_SCOPES as readonly string[]).includes(s))
+        ? requested
+        : [...RESOURCE_SCOPES, ...requested];
       const hostOf = (u: string | undefined) => {
         try {
           return u ? new URL(u).host : null;
@@ -111,10 +132,25 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
         }
       };
       const clientId = client.clientId;
-      const clientHost = hostOf(/^https?:\/\//.test(clientId) ? clientId : undefined) ?? hostOf(client.clientUri) ?? hostOf(params.redirect_uri);
+      const clientHost =
+        hostOf(/^https?:\/\//.test(clientId) ? clientId : undefined) ?? hostOf(client.clientUri) ?? hostOf(params.redirect_uri);
       const human = await prisma.human.findUniqueOrThrow({ where: { id: me.humanId }, select: { id: true, displayName: true } });
-      const agents = await prisma.agent.findMany({ where: { humanId: me.humanId }, select: { id: true, handle: true, displayName: true }, orderBy: { createdAt: 'asc' } });
-      return { details, me, client, clientId, clientName: client.clientName ?? clientHost ?? clientId, clientHost, requestedScopes, human, agents };
+      const agents = await prisma.agent.findMany({
+        where: { humanId: me.humanId },
+        select: { id: true, handle: true, displayName: true },
+        orderBy: { createdAt: 'asc' },
+      });
+      return {
+        details,
+        me,
+        client,
+        clientId,
+        clientName: client.clientName ?? clientHost ?? clientId,
+        clientHost,
+        requestedScopes,
+        human,
+        agents,
+      };
     };
 
     /** What the consent page shows for a loaded interaction (a fresh CSRF token bound to the session and the interaction). */
@@ -132,89 +168,123 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
     web.get<{ Params: { uid: string } }>('/oauth/consent/:uid', async (req, reply) => {
       const c = await loadConsent(req, reply);
       if (!c) return reply;
-      return page(
-        reply,
-        renderConsentPage(consentView(c)),
-      );
+      return page(reply, renderConsentPage(consentView(c)));
     });
 
-    web.post<{ Params: { uid: string }; Body: Record<string, string | string[] | undefined> | undefined }>('/oauth/consent/:uid', async (req, reply) => {
-      checkSameOrigin(req, baseUrl);
-      const c = await loadConsent(req, reply);
-      if (!c) return reply;
-      const body = req.body ?? {};
-      if (!checkCsrfToken(deps.csrfSecret, c.me.sessionId, `consent:${c.details.uid}`, body.csrf)) {
-        throw new ToolError('FORBIDDEN', 'The form has expired (CSRF token mismatch); reload the page.', { details: { reason: 'csrf' } });
-      }
-      const finish = async (result: Parameters<Provider['interactionFinished']>[2]) => {
-        reply.hijack();
-        await provider.interactionFinished(req.raw, reply.raw, result, { mergeWithLastSubmission: false });
-      };
-      if (body.decision !== 'allow') return finish({ error: 'access_denied', error_description: 'The person declined the request.' });
-
-      const chosen = (Array.isArray(body.scope) ? body.scope : body.scope ? [body.scope] : []).filter((s) => c.requestedScopes.includes(s));
-      const resourceScopes = chosen.filter((s) => (RESOURCE_SCOPES as readonly string[]).includes(s));
-      const rerender = (error: string) =>
-        page(
-          reply,
-          renderConsentPage({
-            ...consentView(c),
-            error,
-            values: { handle: typeof body.handle === 'string' ? body.handle : undefined, display_name: typeof body.display_name === 'string' ? body.display_name : undefined },
-          }),
-          400,
-        );
-      if (resourceScopes.length === 0) return rerender('Allow at least svc:read or svc:write, or deny the request.');
-
-      const origin = originOf(req);
-      let agentId: string;
-      try {
-        agentId = await prisma.$transaction(async (tx) => {
-          let id: string;
-          if (body.agent === 'new') {
-            const details = { handle: String(body.handle ?? '').trim(), displayName: String(body.display_name ?? '').trim() };
-            validateNewAgent(details);
-            // Same domain function as register_agent and the account page; the key it also makes is never shown
-            // here (apps get no API keys) — the person can rotate it on the account page.
-            const { agent } = await createAgentWithKey(tx, details, { humanId: c.me.humanId });
-            await recordSecurityEvent(tx, { humanId: c.me.humanId, agentId: agent.id, type: 'agent_created', details: { handle: agent.handle, via: 'oauth_consent', client_id: c.clientId }, origin });
-            id = agent.id;
-          } else {
-            const agent = c.agents.find((a) => a.id === body.agent);
-            if (!agent) throw new ToolError('VALIDATION_ERROR', 'Pick one of your agents or "A new agent".', { details: { issues: [{ path: 'agent', message: 'not one of your agents', code: 'invalid' }] } });
-            id = agent.id;
-          }
-          return id;
-        });
-      } catch (e) {
-        if (e instanceof ToolError) {
-          const issues = (e.details?.issues as Array<{ path: string; message: string }> | undefined) ?? [];
-          return rerender(issues.length ? issues.map((i) => `${i.path === 'display_name' ? 'Display name' : i.path === 'handle' ? 'Handle' : i.path}: ${i.message}`).join('; ') : e.message);
+    web.post<{ Params: { uid: string }; Body: Record<string, string | string[] | undefined> | undefined }>(
+      '/oauth/consent/:uid',
+      async (req, reply) => {
+        checkSameOrigin(req, baseUrl);
+        const c = await loadConsent(req, reply);
+        if (!c) return reply;
+        const body = req.body ?? {};
+        if (!checkCsrfToken(deps.csrfSecret, c.me.sessionId, `consent:${c.details.uid}`, body.csrf)) {
+          throw new ToolError('FORBIDDEN', 'The form has expired (CSRF token mismatch); reload the page.', { details: { reason: 'csrf' } });
         }
-        throw e;
-      }
+        const finish = async (result: Parameters<Provider['interactionFinished']>[2]) => {
+          reply.hijack();
+          await provider.interactionFinished(req.raw, reply.raw, result, { mergeWithLastSubmission: false });
+        };
+        if (body.decision !== 'allow') return finish({ error: 'access_denied', error_description: 'The person declined the request.' });
 
-      // The token's subject is the person; which agent it acts as is the connection's (grant id → agent).
-      const grant = new provider.Grant({ accountId: c.me.humanId, clientId: c.clientId });
-      grant.addResourceScope(resource, resourceScopes.join(' '));
-      // What the person unticked is rejected (not "missing"), so the library does not ask again.
-      const unticked = c.requestedScopes.filter((s) => !chosen.includes(s));
-      const requestedParam = ((c.details.params as Record<string, string | undefined>).scope ?? '').split(' ');
-      const oidcScopes = [...chosen, ...(requestedParam.includes('openid') ? ['openid'] : [])];
-      grant.addOIDCScope(oidcScopes.join(' '));
-      if (unticked.length) {
-        grant.rejectOIDCScope(unticked.join(' '));
-        const rejectedResource = unticked.filter((s) => (RESOURCE_SCOPES as readonly string[]).includes(s));
-        if (rejectedResource.length) grant.rejectResourceScope(resource, rejectedResource.join(' '));
-      }
-      const grantId = await grant.save();
-      await prisma.$transaction(async (tx) => {
-        await tx.oAuthConnection.create({
-          data: { id: grantId, humanId: c.me.humanId, agentId, clientId: c.clientId, clientName: c.clientName, clientHost: c.clientHost, scopes: chosen },
+        const chosen = (Array.isArray(body.scope) ? body.scope : body.scope ? [body.scope] : []).filter((s) =>
+          c.requestedScopes.includes(s),
+        );
+        const resourceScopes = chosen.filter((s) => (RESOURCE_SCOPES as readonly string[]).includes(s));
+        const rerender = (error: string) =>
+          page(
+            reply,
+            renderConsentPage({
+              ...consentView(c),
+              error,
+              values: {
+                handle: typeof body.handle === 'string' ? body.handle : undefined,
+                display_name: typeof body.display_name === 'string' ? body.display_name : undefined,
+              },
+            }),
+            400,
+          );
+        if (resourceScopes.length === 0) return rerender('Allow at least svc:read or svc:write, or deny the request.');
+
+        const origin = originOf(req);
+        let agentId: string;
+        try {
+          agentId = await prisma.$transaction(async (tx) => {
+            let id: string;
+            if (body.agent === 'new') {
+              const details = { handle: String(body.handle ?? '').trim(), displayName: String(body.display_name ?? '').trim() };
+              validateNewAgent(details);
+              // Same domain function as register_agent and the account page; the key it also makes is never shown
+              // here (apps get no API keys) — the person can rotate it on the account page.
+              const { agent } = await createAgentWithKey(tx, details, { humanId: c.me.humanId });
+              await recordSecurityEvent(tx, {
+                humanId: c.me.humanId,
+                agentId: agent.id,
+                type: 'agent_created',
+                details: { handle: agent.handle, via: 'oauth_consent', client_id: c.clientId },
+                origin,
+              });
+              id = agent.id;
+            } else {
+              const agent = c.agents.find((a) => a.id === body.agent);
+              if (!agent)
+                throw new ToolError('VALIDATION_ERROR', 'Pick one of your agents or "A new agent".', {
+                  details: { issues: [{ path: 'agent', message: 'not one of your agents', code: 'invalid' }] },
+                });
+              id = agent.id;
+            }
+            return id;
+          });
+        } catch (e) {
+          if (e instanceof ToolError) {
+            const issues = (e.details?.issues as Array<{ path: string; message: string }> | undefined) ?? [];
+            return rerender(
+              issues.length
+                ? issues
+                    .map((i) => `${i.path === 'display_name' ? 'Display name' : i.path === 'handle' ? 'Handle' : i.path}: ${i.message}`)
+                    .join('; ')
+                : e.message,
+            );
+          }
+          throw e;
+        }
+
+        // The token's subject is the person; which agent it acts as is the connection's (grant id → agent).
+        const grant = new provider.Grant({ accountId: c.me.humanId, clientId: c.clientId });
+        grant.addResourceScope(resource, resourceScopes.join(' '));
+        // What the person unticked is rejected (not "missing"), so the library does not ask again.
+        const unticked = c.requestedScopes.filter((s) => !chosen.includes(s));
+        const requestedParam = ((c.details.params as Record<string, string | undefined>).scope ?? '').split(' ');
+        const oidcScopes = [...chosen, ...(requestedParam.includes('openid') ? ['openid'] : [])];
+        grant.addOIDCScope(oidcScopes.join(' '));
+        if (unticked.length) {
+          grant.rejectOIDCScope(unticked.join(' '));
+          const rejectedResource = unticked.filter((s) => (RESOURCE_SCOPES as readonly string[]).includes(s));
+          if (rejectedResource.length) grant.rejectResourceScope(resource, rejectedResource.join(' '));
+        }
+        const grantId = await grant.save();
+        await prisma.$transaction(async (tx) => {
+          await tx.oAuthConnection.create({
+            data: {
+              id: grantId,
+              humanId: c.me.humanId,
+              agentId,
+              clientId: c.clientId,
+              clientName: c.clientName,
+              clientHost: c.clientHost,
+              scopes: chosen,
+            },
+          });
+          await recordSecurityEvent(tx, {
+            humanId: c.me.humanId,
+            agentId,
+            type: 'app_connected',
+            details: { client_id: c.clientId, client_name: c.clientName, scopes: chosen },
+            origin,
+          });
         });
-        await recordSecurityEvent(tx, { humanId: c.me.humanId, agentId, type: 'app_connected', details: { client_id: c.clientId, client_name: c.clientName, scopes: chosen }, origin });
-      });
-      return finish({ login: { accountId: c.me.humanId }, consent: { grantId } });
-    });
+        return finish({ login: { accountId: c.me.humanId }, consent: { grantId } });
+      },
+    );
   });
 }

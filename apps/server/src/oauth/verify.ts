@@ -63,7 +63,9 @@ export class OAuthTokenVerifier {
     private readonly recheckMs = CONNECTION_RECHECK_SECONDS * 1000,
   ) {
     this.connections = new LRUCache<string, ConnectionEntry>({ max: 50_000 });
-    this.jwks = createLocalJWKSet({ keys: privateJwks.keys.map(({ kty, crv, x, y, n, e, kid, alg }) => ({ kty, crv, x, y, n, e, kid, alg, use: 'sig' }) as JWK) });
+    this.jwks = createLocalJWKSet({
+      keys: privateJwks.keys.map(({ kty, crv, x, y, n, e, kid, alg }) => ({ kty, crv, x, y, n, e, kid, alg, use: 'sig' }) as JWK),
+    });
   }
 
   /** True when the bearer value has the shape of a JWT (three base64url parts). */

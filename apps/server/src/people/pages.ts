@@ -8,7 +8,8 @@ const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** Content-Security-Policy of every page here. */
-export const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'self' http: https:; frame-ancestors 'none'; base-uri 'none'";
+export const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'self' http: https:; frame-ancestors 'none'; base-uri 'none'";
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;line-height:1.5}
 fieldset{margin:1rem 0;border:1px solid #999;border-radius:.4rem}button{font-size:1rem;padding:.4rem .9rem;margin:.3rem .3rem .3rem 0}
@@ -22,7 +23,10 @@ ${body}
 }
 
 export function renderErrorPage(opts: { title: string; message: string }): string {
-  return layout(opts.title, `<h1>${escapeHtml(opts.title)}</h1><p role="alert">${escapeHtml(opts.message)}</p><p><a href="/signin">Sign in</a></p>`);
+  return layout(
+    opts.title,
+    `<h1>${escapeHtml(opts.title)}</h1><p role="alert">${escapeHtml(opts.message)}</p><p><a href="/signin">Sign in</a></p>`,
+  );
 }
 
 export function renderSignInPage(opts: { returnTo: string; oidcProviderName: string | null; signedInAs: string | null }): string {

@@ -63,10 +63,11 @@ interface OidcState {
 }
 
 /** True when a string has a C0/C1 control character (names shown to people must not). */
-const hasControl = (s: string) => [...s].some((ch) => {
-  const c = ch.codePointAt(0)!;
-  return c < 0x20 || (c >= 0x7f && c <= 0x9f);
-});
+const hasControl = (s: string) =>
+  [...s].some((ch) => {
+    const c = ch.codePointAt(0)!;
+    return c < 0x20 || (c >= 0x7f && c <= 0x9f);
+  });
 const stripControl = (s: string) => [...s].filter((ch) => !hasControl(ch)).join('');
 
 function validationError(field: string, message: string): ToolError {
@@ -81,16 +82,27 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
 
   const require = createRequire(import.meta.url);
   // The package's browser build (UMD, global SimpleWebAuthnBrowser); its exports map names only the module entry points.
-  const browserBundle = await readFile(path.join(path.dirname(require.resolve('@simplewebauthn/browser')), '../dist/bundle/index.umd.min.js'), 'utf8');
+  const browserBundle = await readFile(
+    path.join(path.dirname(require.resolve('@simplewebauthn/browser')), '../dist/bundle/index.umd.min.js'),
+    'utf8',
+  );
 
-  app.get('/auth/assets/webauthn.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'public, max-age=3600').send(browserBundle));
-  app.get('/auth/assets/signin.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'no-cache').send(SIGNIN_SCRIPT));
+  app.get('/auth/assets/webauthn.js', async (_req, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'public, max-age=3600').send(browserBundle),
+  );
+  app.get('/auth/assets/signin.js', async (_req, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'no-cache').send(SIGNIN_SCRIPT),
+  );
 
   app.get<{ Querystring: { return_to?: string } }>('/signin', async (req, reply) => {
     const me = await currentHuman(req, prisma);
     const human = me ? await prisma.human.findUnique({ where: { id: me.humanId }, select: { displayName: true } }) : null;
     reply.type('text/html; charset=utf-8').header('Content-Security-Policy', PAGE_CSP).header('Cache-Control', 'no-store');
-    return renderSignInPage({ returnTo: safeReturnTo(req.query.return_to), oidcProviderName: deps.oidc?.name ?? null, signedInAs: human?.displayName ?? null });
+    return renderSignInPage({
+      returnTo: safeReturnTo(req.query.return_to),
+      oidcProviderName: deps.oidc?.name ?? null,
+      signedInAs: human?.displayName ?? null,
+    });
   });
 
   // ---- Passkeys -------------------------------------------------------------------------------
@@ -101,13 +113,17 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
     let userName: string;
     let exclude: Array<{ id: string; transports: AuthenticatorTransport[] }> = [];
     if (me) {
-      const human = await prisma.human.findUniqueOrThrow({ where: { id: me.humanId }, include: { passkeys: { select: { id: true, transports: true } } } });
+      const human = await prisma.human.findUniqueOrThrow({
+        where: { id: me.humanId },
+        include: { passkeys: { select: { id: true, transports: true } } },
+      });
       userName = human.displayName;
       exclude = human.passkeys.map((p) => ({ id: p.id, transports: p.transports as AuthenticatorTransport[] }));
       state = { challenge: '', mode: 'add', humanId: human.id };
     } else {
       const name = typeof req.body?.display_name === 'string' ? req.body.display_name.trim() : '';
-      if (name.length < 1 || name.length > 80 || hasControl(name)) throw validationError('display_name', 'display_name must be 1-80 characters without control characters.');
+      if (name.length < 1 || name.length > 80 || hasControl(name))
+        throw validationError('display_name', 'display_name must be 1-80 characters without control characters.');
       userName = name;
       state = { challenge: '', mode: 'signup', humanId: randomUUID(), displayName: name };
     }
@@ -129,7 +145,8 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
   app.post<{ Body: Record<string, unknown> | undefined }>('/auth/passkey/register/verify', async (req, reply) => {
     checkSameOrigin(req, baseUrl);
     const state = await takeState<WebAuthnState>(prisma, req, reply, 'webauthn');
-    if (!state || (state.mode !== 'signup' && state.mode !== 'add')) throw validationError('(root)', 'No passkey registration is in progress (or it expired after 5 minutes); start again.');
+    if (!state || (state.mode !== 'signup' && state.mode !== 'add'))
+      throw validationError('(root)', 'No passkey registration is in progress (or it expired after 5 minutes); start again.');
     const me = await currentHuman(req, prisma);
     if (state.mode === 'add' && me?.humanId !== state.humanId) throw new ToolError('UNAUTHENTICATED', 'Sign in again to add a passkey.');
     let verification;
@@ -144,7 +161,8 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
     } catch (e) {
       throw validationError('(root)', `The passkey registration could not be verified: ${(e as Error).message}`);
     }
-    if (!verification.verified || !verification.registrationInfo) throw validationError('(root)', 'The passkey registration could not be verified.');
+    if (!verification.verified || !verification.registrationInfo)
+      throw validationError('(root)', 'The passkey registration could not be verified.');
     const info = verification.registrationInfo;
     const humanId = state.humanId!;
     const origin = originOf(req);
@@ -183,10 +201,14 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
   app.post<{ Body: Record<string, unknown> | undefined }>('/auth/passkey/login/verify', async (req, reply) => {
     checkSameOrigin(req, baseUrl);
     const state = await takeState<WebAuthnState>(prisma, req, reply, 'webauthn');
-    if (!state || state.mode !== 'login') throw validationError('(root)', 'No passkey sign-in is in progress (or it expired after 5 minutes); start again.');
+    if (!state || state.mode !== 'login')
+      throw validationError('(root)', 'No passkey sign-in is in progress (or it expired after 5 minutes); start again.');
     const id = typeof req.body?.id === 'string' ? req.body.id : '';
     const passkey = id ? await prisma.passkey.findUnique({ where: { id } }) : null;
-    if (!passkey) throw new ToolError('UNAUTHENTICATED', 'This passkey is not registered with Kitty.', { suggestedAction: 'Create an account with a passkey first.' });
+    if (!passkey)
+      throw new ToolError('UNAUTHENTICATED', 'This passkey is not registered with Kitty.', {
+        suggestedAction: 'Create an account with a passkey first.',
+      });
     let verification;
     try {
       verification = await verifyAuthenticationResponse({
@@ -194,7 +216,12 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
         expectedChallenge: state.challenge,
         expectedOrigin,
         expectedRPID: rpID,
-        credential: { id: passkey.id, publicKey: new Uint8Array(passkey.publicKey), counter: Number(passkey.counter), transports: passkey.transports as AuthenticatorTransport[] },
+        credential: {
+          id: passkey.id,
+          publicKey: new Uint8Array(passkey.publicKey),
+          counter: Number(passkey.counter),
+          transports: passkey.transports as AuthenticatorTransport[],
+        },
         requireUserVerification: false,
       });
     } catch (e) {
@@ -203,7 +230,10 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
     if (!verification.verified) throw new ToolError('UNAUTHENTICATED', 'The passkey could not be verified.');
     const origin = originOf(req);
     const session = await prisma.$transaction(async (tx) => {
-      await tx.passkey.update({ where: { id: passkey.id }, data: { counter: BigInt(verification.authenticationInfo.newCounter), lastUsedAt: new Date() } });
+      await tx.passkey.update({
+        where: { id: passkey.id },
+        data: { counter: BigInt(verification.authenticationInfo.newCounter), lastUsedAt: new Date() },
+      });
       await recordSecurityEvent(tx, { humanId: passkey.humanId, type: 'signed_in', details: { method: 'passkey' }, origin });
       return createSession(tx, passkey.humanId, origin);
     });
@@ -242,7 +272,11 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
   };
   const redirectUri = `${baseUrl}/auth/oidc/callback`;
   const htmlError = (reply: FastifyReply, status: number, message: string) =>
-    reply.code(status).type('text/html; charset=utf-8').header('Content-Security-Policy', PAGE_CSP).send(renderErrorPage({ title: 'Sign-in failed', message }));
+    reply
+      .code(status)
+      .type('text/html; charset=utf-8')
+      .header('Content-Security-Policy', PAGE_CSP)
+      .send(renderErrorPage({ title: 'Sign-in failed', message }));
 
   app.get<{ Querystring: { return_to?: string } }>('/auth/oidc/start', async (req, reply) => {
     let config;
@@ -294,7 +328,8 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
     const issuer = config.serverMetadata().issuer;
     const subject = claims.sub;
     const email = typeof claims.email === 'string' ? claims.email : null;
-    const name = [claims.name, claims.preferred_username, email].find((v): v is string => typeof v === 'string' && v.trim() !== '') ?? 'Member';
+    const name =
+      [claims.name, claims.preferred_username, email].find((v): v is string => typeof v === 'string' && v.trim() !== '') ?? 'Member';
     const origin = originOf(req);
     const me = await currentHuman(req, prisma);
     const session = await prisma.$transaction(async (tx) => {

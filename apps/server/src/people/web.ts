@@ -22,12 +22,19 @@ const isSecure = (baseUrl: string) => baseUrl.startsWith('https:');
  * it is dropped, so the next consent starts a fresh one instead of meeting a different person's.
  */
 function dropAuthServerSession(reply: FastifyReply, baseUrl: string): void {
-  for (const name of ['kitty_as_session', 'kitty_as_session.sig']) reply.clearCookie(name, { path: '/', httpOnly: true, sameSite: 'lax', secure: isSecure(baseUrl) });
+  for (const name of ['kitty_as_session', 'kitty_as_session.sig'])
+    reply.clearCookie(name, { path: '/', httpOnly: true, sameSite: 'lax', secure: isSecure(baseUrl) });
 }
 
 /** Session cookie attributes: HttpOnly, SameSite=Lax, Secure when the base URL is https, whole site. */
 export function setSessionCookie(reply: FastifyReply, baseUrl: string, value: string): void {
-  reply.setCookie(SESSION_COOKIE, value, { path: '/', httpOnly: true, sameSite: 'lax', secure: isSecure(baseUrl), maxAge: SESSION_TTL_SECONDS });
+  reply.setCookie(SESSION_COOKIE, value, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: isSecure(baseUrl),
+    maxAge: SESSION_TTL_SECONDS,
+  });
   dropAuthServerSession(reply, baseUrl);
 }
 
@@ -52,10 +59,14 @@ export function checkSameOrigin(req: FastifyRequest, baseUrl: string): void {
   // Sec-Fetch-Site (Fetch Metadata) then still says whether the request came from this origin.
   const sameSiteFetch = (origin === undefined || origin === 'null') && req.headers['sec-fetch-site'] === 'same-origin';
   if (origin !== new URL(baseUrl).origin && !sameSiteFetch) {
-    throw new ToolError('FORBIDDEN', 'This request must come from a Kitty page (the Origin header is missing or belongs to another site).', {
-      details: { reason: 'csrf' },
-      suggestedAction: `Use the page at ${baseUrl}/signin.`,
-    });
+    throw new ToolError(
+      'FORBIDDEN',
+      'This request must come from a Kitty page (the Origin header is missing or belongs to another site).',
+      {
+        details: { reason: 'csrf' },
+        suggestedAction: `Use the page at ${baseUrl}/signin.`,
+      },
+    );
   }
 }
 
@@ -73,7 +84,15 @@ export function checkCsrfToken(secret: string, sessionId: string, purpose: strin
 
 /** A safe local return path: starts with one "/", no scheme or host (open-redirect defence). */
 export function safeReturnTo(value: unknown, dflt = '/account'): string {
-  if (typeof value !== 'string' || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\') || /[\r\n]/.test(value) || value.length > 2000) return dflt;
+  if (
+    typeof value !== 'string' ||
+    !value.startsWith('/') ||
+    value.startsWith('//') ||
+    value.startsWith('/\\') ||
+    /[\r\n]/.test(value) ||
+    value.length > 2000
+  )
+    return dflt;
   return value;
 }
 
@@ -89,12 +108,25 @@ const stateRowId = (purpose: string, value: string) => `${purpose}:${createHash(
  * Short-lived server-side state keyed by a random value kept in an HttpOnly cookie (WebAuthn
  * challenges, OpenID login state). One use: `takeState` deletes it.
  */
-export async function putState(prisma: PrismaClient, reply: FastifyReply, baseUrl: string, purpose: string, payload: Prisma.InputJsonObject, ttlSeconds = 300): Promise<void> {
+export async function putState(
+  prisma: PrismaClient,
+  reply: FastifyReply,
+  baseUrl: string,
+  purpose: string,
+  payload: Prisma.InputJsonObject,
+  ttlSeconds = 300,
+): Promise<void> {
   const value = randomBytes(32).toString('base64url');
   await prisma.oAuthPayload.create({
     data: { type: STATE_TYPE, id: stateRowId(purpose, value), payload, expiresAt: new Date(Date.now() + ttlSeconds * 1000) },
   });
-  reply.setCookie(`kitty_${purpose}`, value, { path: '/auth', httpOnly: true, sameSite: 'lax', secure: isSecure(baseUrl), maxAge: ttlSeconds });
+  reply.setCookie(`kitty_${purpose}`, value, {
+    path: '/auth',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: isSecure(baseUrl),
+    maxAge: ttlSeconds,
+  });
 }
 
 export async function takeState<T>(prisma: PrismaClient, req: FastifyRequest, reply: FastifyReply, purpose: string): Promise<T | null> {
@@ -103,7 +135,9 @@ export async function takeState<T>(prisma: PrismaClient, req: FastifyRequest, re
   reply.clearCookie(`kitty_${purpose}`, { path: '/auth' });
   const id = stateRowId(purpose, value);
   // DELETE … RETURNING: exactly one request can use a given state.
-  const rows = await prisma.$queryRaw<Array<{ payload: unknown; expires_at: Date | null }>>`DELETE FROM oauth_payloads WHERE type = ${STATE_TYPE} AND id = ${id} RETURNING payload, expires_at`;
+  const rows = await prisma.$queryRaw<
+    Array<{ payload: unknown; expires_at: Date | null }>
+  >`DELETE FROM oauth_payloads WHERE type = ${STATE_TYPE} AND id = ${id} RETURNING payload, expires_at`;
   const row = rows[0];
   if (!row || (row.expires_at && row.expires_at.getTime() <= Date.now())) return null;
   return row.payload as T;

@@ -32,7 +32,10 @@ export const MAX_KEY_EXPIRY_DAYS = 3650;
 type PersonCtx = AccountContext & { session: { humanId: string; sessionId: string } };
 
 /** One transaction for a change, with its security-log entry. */
-async function change<T>(ctx: PersonCtx, fn: (tx: Db, log: (type: SecurityEventType, agentId: string | null, details: Prisma.InputJsonObject) => Promise<void>) => Promise<T>): Promise<T> {
+async function change<T>(
+  ctx: PersonCtx,
+  fn: (tx: Db, log: (type: SecurityEventType, agentId: string | null, details: Prisma.InputJsonObject) => Promise<void>) => Promise<T>,
+): Promise<T> {
   return ctx.services.prisma.$transaction(async (tx) => {
     const log = (type: SecurityEventType, agentId: string | null, details: Prisma.InputJsonObject) =>
       recordSecurityEvent(tx, { humanId: ctx.session.humanId, type, agentId, details, origin: ctx.origin });
@@ -53,12 +56,24 @@ async function ownAgent(db: Db, humanId: string, agentId: string) {
 
 /** The key, if its agent belongs to this person. @throws NOT_FOUND otherwise. */
 async function ownKey(db: Db, humanId: string, keyId: string) {
-  const key = await db.apiKey.findFirst({ where: { id: keyId, agent: { humanId } }, include: { agent: { select: { id: true, handle: true } } } });
+  const key = await db.apiKey.findFirst({
+    where: { id: keyId, agent: { humanId } },
+    include: { agent: { select: { id: true, handle: true } } },
+  });
   if (!key) throw notFound('key');
   return key;
 }
 
-type KeyRow = { id: string; prefix: string; label: string | null; scopes: string[]; createdAt: Date; lastUsedAt: Date | null; expiresAt: Date | null; rotatedAt: Date | null };
+type KeyRow = {
+  id: string;
+  prefix: string;
+  label: string | null;
+  scopes: string[];
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  expiresAt: Date | null;
+  rotatedAt: Date | null;
+};
 
 /** A key as the page shows it (never the secret, only its first characters). */
 function toKey(k: KeyRow, now: Date) {
@@ -78,7 +93,14 @@ function toKey(k: KeyRow, now: Date) {
   };
 }
 
-function toAgentOut(a: { id: string; handle: string; displayName: string; description: string | null; createdAt: Date; lastActiveAt: Date | null }) {
+function toAgentOut(a: {
+  id: string;
+  handle: string;
+  displayName: string;
+  description: string | null;
+  createdAt: Date;
+  lastActiveAt: Date | null;
+}) {
   return {
     agent_id: a.id,
     handle: a.handle,
@@ -95,9 +117,15 @@ export const accountRouter = accountRouterFactory({
   /** Who is signed in (null when nobody): the page redirects to the sign-in page on null. */
   session: publicProcedure.query(async ({ ctx }) => {
     if (!ctx.session) return { signed_in: false as const, human: null };
-    const h = await ctx.services.prisma.human.findUnique({ where: { id: ctx.session.humanId }, select: { id: true, displayName: true, email: true, createdAt: true } });
+    const h = await ctx.services.prisma.human.findUnique({
+      where: { id: ctx.session.humanId },
+      select: { id: true, displayName: true, email: true, createdAt: true },
+    });
     if (!h) return { signed_in: false as const, human: null };
-    return { signed_in: true as const, human: { human_id: h.id, display_name: h.displayName, email: h.email, created_at: h.createdAt.toISOString() } };
+    return {
+      signed_in: true as const,
+      human: { human_id: h.id, display_name: h.displayName, email: h.email, created_at: h.createdAt.toISOString() },
+    };
   }),
 
   passkeys: accountRouterFactory({
@@ -128,7 +156,10 @@ export const accountRouter = accountRouterFactory({
         await tx.$queryRaw`SELECT id FROM humans WHERE id = ${humanId}::uuid FOR UPDATE`;
         const passkey = await tx.passkey.findFirst({ where: { id: input.passkey_id, humanId } });
         if (!passkey) throw notFound('passkey');
-        const [passkeys, identities] = await Promise.all([tx.passkey.count({ where: { humanId } }), tx.externalIdentity.count({ where: { humanId } })]);
+        const [passkeys, identities] = await Promise.all([
+          tx.passkey.count({ where: { humanId } }),
+          tx.externalIdentity.count({ where: { humanId } }),
+        ]);
         if (passkeys + identities <= 1) {
           throw new ToolError('INVALID_STATE', 'This is your only way to sign in; removing it would lock you out.', {
             suggestedAction: 'Add another passkey first, then remove this one.',
@@ -156,7 +187,11 @@ export const accountRouter = accountRouterFactory({
       .input(z.strictObject({ handle, display_name: displayName, description: description.optional() }))
       .mutation(({ ctx, input }) =>
         change(ctx, async (tx, log) => {
-          const created = await createAgentWithKey(tx, { handle: input.handle, displayName: input.display_name, description: input.description }, { humanId: ctx.session.humanId });
+          const created = await createAgentWithKey(
+            tx,
+            { handle: input.handle, displayName: input.display_name, description: input.description },
+            { humanId: ctx.session.humanId },
+          );
           await log('agent_created', created.agent.id, { handle: created.agent.handle });
           return { agent: toAgentOut(created.agent), api_key: created.apiKey };
         }),
@@ -171,17 +206,30 @@ export const accountRouter = accountRouterFactory({
       change(ctx, async (tx, log) => {
         const presented = input.api_key.trim();
         if (!isWellFormedApiKey(presented)) {
-          throw new ToolError('VALIDATION_ERROR', 'api_key: this is not a Kitty API key (they start with "kitty_" and end with a checksum).', {
-            details: { issues: [{ path: 'api_key', message: 'not a well-formed Kitty API key (typo or truncated?)', code: 'invalid_api_key' }] },
-            suggestedAction: 'Paste the whole key the agent received from register_agent or rotate_api_key.',
-          });
+          throw new ToolError(
+            'VALIDATION_ERROR',
+            'api_key: this is not a Kitty API key (they start with "kitty_" and end with a checksum).',
+            {
+              details: {
+                issues: [{ path: 'api_key', message: 'not a well-formed Kitty API key (typo or truncated?)', code: 'invalid_api_key' }],
+              },
+              suggestedAction: 'Paste the whole key the agent received from register_agent or rotate_api_key.',
+            },
+          );
         }
         const now = ctx.services.now();
-        const key = await tx.apiKey.findUnique({ where: { digest: digestApiKey(presented) }, include: { agent: { select: { id: true, humanId: true } } } });
+        const key = await tx.apiKey.findUnique({
+          where: { digest: digestApiKey(presented) },
+          include: { agent: { select: { id: true, humanId: true } } },
+        });
         if (!key || key.rotatedAt || (key.expiresAt && key.expiresAt.getTime() <= now.getTime())) {
-          throw new ToolError('NOT_FOUND', 'This API key is unknown, revoked, expired or was rotated; it cannot prove control of an agent.', {
-            suggestedAction: "Use the agent's current key (a rotated key is not enough).",
-          });
+          throw new ToolError(
+            'NOT_FOUND',
+            'This API key is unknown, revoked, expired or was rotated; it cannot prove control of an agent.',
+            {
+              suggestedAction: "Use the agent's current key (a rotated key is not enough).",
+            },
+          );
         }
         if (key.agent.humanId === ctx.session.humanId) {
           throw new ToolError('ALREADY_EXISTS', 'This agent is already yours.', { suggestedAction: 'Find it under My agents.' });
@@ -194,8 +242,14 @@ export const accountRouter = accountRouterFactory({
         }
         // Conditional update: two people claiming at once → exactly one wins.
         const won = await tx.agent.updateMany({ where: { id: key.agent.id, humanId: null }, data: { humanId: ctx.session.humanId } });
-        if (won.count !== 1) throw new ToolError('FORBIDDEN', 'This agent was just claimed by someone else.', { details: { reason: 'owned_by_another_person' } });
-        const agent = await tx.agent.findUniqueOrThrow({ where: { id: key.agent.id }, select: { id: true, handle: true, displayName: true, description: true, createdAt: true, lastActiveAt: true } });
+        if (won.count !== 1)
+          throw new ToolError('FORBIDDEN', 'This agent was just claimed by someone else.', {
+            details: { reason: 'owned_by_another_person' },
+          });
+        const agent = await tx.agent.findUniqueOrThrow({
+          where: { id: key.agent.id },
+          select: { id: true, handle: true, displayName: true, description: true, createdAt: true, lastActiveAt: true },
+        });
         await log('agent_claimed', agent.id, { handle: agent.handle, key_prefix: key.prefix });
         return { agent: toAgentOut(agent) };
       }),
@@ -206,7 +260,10 @@ export const accountRouter = accountRouterFactory({
     /** The keys of one of this person's agents, newest first (secrets are never shown again). */
     list: personProcedure.input(z.strictObject({ agent_id: uuid })).query(async ({ ctx, input }) => {
       await ownAgent(ctx.services.prisma, ctx.session.humanId, input.agent_id);
-      const keys = await ctx.services.prisma.apiKey.findMany({ where: { agentId: input.agent_id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+      const keys = await ctx.services.prisma.apiKey.findMany({
+        where: { agentId: input.agent_id },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      });
       const now = ctx.services.now();
       return { keys: keys.map((k) => toKey(k, now)) };
     }),
@@ -227,9 +284,22 @@ export const accountRouter = accountRouterFactory({
           const expiresAt = input.expires_in_days ? new Date(now.getTime() + input.expires_in_days * 86_400_000) : null;
           const key = generateApiKey();
           const row = await tx.apiKey.create({
-            data: { agentId: agent.id, digest: key.digest, prefix: key.prefix, scopes: [...KEY_ACCESS[input.access]], label: input.label ?? null, expiresAt, createdAt: now },
+            data: {
+              agentId: agent.id,
+              digest: key.digest,
+              prefix: key.prefix,
+              scopes: [...KEY_ACCESS[input.access]],
+              label: input.label ?? null,
+              expiresAt,
+              createdAt: now,
+            },
           });
-          await log('key_created', agent.id, { handle: agent.handle, key_prefix: key.prefix, scopes: row.scopes, ...(expiresAt ? { expires_at: expiresAt.toISOString() } : {}) });
+          await log('key_created', agent.id, {
+            handle: agent.handle,
+            key_prefix: key.prefix,
+            scopes: row.scopes,
+            ...(expiresAt ? { expires_at: expiresAt.toISOString() } : {}),
+          });
           return { key: toKey(row, now), api_key: key.key };
         }),
       ),
@@ -243,10 +313,23 @@ export const accountRouter = accountRouterFactory({
             suggestedAction: 'Rotate the key marked active, or create a new key.',
           });
         }
-        const rotated = await rotateApiKeys(tx, { agentId: key.agentId, now, keyIds: [key.id], newKey: { scopes: key.scopes, label: key.label, expiresAt: key.expiresAt } });
-        await log('key_rotated', key.agentId, { handle: key.agent.handle, key_prefix: key.prefix, new_key_prefix: rotated.prefix, old_key_expires_at: rotated.oldKeyExpiresAt.toISOString() });
+        const rotated = await rotateApiKeys(tx, {
+          agentId: key.agentId,
+          now,
+          keyIds: [key.id],
+          newKey: { scopes: key.scopes, label: key.label, expiresAt: key.expiresAt },
+        });
+        await log('key_rotated', key.agentId, {
+          handle: key.agent.handle,
+          key_prefix: key.prefix,
+          new_key_prefix: rotated.prefix,
+          old_key_expires_at: rotated.oldKeyExpiresAt.toISOString(),
+        });
         const row = await tx.apiKey.findUniqueOrThrow({ where: { id: rotated.keyId } });
-        return { agentId: key.agentId, result: { key: toKey(row, now), api_key: rotated.apiKey, old_key_expires_at: rotated.oldKeyExpiresAt.toISOString() } };
+        return {
+          agentId: key.agentId,
+          result: { key: toKey(row, now), api_key: rotated.apiKey, old_key_expires_at: rotated.oldKeyExpiresAt.toISOString() },
+        };
       });
       ctx.services.onCredentialsChanged?.(out.agentId);
       return out.result;
@@ -291,7 +374,9 @@ export const accountRouter = accountRouterFactory({
      */
     disconnect: personProcedure.input(z.strictObject({ connection_id: z.string().min(1).max(200) })).mutation(async ({ ctx, input }) => {
       const agentId = await change(ctx, async (tx, log) => {
-        const conn = await tx.oAuthConnection.findFirst({ where: { id: input.connection_id, humanId: ctx.session.humanId, revokedAt: null } });
+        const conn = await tx.oAuthConnection.findFirst({
+          where: { id: input.connection_id, humanId: ctx.session.humanId, revokedAt: null },
+        });
         if (!conn) throw notFound('connected app');
         await tx.oAuthConnection.update({ where: { id: conn.id }, data: { revokedAt: ctx.services.now() } });
         await tx.oAuthPayload.deleteMany({ where: { grantId: conn.id } });
@@ -315,7 +400,12 @@ export const accountRouter = accountRouterFactory({
         displayName: true,
         inboxUnread: true,
         inboxRequiresAction: true,
-        memberships: { where: { leftAt: null, group: { archivedAt: null } }, include: { group: true }, orderBy: [{ group: { createdAt: 'desc' } }], take: 100 },
+        memberships: {
+          where: { leftAt: null, group: { archivedAt: null } },
+          include: { group: true },
+          orderBy: [{ group: { createdAt: 'desc' } }],
+          take: 100,
+        },
       },
     });
     return {
@@ -348,14 +438,19 @@ export const accountRouter = accountRouterFactory({
       const take = input.limit ?? 50;
       const after = input.cursor ? decodeCursor(input.cursor, UUID_CURSOR_ID) : null;
       const rows = await ctx.services.prisma.securityEvent.findMany({
-        where: { humanId: ctx.session.humanId, ...(after ? { OR: [{ createdAt: { lt: after.t } }, { createdAt: after.t, id: { lt: after.id } }] } : {}) },
+        where: {
+          humanId: ctx.session.humanId,
+          ...(after ? { OR: [{ createdAt: { lt: after.t } }, { createdAt: after.t, id: { lt: after.id } }] } : {}),
+        },
         orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
         take: take + 1,
       });
       const page = rows.slice(0, take);
       const last = page[page.length - 1];
       const agentIds = [...new Set(page.map((e) => e.agentId).filter((x): x is string => !!x))];
-      const agents = agentIds.length ? await ctx.services.prisma.agent.findMany({ where: { id: { in: agentIds } }, select: { id: true, handle: true } }) : [];
+      const agents = agentIds.length
+        ? await ctx.services.prisma.agent.findMany({ where: { id: { in: agentIds } }, select: { id: true, handle: true } })
+        : [];
       const handles = new Map(agents.map((a) => [a.id, a.handle]));
       return {
         events: page.map((e) => ({

@@ -38,7 +38,11 @@ const t = initTRPC.context<AccountContext>().create({
   isDev: false,
   errorFormatter({ shape, error }) {
     const te = toToolError(error);
-    return { ...shape, message: te.message, data: { code: shape.data.code, httpStatus: te.status, path: shape.data.path, kitty: te.toBody() } };
+    return {
+      ...shape,
+      message: te.message,
+      data: { code: shape.data.code, httpStatus: te.status, path: shape.data.path, kitty: te.toBody() },
+    };
   },
 });
 
@@ -64,10 +68,16 @@ const csrf = t.middleware(({ ctx, type, next }) => {
   if (type === 'mutation') {
     const origin = ctx.headers.origin;
     if (!origin || !allowedOrigins(ctx.services.config.baseUrl, ctx.headers.host).has(origin)) {
-      throw new ToolError('FORBIDDEN', origin ? `Changes are accepted only from this service's own pages, not from ${origin}.` : 'Changes need an Origin header naming this service.', {
-        details: { reason: 'csrf_origin' },
-        suggestedAction: 'Use the account page itself (open /account on this service) to make changes.',
-      });
+      throw new ToolError(
+        'FORBIDDEN',
+        origin
+          ? `Changes are accepted only from this service's own pages, not from ${origin}.`
+          : 'Changes need an Origin header naming this service.',
+        {
+          details: { reason: 'csrf_origin' },
+          suggestedAction: 'Use the account page itself (open /account on this service) to make changes.',
+        },
+      );
     }
   }
   return next();

@@ -36,7 +36,10 @@ export async function listActivity(db: Db, agentId: string, req: ActivityQuery) 
   if (req.cursor) where.id = { lt: BigInt(decodeCursor(req.cursor, SERIAL_CURSOR_ID).id) };
   const rows = await db.activity.findMany({ where, orderBy: { id: 'desc' }, take: take + 1 });
   const { page, next_cursor } = pageOf(rows, take);
-  const agents = await agentsById(db, page.map((r) => r.actorId));
+  const agents = await agentsById(
+    db,
+    page.map((r) => r.actorId),
+  );
   return {
     activities: page.map((r) => ({
       activity_id: r.id.toString(),

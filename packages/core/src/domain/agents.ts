@@ -16,7 +16,13 @@ export const agentSchema = z.object({
 export type AgentOut = z.infer<typeof agentSchema>;
 
 export function toAgent(a: { id: string; handle: string; displayName: string; description: string | null; createdAt: Date }): AgentOut {
-  return { agent_id: a.id, handle: a.handle, display_name: a.displayName, description: a.description, created_at: a.createdAt.toISOString() };
+  return {
+    agent_id: a.id,
+    handle: a.handle,
+    display_name: a.displayName,
+    description: a.description,
+    created_at: a.createdAt.toISOString(),
+  };
 }
 
 export function toAgentRef(a: { id: string; handle: string; displayName: string }) {
@@ -53,7 +59,10 @@ export async function createAgentWithKey(
     throw e;
   }
   const key = generateApiKey();
-  const keyRow = await db.apiKey.create({ data: { agentId: agent.id, digest: key.digest, prefix: key.prefix, scopes: [...API_KEY_SCOPES] }, select: { id: true } });
+  const keyRow = await db.apiKey.create({
+    data: { agentId: agent.id, digest: key.digest, prefix: key.prefix, scopes: [...API_KEY_SCOPES] },
+    select: { id: true },
+  });
   return { agent, apiKey: key.key, keyId: keyRow.id };
 }
 

@@ -78,7 +78,14 @@ export async function rotateApiKeys(
   }
   const key = generateApiKey();
   const row = await db.apiKey.create({
-    data: { agentId: opts.agentId, digest: key.digest, prefix: key.prefix, scopes: opts.newKey.scopes, label: opts.newKey.label ?? null, expiresAt: opts.newKey.expiresAt ?? null },
+    data: {
+      agentId: opts.agentId,
+      digest: key.digest,
+      prefix: key.prefix,
+      scopes: opts.newKey.scopes,
+      label: opts.newKey.label ?? null,
+      expiresAt: opts.newKey.expiresAt ?? null,
+    },
     select: { id: true },
   });
   return { apiKey: key.key, keyId: row.id, prefix: key.prefix, oldKeyExpiresAt: graceEnd };

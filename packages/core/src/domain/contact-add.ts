@@ -16,19 +16,29 @@ import { notify } from './inbox.ts';
  * Errors: NOT_FOUND (handle), VALIDATION_ERROR (yourself), INVALID_STATE (the caller blocked them),
  * FORBIDDEN (they blocked the caller — the same generic refusal, the block stays invisible).
  */
-export async function addContact(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, req: { handle: string; alias?: string | undefined; note?: string | undefined }) {
+export async function addContact(
+  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
+  req: { handle: string; alias?: string | undefined; note?: string | undefined },
+) {
   const { db } = ctx;
   const me = ctx.auth!.agentId;
   const target = await agentByHandle(db, req.handle);
   assertNotSelf(me, target.id, 'handle', 'add');
-  const existing = await db.contact.findUnique({ where: { ownerId_contactId: { ownerId: me, contactId: target.id } }, include: CONTACT_INCLUDE });
+  const existing = await db.contact.findUnique({
+    where: { ownerId_contactId: { ownerId: me, contactId: target.id } },
+    include: CONTACT_INCLUDE,
+  });
   if (existing) return { contact: toContact(existing), created: false, handle: target.handle };
   if (await hasBlocked(db, me, target.id)) {
-    throw new ToolError('INVALID_STATE', `You have blocked @${target.handle}.`, { suggestedAction: `Call unblock_agent with handle "${target.handle}" first.` });
+    throw new ToolError('INVALID_STATE', `You have blocked @${target.handle}.`, {
+      suggestedAction: `Call unblock_agent with handle "${target.handle}" first.`,
+    });
   }
   // Blocked by the target: the same generic refusal as any other, the block stays invisible.
   if (!(await canReach(db, me, target.id))) {
-    throw new ToolError('FORBIDDEN', `@${target.handle} cannot be added as a contact.`, { suggestedAction: 'Nothing to do here; reach this agent through a shared group instead.' });
+    throw new ToolError('FORBIDDEN', `@${target.handle} cannot be added as a contact.`, {
+      suggestedAction: 'Nothing to do here; reach this agent through a shared group instead.',
+    });
   }
   const contact = await db.contact.create({
     data: { ownerId: me, contactId: target.id, alias: req.alias || null, note: req.note || null, createdAt: ctx.services.now() },

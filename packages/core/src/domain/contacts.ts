@@ -14,7 +14,12 @@ export const contactSchema = z.object({
 
 export const CONTACT_INCLUDE = { contact: { select: { id: true, handle: true, displayName: true } } } as const;
 
-export function toContact(c: { alias: string | null; note: string | null; createdAt: Date; contact: { id: string; handle: string; displayName: string } }) {
+export function toContact(c: {
+  alias: string | null;
+  note: string | null;
+  createdAt: Date;
+  contact: { id: string; handle: string; displayName: string };
+}) {
   return { agent: toAgentRef(c.contact), alias: c.alias, note: c.note, added_at: c.createdAt.toISOString() };
 }
 
@@ -29,19 +34,31 @@ export const CONTACT_NOTE_MAX = 500;
  * on the last page), blocked_count, blocked? ({ agent, blocked_at }, only with includeBlocked) }.
  * Errors: VALIDATION_ERROR on a malformed cursor.
  */
-export async function listContacts(db: Db, me: string, opts: { limit?: number | undefined; cursor?: string | undefined; includeBlocked?: boolean | undefined } = {}) {
+export async function listContacts(
+  db: Db,
+  me: string,
+  opts: { limit?: number | undefined; cursor?: string | undefined; includeBlocked?: boolean | undefined } = {},
+) {
   const take = opts.limit ?? 20;
   const after = opts.cursor ? decodeCursor(opts.cursor) : null;
   const [rows, blockedCount, blocked] = await Promise.all([
     db.contact.findMany({
-      where: { ownerId: me, ...(after ? { OR: [{ createdAt: { lt: after.t } }, { createdAt: after.t, contactId: { lt: after.id } }] } : {}) },
+      where: {
+        ownerId: me,
+        ...(after ? { OR: [{ createdAt: { lt: after.t } }, { createdAt: after.t, contactId: { lt: after.id } }] } : {}),
+      },
       include: CONTACT_INCLUDE,
       orderBy: [{ createdAt: 'desc' }, { contactId: 'desc' }],
       take: take + 1,
     }),
     db.block.count({ where: { blockerId: me } }),
     opts.includeBlocked
-      ? db.block.findMany({ where: { blockerId: me }, include: { blocked: { select: { id: true, handle: true, displayName: true } } }, orderBy: { createdAt: 'desc' }, take: 200 })
+      ? db.block.findMany({
+          where: { blockerId: me },
+          include: { blocked: { select: { id: true, handle: true, displayName: true } } },
+          orderBy: { createdAt: 'desc' },
+          take: 200,
+        })
       : Promise.resolve(null),
   ]);
   const page = rows.slice(0, take);

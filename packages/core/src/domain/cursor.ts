@@ -35,7 +35,10 @@ export function parseUpdatedAfter(value: string): Date {
 }
 
 /** Cuts `take + 1` fetched rows to a page of `take` and the cursor of its last row (null on the last page). */
-export function pageOf<T extends { createdAt: Date; id: string | bigint }>(rows: T[], take: number): { page: T[]; next_cursor: string | null } {
+export function pageOf<T extends { createdAt: Date; id: string | bigint }>(
+  rows: T[],
+  take: number,
+): { page: T[]; next_cursor: string | null } {
   const page = rows.slice(0, take);
   const last = page[page.length - 1];
   return { page, next_cursor: rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null };

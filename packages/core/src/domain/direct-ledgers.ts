@@ -63,7 +63,15 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
       await assertMayOpen(ctx, other, { needsAcquaintance: false });
       const request = await latestRequest(ctx, existing.id, me);
       const active = request && effectiveStatus(request, now) === 'active' ? request.id : null;
-      await admitMember(ctx.db, { group: existing, agentId: me, role: 'admin', rejoining: false, inviteId: active, now, text: `@${ctx.auth.handle} accepted the direct ledger "${existing.name}"` });
+      await admitMember(ctx.db, {
+        group: existing,
+        agentId: me,
+        role: 'admin',
+        rejoining: false,
+        inviteId: active,
+        now,
+        text: `@${ctx.auth.handle} accepted the direct ledger "${existing.name}"`,
+      });
       if (!active && request) await resolveOpenItems(ctx, request.id);
       return answer(ctx, other, existing.id, false, null);
     }
@@ -107,7 +115,12 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
     action: 'group.created',
     entityType: 'group',
     entityId: group.id,
-    after: { name: group.name, currency: group.currency, kind: 'direct', members: accepted ? [ctx.auth.handle, other.handle] : [ctx.auth.handle] },
+    after: {
+      name: group.name,
+      currency: group.currency,
+      kind: 'direct',
+      members: accepted ? [ctx.auth.handle, other.handle] : [ctx.auth.handle],
+    },
   });
   if (accepted) {
     await notify(ctx.db, {
@@ -130,7 +143,9 @@ type Other = { id: string; handle: string };
 async function assertMayOpen(ctx: AuthedContext, other: Other, opts: { needsAcquaintance: boolean }): Promise<void> {
   const me = ctx.auth.agentId;
   if (await hasBlocked(ctx.db, me, other.id)) {
-    throw new ToolError('INVALID_STATE', `You have blocked @${other.handle}.`, { suggestedAction: `Call unblock_agent with handle "${other.handle}" first.` });
+    throw new ToolError('INVALID_STATE', `You have blocked @${other.handle}.`, {
+      suggestedAction: `Call unblock_agent with handle "${other.handle}" first.`,
+    });
   }
   if (opts.needsAcquaintance && !(await isContact(ctx.db, me, other.id)) && !(await sharesGroup(ctx.db, me, other.id))) {
     throw new ToolError('NOT_A_CONTACT', `@${other.handle} is neither one of your contacts nor in a group with you.`, {
@@ -165,7 +180,14 @@ async function sendRequest(ctx: AuthedContext, group: { id: string; name: string
     maxUses: 1,
     createdAt: now,
   });
-  await appendActivity(ctx.db, { groupId: group.id, actorId: ctx.auth.agentId, action: 'invite.created', entityType: 'invite', entityId: invite.id, after: { target: other.handle, max_uses: 1, expires_at: invite.expiresAt.toISOString() } });
+  await appendActivity(ctx.db, {
+    groupId: group.id,
+    actorId: ctx.auth.agentId,
+    action: 'invite.created',
+    entityType: 'invite',
+    entityId: invite.id,
+    after: { target: other.handle, max_uses: 1, expires_at: invite.expiresAt.toISOString() },
+  });
   await notify(ctx.db, {
     agentId: other.id,
     kind: 'invite_received',
@@ -178,7 +200,13 @@ async function sendRequest(ctx: AuthedContext, group: { id: string; name: string
   return invite;
 }
 
-async function answer(ctx: AuthedContext, other: Other, groupId: string, created: boolean, request: Awaited<ReturnType<typeof latestRequest>>) {
+async function answer(
+  ctx: AuthedContext,
+  other: Other,
+  groupId: string,
+  created: boolean,
+  request: Awaited<ReturnType<typeof latestRequest>>,
+) {
   const group = await ctx.db.group.findUniqueOrThrow({ where: { id: groupId }, include: GROUP_DETAIL_INCLUDE });
   const m = await ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId, agentId: ctx.auth.agentId } } });
   const accepted = group.memberCount >= 2;

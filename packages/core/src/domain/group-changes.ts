@@ -70,25 +70,50 @@ export async function archiveGroup(ctx: Pick<ToolContext, 'db' | 'services' | 'a
   });
   const unsettled = members.filter((m) => m.balanceMinor !== 0n || m.pendingCount > 0);
   if (unsettled.length) {
-    throw new ToolError('NOT_SETTLED', 'Every member must be settled (zero balance, no pending payments) before the group can be archived.', {
-      details: {
-        unsettled: unsettled.map((m) => ({ handle: m.agent.handle, balance_minor: toNumber(m.balanceMinor), pending_payments: m.pendingCount })),
+    throw new ToolError(
+      'NOT_SETTLED',
+      'Every member must be settled (zero balance, no pending payments) before the group can be archived.',
+      {
+        details: {
+          unsettled: unsettled.map((m) => ({
+            handle: m.agent.handle,
+            balance_minor: toNumber(m.balanceMinor),
+            pending_payments: m.pendingCount,
+          })),
+        },
+        suggestedAction: 'Use suggest_settlements and record_payment until every balance is zero and no payment is pending.',
       },
-      suggestedAction: 'Use suggest_settlements and record_payment until every balance is zero and no payment is pending.',
-    });
+    );
   }
-  const archived = await db.group.update({ where: { id: group.id }, data: { archivedAt: ctx.services.now() }, include: GROUP_DETAIL_INCLUDE });
+  const archived = await db.group.update({
+    where: { id: group.id },
+    data: { archivedAt: ctx.services.now() },
+    include: GROUP_DETAIL_INCLUDE,
+  });
   const open = await db.invite.findMany({ where: { groupId: group.id, status: 'active' }, select: { id: true, targetId: true } });
   await db.invite.updateMany({ where: { groupId: group.id, status: 'active' }, data: { status: 'revoked' } });
   // A revoked invite no longer waits for its target (e.g. the request of a direct ledger nobody accepted).
   for (const inv of open) if (inv.targetId) await resolveAction(db, { entityType: 'invite', entityId: inv.id });
-  await appendActivity(db, { groupId: group.id, actorId: agentId, action: 'group.archived', entityType: 'group', entityId: group.id, before: { archived: false }, after: { archived: true } });
-  await notifyAll(db, members.map((m) => m.agentId), agentId, {
-    kind: 'group_archived',
-    text: `"${group.name}" was archived`,
+  await appendActivity(db, {
+    groupId: group.id,
+    actorId: agentId,
+    action: 'group.archived',
     entityType: 'group',
     entityId: group.id,
-    groupId: group.id,
+    before: { archived: false },
+    after: { archived: true },
   });
+  await notifyAll(
+    db,
+    members.map((m) => m.agentId),
+    agentId,
+    {
+      kind: 'group_archived',
+      text: `"${group.name}" was archived`,
+      entityType: 'group',
+      entityId: group.id,
+      groupId: group.id,
+    },
+  );
   return { group: toGroupDetail(archived, membership), changed: true };
 }

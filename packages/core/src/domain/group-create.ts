@@ -38,5 +38,8 @@ export async function createGroup(ctx: AuthedContext, req: { name: string; curre
     after: { name: group.name, currency: group.currency, description: group.description },
   });
   // The creator is the caller: no read-back of the agent row.
-  return toGroupDetail({ ...group, createdBy: { id: agentId, handle: ctx.auth.handle, displayName: ctx.auth.displayName } }, { balanceMinor: 0n });
+  return toGroupDetail(
+    { ...group, createdBy: { id: agentId, handle: ctx.auth.handle, displayName: ctx.auth.displayName } },
+    { balanceMinor: 0n },
+  );
 }

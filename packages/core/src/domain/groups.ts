@@ -16,7 +16,7 @@ export const groupSummarySchema = z.object({
   archived: z.boolean(),
   member_count: z.number().int(),
   my_balance_minor: z.number().int().optional().describe("Caller's balance in minor units: positive = others owe the caller."),
-  my_balance: z.string().optional().describe("Caller's balance formatted, e.g. \"€12.34\"."),
+  my_balance: z.string().optional().describe('Caller\'s balance formatted, e.g. "€12.34".'),
 });
 export const groupDetailSchema = groupSummarySchema.extend({
   description: z.string().nullable(),
@@ -55,7 +55,10 @@ export interface MembershipRow {
   pendingCount: number;
 }
 
-export function toGroupSummary(g: Pick<GroupRow, 'id' | 'name' | 'currency' | 'kind' | 'memberCount' | 'archivedAt'>, m?: Pick<MembershipRow, 'balanceMinor'> | null) {
+export function toGroupSummary(
+  g: Pick<GroupRow, 'id' | 'name' | 'currency' | 'kind' | 'memberCount' | 'archivedAt'>,
+  m?: Pick<MembershipRow, 'balanceMinor'> | null,
+) {
   return {
     group_id: g.id,
     name: g.name,
@@ -67,7 +70,10 @@ export function toGroupSummary(g: Pick<GroupRow, 'id' | 'name' | 'currency' | 'k
   };
 }
 
-export function toGroupDetail(g: GroupRow & { createdBy: { id: string; handle: string; displayName: string } }, m?: Pick<MembershipRow, 'balanceMinor'> | null) {
+export function toGroupDetail(
+  g: GroupRow & { createdBy: { id: string; handle: string; displayName: string } },
+  m?: Pick<MembershipRow, 'balanceMinor'> | null,
+) {
   return {
     ...toGroupSummary(g, m),
     description: g.description,
@@ -169,7 +175,8 @@ export function assertNotArchived(group: { id: string; archivedAt: Date | null }
 
 /** Requires role admin (FORBIDDEN otherwise). */
 export function assertAdmin(membership: { role: string }, what: string): void {
-  if (membership.role !== 'admin') throw new ToolError('FORBIDDEN', `Only a group admin can ${what}.`, { details: { required_role: 'admin' } });
+  if (membership.role !== 'admin')
+    throw new ToolError('FORBIDDEN', `Only a group admin can ${what}.`, { details: { required_role: 'admin' } });
 }
 
 /**
@@ -184,20 +191,29 @@ export async function assertLedgerAccepted(
 ): Promise<void> {
   if (group.kind !== 'direct' || group.memberCount >= 2) return;
   // direct_key = "<agent id>:<agent id>:<currency>" (":archived:<id>" appended once archived).
-  const otherId = (group.directKey ?? '').split(':').slice(0, 2).find((id) => id !== group.createdById);
+  const otherId = (group.directKey ?? '')
+    .split(':')
+    .slice(0, 2)
+    .find((id) => id !== group.createdById);
   const other = otherId ? await db.agent.findUnique({ where: { id: otherId }, select: { handle: true } }) : null;
   const who = other ? `@${other.handle}` : 'The other agent';
   const details = { group_id: group.id, ...(other ? { awaiting_handle: other.handle } : {}) };
   if (opts.messaging) {
     throw new ToolError('DIRECT_LEDGER_NOT_ACCEPTED', `${who} has not accepted this direct ledger yet, so it has no conversation.`, {
       details,
-      suggestedAction: other ? `Write to them with send_message to_handle "${other.handle}" (if they accept messages from you).` : 'Write to them with send_message to_handle.',
+      suggestedAction: other
+        ? `Write to them with send_message to_handle "${other.handle}" (if they accept messages from you).`
+        : 'Write to them with send_message to_handle.',
     });
   }
-  throw new ToolError('DIRECT_LEDGER_NOT_ACCEPTED', `${who} has not accepted this direct ledger yet; nothing can be booked in it until they do.`, {
-    details,
-    suggestedAction:
-      `Ask ${who} to accept: they call open_direct_group with your handle and this currency (or join_group with the code of the invite they received). ` +
-      'get_group shows member_count 2 once they have.',
-  });
+  throw new ToolError(
+    'DIRECT_LEDGER_NOT_ACCEPTED',
+    `${who} has not accepted this direct ledger yet; nothing can be booked in it until they do.`,
+    {
+      details,
+      suggestedAction:
+        `Ask ${who} to accept: they call open_direct_group with your handle and this currency (or join_group with the code of the invite they received). ` +
+        'get_group shows member_count 2 once they have.',
+    },
+  );
 }

@@ -46,7 +46,10 @@ export async function createInvite(ctx: AuthedContext, req: InviteRequest) {
   let targetId: string | null = null;
   if (req.target_handle) {
     const target = await db.agent.findUnique({ where: { handle: req.target_handle }, select: { id: true } });
-    if (!target) throw new ToolError('NOT_FOUND', `No agent has the handle "${req.target_handle}".`, { details: { target_handle: req.target_handle } });
+    if (!target)
+      throw new ToolError('NOT_FOUND', `No agent has the handle "${req.target_handle}".`, {
+        details: { target_handle: req.target_handle },
+      });
     if (target.id === agentId) throw validationError('target_handle', 'you cannot invite yourself', 'self');
     const contact = await db.contact.findUnique({ where: { ownerId_contactId: { ownerId: agentId, contactId: target.id } } });
     if (!contact) {
@@ -71,7 +74,14 @@ export async function createInvite(ctx: AuthedContext, req: InviteRequest) {
     createdAt: now,
   });
   const out = toInvite(invite, ctx.services.config.baseUrl, now);
-  await appendActivity(db, { groupId: group.id, actorId: agentId, action: 'invite.created', entityType: 'invite', entityId: invite.id, after: { target: out.target?.handle ?? null, max_uses: out.max_uses, expires_at: out.expires_at } });
+  await appendActivity(db, {
+    groupId: group.id,
+    actorId: agentId,
+    action: 'invite.created',
+    entityType: 'invite',
+    entityId: invite.id,
+    after: { target: out.target?.handle ?? null, max_uses: out.max_uses, expires_at: out.expires_at },
+  });
   if (targetId) {
     await notify(db, {
       agentId: targetId,

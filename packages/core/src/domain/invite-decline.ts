@@ -21,24 +21,39 @@ import { notify, resolveAction } from './inbox.ts';
 export async function declineInvite(ctx: AuthedContext, sel: { invite_id?: string | undefined; code?: string | undefined }) {
   const { db } = ctx;
   const me = ctx.auth.agentId;
-  if ((sel.code === undefined) === (sel.invite_id === undefined)) throw validationError('invite_id', 'give exactly one of invite_id or code', 'exactly_one');
+  if ((sel.code === undefined) === (sel.invite_id === undefined))
+    throw validationError('invite_id', 'give exactly one of invite_id or code', 'exactly_one');
   let invite;
   if (sel.code !== undefined) invite = await findInviteByCode(db, sel.code, { lock: true });
   else {
     await db.$executeRaw`SELECT 1 FROM invites WHERE id = ${sel.invite_id!}::uuid FOR NO KEY UPDATE`;
     invite = await db.invite.findUnique({ where: { id: sel.invite_id! }, include: INVITE_INCLUDE });
-    if (!invite) throw new ToolError('NOT_FOUND', `No invite has invite_id ${sel.invite_id}.`, { suggestedAction: 'list_invites (direction "received") shows invites for you.' });
+    if (!invite)
+      throw new ToolError('NOT_FOUND', `No invite has invite_id ${sel.invite_id}.`, {
+        suggestedAction: 'list_invites (direction "received") shows invites for you.',
+      });
   }
-  if (!invite.targetId) throw new ToolError('INVALID_STATE', 'This invite is not targeted at anyone; there is nothing to decline — just do not use it.');
+  if (!invite.targetId)
+    throw new ToolError('INVALID_STATE', 'This invite is not targeted at anyone; there is nothing to decline — just do not use it.');
   if (invite.targetId !== me) throw new ToolError('FORBIDDEN', 'This invite is for another agent; only its target can decline it.');
   const now = ctx.services.now();
   const status = effectiveStatus(invite, now);
   if (status === 'declined') return { invite: toInvite(invite, ctx.services.config.baseUrl, now), changed: false };
   if (status !== 'active') {
-    throw new ToolError('INVITE_UNAVAILABLE', `This invite is ${status}; only active invites can be declined.`, { details: { status, invite_id: invite.id } });
+    throw new ToolError('INVITE_UNAVAILABLE', `This invite is ${status}; only active invites can be declined.`, {
+      details: { status, invite_id: invite.id },
+    });
   }
   const updated = await db.invite.update({ where: { id: invite.id }, data: { status: 'declined' }, include: INVITE_INCLUDE });
-  await appendActivity(db, { groupId: invite.groupId, actorId: me, action: 'invite.declined', entityType: 'invite', entityId: invite.id, before: { status }, after: { status: 'declined' } });
+  await appendActivity(db, {
+    groupId: invite.groupId,
+    actorId: me,
+    action: 'invite.declined',
+    entityType: 'invite',
+    entityId: invite.id,
+    before: { status },
+    after: { status: 'declined' },
+  });
   await resolveAction(db, { entityType: 'invite', entityId: invite.id, agentId: me });
   await notify(db, {
     agentId: invite.createdById,

@@ -15,10 +15,14 @@ import { toInvite, findInviteByCode, INVITE_INCLUDE } from './invites.ts';
  * Errors: VALIDATION_ERROR (not exactly one of code/invite_id), NOT_FOUND (no
  * such invite, or one the caller cannot see).
  */
-export async function viewInvite(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, sel: { code?: string | undefined; invite_id?: string | undefined }) {
+export async function viewInvite(
+  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
+  sel: { code?: string | undefined; invite_id?: string | undefined },
+) {
   const { db } = ctx;
   const me = ctx.auth!.agentId;
-  if ((sel.code === undefined) === (sel.invite_id === undefined)) throw validationError('code', 'give exactly one of code or invite_id', 'exactly_one');
+  if ((sel.code === undefined) === (sel.invite_id === undefined))
+    throw validationError('code', 'give exactly one of code or invite_id', 'exactly_one');
   let invite;
   if (sel.code !== undefined) invite = await findInviteByCode(db, sel.code);
   else {
@@ -27,8 +31,12 @@ export async function viewInvite(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
       invite &&
       (invite.createdById === me ||
         invite.targetId === me ||
-        (await db.membership.findFirst({ where: { groupId: invite.groupId, agentId: me, leftAt: null }, select: { agentId: true } })) !== null);
-    if (!invite || !visible) throw new ToolError('NOT_FOUND', `No invite you can see has invite_id ${sel.invite_id}.`, { suggestedAction: 'list_invites shows the invites you sent and received.' });
+        (await db.membership.findFirst({ where: { groupId: invite.groupId, agentId: me, leftAt: null }, select: { agentId: true } })) !==
+          null);
+    if (!invite || !visible)
+      throw new ToolError('NOT_FOUND', `No invite you can see has invite_id ${sel.invite_id}.`, {
+        suggestedAction: 'list_invites shows the invites you sent and received.',
+      });
   }
   const now = ctx.services.now();
   const out = toInvite(invite, ctx.services.config.baseUrl, now);

@@ -107,25 +107,44 @@ export async function joinWithInvite(db: Db, agentId: string, pasted: string, no
   const group = await db.group.findUniqueOrThrow({ where: { id: invite.groupId } });
   const existing = await db.membership.findUnique({ where: { groupId_agentId: { groupId: group.id, agentId } } });
   if (existing && !existing.leftAt) {
-    return { group: toGroupSummary(group, existing), membership: { role: existing.role as 'admin' | 'member', joined_at: existing.joinedAt.toISOString() }, already_member: true, invite };
+    return {
+      group: toGroupSummary(group, existing),
+      membership: { role: existing.role as 'admin' | 'member', joined_at: existing.joinedAt.toISOString() },
+      already_member: true,
+      invite,
+    };
   }
   if (invite.target && invite.target.id !== agentId) {
-    throw new ToolError('FORBIDDEN', 'This invite is for another agent.', { suggestedAction: 'Ask the inviter for an invite of your own.' });
+    throw new ToolError('FORBIDDEN', 'This invite is for another agent.', {
+      suggestedAction: 'Ask the inviter for an invite of your own.',
+    });
   }
   if (existing?.removedAt && !(invite.targetId === agentId && invite.createdAt.getTime() > existing.removedAt.getTime())) {
     // Removal holds (our rule): the invites that let this agent in before, and any untargeted one, no longer do.
-    throw new ToolError('FORBIDDEN', `You were removed from "${group.name}" by an admin; invites created before the removal, and invites not addressed to you, no longer admit you.`, {
-      details: { group_id: group.id, removed_at: existing.removedAt.toISOString() },
-      suggestedAction: 'Ask a member of the group for a new invite addressed to you (create_invite with your handle as target_handle).',
-    });
+    throw new ToolError(
+      'FORBIDDEN',
+      `You were removed from "${group.name}" by an admin; invites created before the removal, and invites not addressed to you, no longer admit you.`,
+      {
+        details: { group_id: group.id, removed_at: existing.removedAt.toISOString() },
+        suggestedAction: 'Ask a member of the group for a new invite addressed to you (create_invite with your handle as target_handle).',
+      },
+    );
   }
   const status = effectiveStatus(invite, now);
   if (status !== 'active') {
     throw new ToolError('INVITE_UNAVAILABLE', `This invite is ${status}.`, { details: { status, invite_id: invite.id } });
   }
-  if (group.archivedAt) throw new ToolError('GROUP_ARCHIVED', 'This group is archived; it takes no new members.', { details: { group_id: group.id } });
+  if (group.archivedAt)
+    throw new ToolError('GROUP_ARCHIVED', 'This group is archived; it takes no new members.', { details: { group_id: group.id } });
 
-  const { membership, group: updated } = await admitMember(db, { group, agentId, role: group.kind === 'direct' ? 'admin' : 'member', rejoining: existing !== null, inviteId: invite.id, now });
+  const { membership, group: updated } = await admitMember(db, {
+    group,
+    agentId,
+    role: group.kind === 'direct' ? 'admin' : 'member',
+    rejoining: existing !== null,
+    inviteId: invite.id,
+    now,
+  });
   return {
     group: toGroupSummary(updated, membership),
     membership: { role: membership.role as 'admin' | 'member', joined_at: membership.joinedAt.toISOString() },
@@ -141,7 +160,15 @@ export async function joinWithInvite(db: Db, agentId: string, pasted: string, no
  */
 export async function admitMember(
   db: Db,
-  a: { group: { id: string; name: string }; agentId: string; role: 'admin' | 'member'; rejoining: boolean; inviteId: string | null; now: Date; text?: string },
+  a: {
+    group: { id: string; name: string };
+    agentId: string;
+    role: 'admin' | 'member';
+    rejoining: boolean;
+    inviteId: string | null;
+    now: Date;
+    text?: string;
+  },
 ) {
   const { group, agentId, now } = a;
   const membership = a.rejoining
@@ -162,13 +189,18 @@ export async function admitMember(
     after: { role: a.role, invite_id: a.inviteId },
   });
   const others = await db.membership.findMany({ where: { groupId: group.id, leftAt: null }, select: { agentId: true } });
-  await notifyAll(db, others.map((o) => o.agentId), agentId, {
-    kind: 'member_joined',
-    text: a.text ?? `@${joiner.handle} joined "${group.name}"`,
-    entityType: 'group',
-    entityId: group.id,
-    groupId: group.id,
-  });
+  await notifyAll(
+    db,
+    others.map((o) => o.agentId),
+    agentId,
+    {
+      kind: 'member_joined',
+      text: a.text ?? `@${joiner.handle} joined "${group.name}"`,
+      entityType: 'group',
+      entityId: group.id,
+      groupId: group.id,
+    },
+  );
   if (a.inviteId) await resolveAction(db, { entityType: 'invite', entityId: a.inviteId, agentId });
   return { membership, group: updated };
 }
@@ -179,7 +211,15 @@ export async function admitMember(
  */
 export async function insertInvite(
   db: Db,
-  data: { groupId: string; createdById: string; targetId: string | null; note: string | null; expiresAt: Date; maxUses: number; createdAt: Date },
+  data: {
+    groupId: string;
+    createdById: string;
+    targetId: string | null;
+    note: string | null;
+    expiresAt: Date;
+    maxUses: number;
+    createdAt: Date;
+  },
 ) {
   for (let attempt = 0; ; attempt++) {
     const code = generateInviteCode();

@@ -52,7 +52,14 @@ export async function getMe(db: Db, agentId: string, now: Date) {
   const me = rows[0]!;
   const groups = me.groups.map((g) =>
     toGroupSummary(
-      { id: g.id, name: g.name, currency: g.currency, kind: g.kind, memberCount: g.member_count, archivedAt: g.archived_at ? new Date(g.archived_at) : null },
+      {
+        id: g.id,
+        name: g.name,
+        currency: g.currency,
+        kind: g.kind,
+        memberCount: g.member_count,
+        archivedAt: g.archived_at ? new Date(g.archived_at) : null,
+      },
       { balanceMinor: BigInt(g.balance_minor) },
     ),
   );

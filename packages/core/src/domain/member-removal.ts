@@ -20,7 +20,10 @@ import { resolveMember } from './members.ts';
  * GROUP_ARCHIVED, INVALID_STATE (a direct ledger; removing yourself), NOT_SETTLED (balance or
  * pending payments; details say which), VALIDATION_ERROR (neither or both of agent_id/handle).
  */
-export async function removeMember(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, req: { group_id: string; agent_id?: string | undefined; handle?: string | undefined }) {
+export async function removeMember(
+  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
+  req: { group_id: string; agent_id?: string | undefined; handle?: string | undefined },
+) {
   const { db } = ctx;
   const me = ctx.auth!.agentId;
   const { group, membership } = await requireMembership(db, req.group_id, me, { lock: true });
@@ -28,7 +31,8 @@ export async function removeMember(ctx: Pick<ToolContext, 'db' | 'services' | 'a
   assertNotArchived(group);
   if (group.kind === 'direct') throw new ToolError('INVALID_STATE', 'A direct ledger always has its two members; nobody can be removed.');
   const { agent, membership: target } = await resolveMember(db, group.id, req);
-  if (agent.id === me) throw new ToolError('INVALID_STATE', 'You cannot remove yourself.', { suggestedAction: 'Use leave_group to leave the group.' });
+  if (agent.id === me)
+    throw new ToolError('INVALID_STATE', 'You cannot remove yourself.', { suggestedAction: 'Use leave_group to leave the group.' });
   if (target.balanceMinor !== 0n || target.pendingCount > 0) {
     throw new ToolError('NOT_SETTLED', `@${agent.handle} can be removed only with a zero balance and no pending payments.`, {
       details: { handle: agent.handle, balance_minor: toNumber(target.balanceMinor), pending_payments: target.pendingCount },
@@ -36,9 +40,19 @@ export async function removeMember(ctx: Pick<ToolContext, 'db' | 'services' | 'a
     });
   }
   const now = ctx.services.now();
-  await db.membership.update({ where: { groupId_agentId: { groupId: group.id, agentId: agent.id } }, data: { leftAt: now, removedAt: now } });
+  await db.membership.update({
+    where: { groupId_agentId: { groupId: group.id, agentId: agent.id } },
+    data: { leftAt: now, removedAt: now },
+  });
   const updated = await db.group.update({ where: { id: group.id }, data: { memberCount: { decrement: 1 } } });
-  await appendActivity(db, { groupId: group.id, actorId: me, action: 'member.removed', entityType: 'member', entityId: agent.id, before: { role: target.role } });
+  await appendActivity(db, {
+    groupId: group.id,
+    actorId: me,
+    action: 'member.removed',
+    entityType: 'member',
+    entityId: agent.id,
+    before: { role: target.role },
+  });
   await notify(db, {
     agentId: agent.id,
     kind: 'member_removed',
@@ -48,12 +62,17 @@ export async function removeMember(ctx: Pick<ToolContext, 'db' | 'services' | 'a
     groupId: group.id,
   });
   const remaining = await db.membership.findMany({ where: { groupId: group.id, leftAt: null }, select: { agentId: true } });
-  await notifyAll(db, remaining.map((m) => m.agentId), me, {
-    kind: 'member_left',
-    text: `@${agent.handle} was removed from "${group.name}"`,
-    entityType: 'group',
-    entityId: group.id,
-    groupId: group.id,
-  });
+  await notifyAll(
+    db,
+    remaining.map((m) => m.agentId),
+    me,
+    {
+      kind: 'member_left',
+      text: `@${agent.handle} was removed from "${group.name}"`,
+      entityType: 'group',
+      entityId: group.id,
+      groupId: group.id,
+    },
+  );
   return { removed: toAgentRef(agent), member_count: updated.memberCount, group };
 }

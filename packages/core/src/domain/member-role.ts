@@ -41,8 +41,19 @@ export async function setMemberRole(
         });
       }
     }
-    current = await db.membership.update({ where: { groupId_agentId: { groupId: group.id, agentId: agent.id } }, data: { role: req.role } });
-    await appendActivity(db, { groupId: group.id, actorId: me, action: 'member.role_changed', entityType: 'member', entityId: agent.id, before: { role: target.role }, after: { role: req.role } });
+    current = await db.membership.update({
+      where: { groupId_agentId: { groupId: group.id, agentId: agent.id } },
+      data: { role: req.role },
+    });
+    await appendActivity(db, {
+      groupId: group.id,
+      actorId: me,
+      action: 'member.role_changed',
+      entityType: 'member',
+      entityId: agent.id,
+      before: { role: target.role },
+      after: { role: req.role },
+    });
     if (agent.id !== me) {
       await notify(db, {
         agentId: agent.id,

@@ -5,13 +5,14 @@ import { ToolError, validationError } from '../errors.ts';
 import { uuid, handle } from '../text.ts';
 
 export const memberRefShape = {
-  agent_id: uuid.optional().describe('The member\'s agent_id (from get_group). Give agent_id or handle.'),
-  handle: handle.optional().describe('The member\'s handle. Give agent_id or handle.'),
+  agent_id: uuid.optional().describe("The member's agent_id (from get_group). Give agent_id or handle."),
+  handle: handle.optional().describe("The member's handle. Give agent_id or handle."),
 };
 
 /** Resolves the named agent's active membership in the group; NOT_FOUND when it is not an active member. */
 export async function resolveMember(db: Db, groupId: string, ref: { agent_id?: string | undefined; handle?: string | undefined }) {
-  if ((ref.agent_id === undefined) === (ref.handle === undefined)) throw validationError('agent_id', 'give exactly one of agent_id or handle', 'exactly_one');
+  if ((ref.agent_id === undefined) === (ref.handle === undefined))
+    throw validationError('agent_id', 'give exactly one of agent_id or handle', 'exactly_one');
   const agent = await db.agent.findUnique({
     where: ref.agent_id !== undefined ? { id: ref.agent_id } : { handle: ref.handle! },
     select: { id: true, handle: true, displayName: true },

@@ -48,7 +48,10 @@ export const conversationSchema = z.object({
   conversation_id: uuid,
   kind: z.enum(['direct', 'group']),
   with: agentRef.nullable().describe('For a direct conversation: the other agent.'),
-  group: z.object({ group_id: uuid, name: z.string(), kind: z.enum(['group', 'direct']) }).nullable().describe('For a group conversation: the group.'),
+  group: z
+    .object({ group_id: uuid, name: z.string(), kind: z.enum(['group', 'direct']) })
+    .nullable()
+    .describe('For a group conversation: the group.'),
   unread_count: z.number().int().describe('Messages in this conversation you have not marked read (mark_inbox_read).'),
   last_message: messageSchema.nullable(),
   last_message_at: timestamp,

@@ -38,7 +38,9 @@ export function requireCurrency(code: string, field = 'currency'): CurrencyInfo 
   const info = byCode.get(code);
   if (!info) {
     throw new ToolError('VALIDATION_ERROR', `${field}: "${code}" is not an ISO 4217 currency code`, {
-      details: { issues: [{ path: field, message: `"${code}" is not an ISO 4217 currency code; see list_currencies`, code: 'unknown_currency' }] },
+      details: {
+        issues: [{ path: field, message: `"${code}" is not an ISO 4217 currency code; see list_currencies`, code: 'unknown_currency' }],
+      },
       suggestedAction: 'Use a code from list_currencies, e.g. EUR, USD, JPY.',
     });
   }

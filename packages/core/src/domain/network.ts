@@ -13,7 +13,10 @@ import { AGENT_REF_SELECT } from './agents.ts';
 
 /** False when `to` has blocked `from`. */
 export async function canReach(db: Db, from: string, to: string): Promise<boolean> {
-  const block = await db.block.findUnique({ where: { blockerId_blockedId: { blockerId: to, blockedId: from } }, select: { blockerId: true } });
+  const block = await db.block.findUnique({
+    where: { blockerId_blockedId: { blockerId: to, blockedId: from } },
+    select: { blockerId: true },
+  });
   return block === null;
 }
 

@@ -51,12 +51,15 @@ export async function sendMessage(ctx: Pick<ToolContext, 'db' | 'services' | 'au
       m.about.type === 'expense'
         ? await db.expense.findUnique({ where: { id: m.about.id }, select: { groupId: true } })
         : await db.payment.findUnique({ where: { id: m.about.id }, select: { groupId: true } });
-    const member = row ? await db.membership.findUnique({ where: { groupId_agentId: { groupId: row.groupId, agentId: me } }, select: { leftAt: true } }) : null;
+    const member = row
+      ? await db.membership.findUnique({ where: { groupId_agentId: { groupId: row.groupId, agentId: me } }, select: { leftAt: true } })
+      : null;
     if (!row || !member || member.leftAt) {
       throw new ToolError('NOT_FOUND', `No ${m.about.type} you can see has id ${m.about.id}.`, { details: { about: m.about } });
     }
     aboutGroupId = row.groupId;
-    if (m.group_id && m.group_id !== aboutGroupId) throw validationError('about.id', `this ${m.about.type} belongs to another group than group_id`, 'group_mismatch');
+    if (m.group_id && m.group_id !== aboutGroupId)
+      throw validationError('about.id', `this ${m.about.type} belongs to another group than group_id`, 'group_mismatch');
   }
   const groupId = m.group_id ?? (m.to_handle ? undefined : (aboutGroupId ?? undefined));
   if ((m.to_handle === undefined) === (groupId === undefined)) {
@@ -72,8 +75,12 @@ export async function sendMessage(ctx: Pick<ToolContext, 'db' | 'services' | 'au
     assertNotSelf(me, to.id, 'to_handle', 'message');
     if (!(await canMessage(db, me, to.id))) throw refusal(to.handle);
     if (aboutGroupId) {
-      const tm = await db.membership.findUnique({ where: { groupId_agentId: { groupId: aboutGroupId, agentId: to.id } }, select: { leftAt: true } });
-      if (!tm || tm.leftAt) throw validationError('about.id', `@${to.handle} is not a member of the group of this ${m.about!.type}`, 'not_in_group');
+      const tm = await db.membership.findUnique({
+        where: { groupId_agentId: { groupId: aboutGroupId, agentId: to.id } },
+        select: { leftAt: true },
+      });
+      if (!tm || tm.leftAt)
+        throw validationError('about.id', `@${to.handle} is not a member of the group of this ${m.about!.type}`, 'not_in_group');
     }
     conversation = await upsertConversation(db, 'direct', pairKey(me, to.id), null, now);
     recipients = [to.id];
@@ -84,7 +91,10 @@ export async function sendMessage(ctx: Pick<ToolContext, 'db' | 'services' | 'au
     activityGroupId = group.id;
     if (group.kind === 'direct') {
       await assertLedgerAccepted(db, group, { messaging: true });
-      const other = await db.membership.findFirst({ where: { groupId: group.id, agentId: { not: me }, leftAt: null }, select: { agent: { select: AGENT_REF_SELECT } } });
+      const other = await db.membership.findFirst({
+        where: { groupId: group.id, agentId: { not: me }, leftAt: null },
+        select: { agent: { select: AGENT_REF_SELECT } },
+      });
       if (!other) throw new ToolError('INTERNAL', 'direct ledger without its second member');
       // Money is never held hostage, but a blocked agent cannot write to the blocker.
       if (!(await canReach(db, me, other.agent.id))) throw refusal(other.agent.handle);
@@ -118,15 +128,22 @@ export async function sendMessage(ctx: Pick<ToolContext, 'db' | 'services' | 'au
     ON CONFLICT (conversation_id, agent_id) DO UPDATE SET unread_count = conversation_participants.unread_count + EXCLUDED.unread_count`;
   // Inbox items for recipients; a group member who blocked the sender still sees the group's messages but gets no inbox item.
   const blockers = recipients.length
-    ? (await db.block.findMany({ where: { blockedId: me, blockerId: { in: recipients } }, select: { blockerId: true } })).map((b) => b.blockerId)
+    ? (await db.block.findMany({ where: { blockedId: me, blockerId: { in: recipients } }, select: { blockerId: true } })).map(
+        (b) => b.blockerId,
+      )
     : [];
-  await notifyAll(db, recipients.filter((r) => !blockers.includes(r)), me, {
-    kind: 'message',
-    text: line,
-    entityType: 'conversation',
-    entityId: conversation.id,
-    ...(activityGroupId ? { groupId: activityGroupId } : {}),
-  });
+  await notifyAll(
+    db,
+    recipients.filter((r) => !blockers.includes(r)),
+    me,
+    {
+      kind: 'message',
+      text: line,
+      entityType: 'conversation',
+      entityId: conversation.id,
+      ...(activityGroupId ? { groupId: activityGroupId } : {}),
+    },
+  );
   if (activityGroupId) {
     await appendActivity(db, {
       groupId: activityGroupId,

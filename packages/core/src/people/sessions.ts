@@ -33,11 +33,24 @@ export function sessionDigest(cookieValue: string): Uint8Array<ArrayBuffer> {
  * Starts a session for a human.
  * @returns the cookie value (show it to the browser once, never store it) and the expiry
  */
-export async function createSession(db: DbLike, humanId: string, origin: RequestOrigin, now = new Date()): Promise<{ cookieValue: string; sessionId: string; expiresAt: Date }> {
+export async function createSession(
+  db: DbLike,
+  humanId: string,
+  origin: RequestOrigin,
+  now = new Date(),
+): Promise<{ cookieValue: string; sessionId: string; expiresAt: Date }> {
   const cookieValue = randomBytes(32).toString('base64url');
   const expiresAt = new Date(now.getTime() + SESSION_TTL_SECONDS * 1000);
   const row = await db.humanSession.create({
-    data: { humanId, digest: sessionDigest(cookieValue), expiresAt, ip: origin.ip ?? null, userAgent: origin.userAgent?.slice(0, 512) ?? null, createdAt: now, lastSeenAt: now },
+    data: {
+      humanId,
+      digest: sessionDigest(cookieValue),
+      expiresAt,
+      ip: origin.ip ?? null,
+      userAgent: origin.userAgent?.slice(0, 512) ?? null,
+      createdAt: now,
+      lastSeenAt: now,
+    },
     select: { id: true },
   });
   return { cookieValue, sessionId: row.id, expiresAt };
@@ -47,12 +60,22 @@ export async function createSession(db: DbLike, humanId: string, origin: Request
  * The human behind a session cookie, or null when the cookie is missing, malformed, unknown or expired.
  * Slides the expiry forward (at most once a minute per session).
  */
-export async function resolveSession(db: DbLike, cookieValue: string | undefined | null, now = new Date()): Promise<{ sessionId: string; humanId: string } | null> {
+export async function resolveSession(
+  db: DbLike,
+  cookieValue: string | undefined | null,
+  now = new Date(),
+): Promise<{ sessionId: string; humanId: string } | null> {
   if (!cookieValue || !/^[A-Za-z0-9_-]{43}$/.test(cookieValue)) return null;
-  const row = await db.humanSession.findUnique({ where: { digest: sessionDigest(cookieValue) }, select: { id: true, humanId: true, expiresAt: true, lastSeenAt: true } });
+  const row = await db.humanSession.findUnique({
+    where: { digest: sessionDigest(cookieValue) },
+    select: { id: true, humanId: true, expiresAt: true, lastSeenAt: true },
+  });
   if (!row || row.expiresAt.getTime() <= now.getTime()) return null;
   if (now.getTime() - row.lastSeenAt.getTime() > TOUCH_INTERVAL_MS) {
-    await db.humanSession.update({ where: { id: row.id }, data: { lastSeenAt: now, expiresAt: new Date(now.getTime() + SESSION_TTL_SECONDS * 1000) } });
+    await db.humanSession.update({
+      where: { id: row.id },
+      data: { lastSeenAt: now, expiresAt: new Date(now.getTime() + SESSION_TTL_SECONDS * 1000) },
+    });
   }
   return { sessionId: row.id, humanId: row.humanId };
 }

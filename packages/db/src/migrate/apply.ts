@@ -48,14 +48,19 @@ interface HistoryRow {
  *         `cause`); when the history records a failed migration (finished_at and rolled_back_at
  *         both empty, e.g. left by Prisma) or an applied migration whose file has changed since
  */
-export async function applyMigrations(databaseUrl: string, { migrationsDir = MIGRATIONS_DIR }: MigrationPaths = {}): Promise<{ applied: string[] }> {
+export async function applyMigrations(
+  databaseUrl: string,
+  { migrationsDir = MIGRATIONS_DIR }: MigrationPaths = {},
+): Promise<{ applied: string[] }> {
   const migrations = await readMigrations(migrationsDir);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK_KEY]);
     await client.query(HISTORY_DDL);
-    const { rows } = await client.query<HistoryRow>('SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" ORDER BY started_at');
+    const { rows } = await client.query<HistoryRow>(
+      'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" ORDER BY started_at',
+    );
 
     const failed = rows.find((r) => r.finished_at === null && r.rolled_back_at === null);
     if (failed) {
@@ -64,11 +69,15 @@ export async function applyMigrations(databaseUrl: string, { migrationsDir = MIG
           'repair the database by hand, then set finished_at (if it is now applied) or rolled_back_at (if not) on that row',
       );
     }
-    const applied = new Map(rows.filter((r) => r.finished_at !== null && r.rolled_back_at === null).map((r) => [r.migration_name, r.checksum]));
+    const applied = new Map(
+      rows.filter((r) => r.finished_at !== null && r.rolled_back_at === null).map((r) => [r.migration_name, r.checksum]),
+    );
     for (const m of migrations) {
       const checksum = applied.get(m.name);
       if (checksum !== undefined && checksum !== m.checksum) {
-        throw new Error(`migration ${m.name} was changed after it was applied (checksum ${checksum} in _prisma_migrations, ${m.checksum} on disk): restore the file and add a new migration instead`);
+        throw new Error(
+          `migration ${m.name} was changed after it was applied (checksum ${checksum} in _prisma_migrations, ${m.checksum} on disk): restore the file and add a new migration instead`,
+        );
       }
     }
 

@@ -32,11 +32,9 @@ export async function createMigration(
     await engine.applyMigrations({ migrationsList, filters: NO_FILTER }).catch((e: unknown) => {
       throw engineError('applyMigrations (scratch)', e);
     });
-    const diag = await engine
-      .devDiagnostic({ migrationsList, filters: NO_FILTER })
-      .catch((e: unknown) => {
-        throw engineError('devDiagnostic', e);
-      });
+    const diag = await engine.devDiagnostic({ migrationsList, filters: NO_FILTER }).catch((e: unknown) => {
+      throw engineError('devDiagnostic', e);
+    });
     if (diag.action.tag !== 'createMigration') {
       throw new Error(`migration history is inconsistent: ${diag.action.reason}`);
     }

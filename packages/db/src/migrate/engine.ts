@@ -109,8 +109,16 @@ async function engineAdapter(url: string): Promise<SqlDriverAdapter> {
   // dollar-quoted function bodies too — which breaks migrations with functions or triggers. Send the
   // script whole instead: PostgreSQL's simple-query protocol runs several statements in one message,
   // as one implicit transaction (a failing migration leaves nothing half-applied).
-  const scripted = adapter as unknown as { executeScript: (s: string) => Promise<void>; client: { query(sql: string): Promise<unknown> }; onError(e: unknown): never };
-  if (typeof scripted.executeScript !== 'function' || typeof scripted.client?.query !== 'function' || typeof scripted.onError !== 'function') {
+  const scripted = adapter as unknown as {
+    executeScript: (s: string) => Promise<void>;
+    client: { query(sql: string): Promise<unknown> };
+    onError(e: unknown): never;
+  };
+  if (
+    typeof scripted.executeScript !== 'function' ||
+    typeof scripted.client?.query !== 'function' ||
+    typeof scripted.onError !== 'function'
+  ) {
     throw new Error('@prisma/adapter-pg internals changed (executeScript): re-check src/migrate/engine.ts');
   }
   scripted.executeScript = async (script: string) => {
@@ -157,23 +165,14 @@ function adapterFactory(mainUrl: string, adminUrl: string) {
 }
 
 /** Runs `fn` with an engine whose main connection is `mainUrl`, freeing everything after. */
-async function withEngine<T>(
-  schemaPath: string,
-  mainUrl: string,
-  adminUrl: string,
-  fn: (engine: SchemaEngine) => Promise<T>,
-): Promise<T> {
+async function withEngine<T>(schemaPath: string, mainUrl: string, adminUrl: string, fn: (engine: SchemaEngine) => Promise<T>): Promise<T> {
   const Engine = await loadEngineClass();
   const schema = await readSchema(schemaPath);
   const adapters = adapterFactory(mainUrl, adminUrl);
   const log = (line: string) => {
     if (process.env.KITTY_MIGRATE_DEBUG) process.stderr.write(`[schema-engine] ${line}\n`);
   };
-  const engine = await Engine.new(
-    { datamodels: schema.files.map((f) => [f.path, f.content] as [string, string]) },
-    log,
-    adapters.bound,
-  );
+  const engine = await Engine.new({ datamodels: schema.files.map((f) => [f.path, f.content] as [string, string]) }, log, adapters.bound);
   try {
     return await fn(engine);
   } finally {
@@ -184,11 +183,7 @@ async function withEngine<T>(
 
 /** Runs `fn` with an engine whose main AND shadow databases are temporary databases on the
  *  `adminUrl` server (for commands that must never touch a real database). */
-export async function withScratchEngine<T>(
-  schemaPath: string,
-  adminUrl: string,
-  fn: (engine: SchemaEngine) => Promise<T>,
-) {
+export async function withScratchEngine<T>(schemaPath: string, adminUrl: string, fn: (engine: SchemaEngine) => Promise<T>) {
   const scratch = `kitty_shadow_${randomBytes(6).toString('hex')}`;
   await adminQuery(adminUrl, `CREATE DATABASE "${scratch}"`);
   try {
@@ -213,6 +208,9 @@ export async function engineMigrationList(dir: string): Promise<MigrationList> {
     baseDir: dir,
     lockfile: { path: 'migration_lock.toml', content: lock },
     shadowDbInitScript: '',
-    migrationDirectories: migrations.map((m) => ({ path: m.name, migrationFile: { path: 'migration.sql', content: { tag: 'ok' as const, value: m.sql } } })),
+    migrationDirectories: migrations.map((m) => ({
+      path: m.name,
+      migrationFile: { path: 'migration.sql', content: { tag: 'ok' as const, value: m.sql } },
+    })),
   };
 }

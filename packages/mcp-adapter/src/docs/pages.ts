@@ -3,7 +3,15 @@
  * start-up: four spec-level pages (overview, authentication, errors, tools) and one page per
  * tool. Markdown only; nothing here knows about MCP.
  */
-import { ERROR_TABLE, ERROR_CODES, COMMON_ERRORS, IDEMPOTENCY_KEY_LENGTH, ToolError, type Registry, type ToolDescriptor } from '@kitty/core';
+import {
+  ERROR_TABLE,
+  ERROR_CODES,
+  COMMON_ERRORS,
+  IDEMPOTENCY_KEY_LENGTH,
+  ToolError,
+  type Registry,
+  type ToolDescriptor,
+} from '@kitty/core';
 
 export interface DocPage {
   uri: string;
@@ -35,7 +43,9 @@ function toolPage(t: ToolDescriptor, baseUrl: string): DocPage {
     t.description,
     '',
     `- kind: ${t.kind}; area: ${t.area}; scope: ${t.scope ?? 'none (no credential)'}; idempotency: ${t.idempotency ?? 'n/a (read)'}`,
-    `- annotations: ${Object.entries(t.annotations).map(([k, v]) => `${k}=${v}`).join(', ')}`,
+    `- annotations: ${Object.entries(t.annotations)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}`,
     `- errors: ${t.errors.join(', ')}`,
     `- REST: POST ${baseUrl}/v1/tools/${t.name}; MCP: tools/call name="${t.name}" at ${baseUrl}/mcp`,
     '',
@@ -102,7 +112,13 @@ export function buildDocs(registry: Registry, baseUrl: string): { pages: DocPage
       '',
       '## Areas',
       '',
-      ...areas.map((a) => `- ${a}: ${cat.filter((t) => t.area === a).map((t) => t.name).join(', ')}`),
+      ...areas.map(
+        (a) =>
+          `- ${a}: ${cat
+            .filter((t) => t.area === a)
+            .map((t) => t.name)
+            .join(', ')}`,
+      ),
     ].join('\n'),
   };
 
@@ -149,7 +165,12 @@ export function buildDocs(registry: Registry, baseUrl: string): { pages: DocPage
       ...ERROR_CODES.map((code) => {
         const row = ERROR_TABLE[code];
         const action = new ToolError(code, code).suggestedAction;
-        const tools = COMMON_ERRORS.includes(code) ? 'all' : cat.filter((t) => t.errors.includes(code)).map((t) => t.name).join(', ') || '—';
+        const tools = COMMON_ERRORS.includes(code)
+          ? 'all'
+          : cat
+              .filter((t) => t.errors.includes(code))
+              .map((t) => t.name)
+              .join(', ') || '—';
         return `| ${code} | ${row.status} | ${row.mcp === 'tool_error' ? 'isError result' : row.mcp} | ${action} | ${tools} |`;
       }),
     ].join('\n'),
@@ -168,10 +189,18 @@ export function buildDocs(registry: Registry, baseUrl: string): { pages: DocPage
         '',
         `## ${a}`,
         '',
-        ...cat.filter((t) => t.area === a).map((t) => {
-          const hints = [t.annotations.readOnlyHint ? 'read-only' : null, t.annotations.destructiveHint ? 'destructive' : null, t.annotations.idempotentHint ? 'idempotent' : null].filter(Boolean).join(', ');
-          return `- **${t.name}** (${t.kind}; ${t.scope ?? 'no credential'}; ${hints}): ${summaryOf(t.description)}`;
-        }),
+        ...cat
+          .filter((t) => t.area === a)
+          .map((t) => {
+            const hints = [
+              t.annotations.readOnlyHint ? 'read-only' : null,
+              t.annotations.destructiveHint ? 'destructive' : null,
+              t.annotations.idempotentHint ? 'idempotent' : null,
+            ]
+              .filter(Boolean)
+              .join(', ');
+            return `- **${t.name}** (${t.kind}; ${t.scope ?? 'no credential'}; ${hints}): ${summaryOf(t.description)}`;
+          }),
       ]),
     ].join('\n'),
   };

@@ -34,7 +34,14 @@ function snippet(raw: string, terms: string[]): string {
   const lower = raw.toLowerCase();
   const at = terms.map((t) => lower.indexOf(t)).find((i) => i !== -1) ?? -1;
   const start = Math.max(0, at - 80);
-  return (start > 0 ? '…' : '') + raw.slice(start, start + 240).replace(/\s+/g, ' ').trim() + (start + 240 < raw.length ? '…' : '');
+  return (
+    (start > 0 ? '…' : '') +
+    raw
+      .slice(start, start + 240)
+      .replace(/\s+/g, ' ')
+      .trim() +
+    (start + 240 < raw.length ? '…' : '')
+  );
 }
 
 /**
@@ -56,7 +63,15 @@ export function docsSearch(registry: Registry, pages: DocPage[]): (query: string
     ...pages.flatMap((p) =>
       p.text.split(/\n(?=## )/).map((section, i) => {
         const heading = i === 0 ? p.title : section.split('\n')[0]!.replace(/^#+\s*/, '');
-        return { id: `doc:${p.uri}#${i}`, type: 'doc' as const, name: p.name, title: i === 0 ? p.title : `${p.title}: ${heading}`, uri: p.uri, heading, body: section };
+        return {
+          id: `doc:${p.uri}#${i}`,
+          type: 'doc' as const,
+          name: p.name,
+          title: i === 0 ? p.title : `${p.title}: ${heading}`,
+          uri: p.uri,
+          heading,
+          body: section,
+        };
       }),
     ),
   ];
@@ -74,7 +89,14 @@ export function docsSearch(registry: Registry, pages: DocPage[]): (query: string
       .slice(0, limit)
       .map((r) => {
         const e = byId.get(r.id as string)!;
-        return { type: e.type, name: e.name, title: e.title, uri: e.uri, snippet: snippet(e.body, r.terms), score: Math.round(r.score * 1000) / 1000 };
+        return {
+          type: e.type,
+          name: e.name,
+          title: e.title,
+          uri: e.uri,
+          snippet: snippet(e.body, r.terms),
+          score: Math.round(r.score * 1000) / 1000,
+        };
       });
   };
 }

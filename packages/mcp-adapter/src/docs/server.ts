@@ -70,7 +70,7 @@ const describeToolOutput = z.object({
         })
         .describe('MCP tool annotations'),
       input_schema: z.record(z.string(), z.unknown()).describe('JSON Schema 2020-12 of the arguments'),
-      output_schema: z.record(z.string(), z.unknown()).describe('JSON Schema 2020-12 of a success\'s data'),
+      output_schema: z.record(z.string(), z.unknown()).describe("JSON Schema 2020-12 of a success's data"),
     })
     .describe('the tool as GET /v1/tools/{name} returns it'),
   suggested_next: suggestedNext,
@@ -126,7 +126,13 @@ export function docsServerFactory(registry: Registry, baseUrl: string): () => Se
       tools.set(name, { input: config.input, callback });
       mcp.registerTool(
         name,
-        { title: config.title, description: config.description, inputSchema: config.input, outputSchema: config.output, annotations: { title: config.title, ...DOCS_ANNOTATIONS } },
+        {
+          title: config.title,
+          description: config.description,
+          inputSchema: config.input,
+          outputSchema: config.output,
+          annotations: { title: config.title, ...DOCS_ANNOTATIONS },
+        },
         callback as never,
       );
     };
@@ -135,7 +141,8 @@ export function docsServerFactory(registry: Registry, baseUrl: string): () => Se
       'list_tools',
       {
         title: 'List Kitty tools',
-        description: 'Lists every Kitty tool (served at /mcp and POST /v1/tools/{name}) with its title, kind (read/write), area and a one-line summary.',
+        description:
+          'Lists every Kitty tool (served at /mcp and POST /v1/tools/{name}) with its title, kind (read/write), area and a one-line summary.',
         input: listToolsInput,
         output: listToolsOutput,
       },
@@ -145,16 +152,23 @@ export function docsServerFactory(registry: Registry, baseUrl: string): () => Se
       'describe_tool',
       {
         title: 'Describe a Kitty tool',
-        description: 'Returns one Kitty tool in full: description, input and output JSON Schemas (2020-12), error codes, annotations, scope and idempotency. Unknown name → NOT_FOUND.',
+        description:
+          'Returns one Kitty tool in full: description, input and output JSON Schemas (2020-12), error codes, annotations, scope and idempotency. Unknown name → NOT_FOUND.',
         input: describeToolInput,
         output: describeToolOutput,
       },
       ({ name }) => {
         const tool = registry.tools.get(name);
-        if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool "${name}".`, { suggestedAction: 'List the tools with list_tools or search_docs.' });
+        if (!tool)
+          throw new ToolError('NOT_FOUND', `Unknown tool "${name}".`, {
+            suggestedAction: 'List the tools with list_tools or search_docs.',
+          });
         return {
           tool: { ...tool },
-          suggested_next: [`${tool.name}: call it with tools/call at ${baseUrl}/mcp or POST ${baseUrl}/v1/tools/${tool.name}`, `resources/read ${TOOL_PAGE_PREFIX}${tool.name}: the same as a page`],
+          suggested_next: [
+            `${tool.name}: call it with tools/call at ${baseUrl}/mcp or POST ${baseUrl}/v1/tools/${tool.name}`,
+            `resources/read ${TOOL_PAGE_PREFIX}${tool.name}: the same as a page`,
+          ],
         };
       },
     );
@@ -162,7 +176,8 @@ export function docsServerFactory(registry: Registry, baseUrl: string): () => Se
       'search_docs',
       {
         title: 'Search the Kitty docs',
-        description: 'Searches tool names, titles and descriptions and the spec-level docs (overview, authentication, errors, tools). Returns the best matches with a snippet and a resource URI to read.',
+        description:
+          'Searches tool names, titles and descriptions and the spec-level docs (overview, authentication, errors, tools). Returns the best matches with a snippet and a resource URI to read.',
         input: searchDocsInput,
         output: searchDocsOutput,
       },
@@ -196,7 +211,11 @@ export function docsServerFactory(registry: Registry, baseUrl: string): () => Se
 
     mcp.server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
       const tool = tools.get(request.params.name);
-      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${request.params.name}". This docs server has ${[...tools.keys()].join(', ')}.`);
+      if (!tool)
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Unknown tool "${request.params.name}". This docs server has ${[...tools.keys()].join(', ')}.`,
+        );
       const ctx = callContextOf(extra);
       try {
         return tool.callback(tool.input.parse(request.params.arguments ?? {}) as never);

@@ -33,7 +33,10 @@ export async function groupBalances(db: Db, groupId: string) {
 }
 
 /** memberBalanceSchema rows from groupBalances(). */
-export function toMemberBalances(rows: Awaited<ReturnType<typeof groupBalances>>, currency: string): Array<z.infer<typeof memberBalanceSchema>> {
+export function toMemberBalances(
+  rows: Awaited<ReturnType<typeof groupBalances>>,
+  currency: string,
+): Array<z.infer<typeof memberBalanceSchema>> {
   return rows.map((m) => ({
     agent_id: m.agent.id,
     handle: m.agent.handle,
@@ -51,9 +54,20 @@ export function toMemberBalances(rows: Awaited<ReturnType<typeof groupBalances>>
  * every balance is zero.
  */
 export async function pairwiseDebts(db: Db, groupId: string, currency: string) {
-  const rows = await db.pairDebt.findMany({ where: { groupId, NOT: { amountMinor: 0n } }, orderBy: [{ agentA: 'asc' }, { agentB: 'asc' }] });
+  const rows = await db.pairDebt.findMany({
+    where: { groupId, NOT: { amountMinor: 0n } },
+    orderBy: [{ agentA: 'asc' }, { agentB: 'asc' }],
+  });
   const edges = netOutCycles(edgesFromPairRows(rows));
-  const agents = await agentsById(db, edges.flatMap((e) => [e.debtorId, e.creditorId]));
+  const agents = await agentsById(
+    db,
+    edges.flatMap((e) => [e.debtorId, e.creditorId]),
+  );
   const ref = (id: string) => toAgentRef(agents.get(id) ?? { id, handle: 'unknown', displayName: 'unknown' });
-  return edges.map((e) => ({ from: ref(e.debtorId), to: ref(e.creditorId), amount_minor: toNumber(e.amount), amount: formatMinor(e.amount, currency) }));
+  return edges.map((e) => ({
+    from: ref(e.debtorId),
+    to: ref(e.creditorId),
+    amount_minor: toNumber(e.amount),
+    amount: formatMinor(e.amount, currency),
+  }));
 }

@@ -41,7 +41,8 @@ export function netOutCycles(edges: readonly DebtEdge[]): DebtEdge[] {
   }
   const result: DebtEdge[] = [];
   for (const debtorId of [...out.keys()].sort()) {
-    for (const creditorId of [...out.get(debtorId)!.keys()].sort()) result.push({ debtorId, creditorId, amount: out.get(debtorId)!.get(creditorId)! });
+    for (const creditorId of [...out.get(debtorId)!.keys()].sort())
+      result.push({ debtorId, creditorId, amount: out.get(debtorId)!.get(creditorId)! });
   }
   return result;
 }
@@ -77,5 +78,9 @@ function findCycle(out: Map<string, Map<string, bigint>>): string[] | undefined 
 export function edgesFromPairRows(rows: ReadonlyArray<{ agentA: string; agentB: string; amountMinor: bigint }>): DebtEdge[] {
   return rows
     .filter((r) => r.amountMinor !== 0n)
-    .map((r) => (r.amountMinor > 0n ? { debtorId: r.agentB, creditorId: r.agentA, amount: r.amountMinor } : { debtorId: r.agentA, creditorId: r.agentB, amount: -r.amountMinor }));
+    .map((r) =>
+      r.amountMinor > 0n
+        ? { debtorId: r.agentB, creditorId: r.agentA, amount: r.amountMinor }
+        : { debtorId: r.agentA, creditorId: r.agentB, amount: -r.amountMinor },
+    );
 }

@@ -62,9 +62,13 @@ export async function applyDelta(db: Db, groupId: string, delta: LedgerDelta): P
       const activeSet = new Set(active.map((a) => a.agentId));
       const gone = ids.filter((id) => !activeSet.has(id));
       const agents = await db.agent.findMany({ where: { id: { in: gone } }, select: { handle: true } });
-      throw new ToolError('MEMBER_LEFT', `This change would alter the balance of ${agents.map((a) => '@' + a.handle).join(', ')}, who left the group settled.`, {
-        details: { handles: agents.map((a) => a.handle) },
-      });
+      throw new ToolError(
+        'MEMBER_LEFT',
+        `This change would alter the balance of ${agents.map((a) => '@' + a.handle).join(', ')}, who left the group settled.`,
+        {
+          details: { handles: agents.map((a) => a.handle) },
+        },
+      );
     }
     await db.$executeRaw`
       UPDATE memberships m SET balance_minor = m.balance_minor + d.delta
@@ -84,7 +88,14 @@ export async function applyDelta(db: Db, groupId: string, delta: LedgerDelta): P
 }
 
 /** Adds (sign 1) or removes (sign −1) a pending payment's effect on pending sums and counts. */
-export async function applyPending(db: Db, groupId: string, payerId: string, payeeId: string, amount: bigint, sign: 1n | -1n): Promise<void> {
+export async function applyPending(
+  db: Db,
+  groupId: string,
+  payerId: string,
+  payeeId: string,
+  amount: bigint,
+  sign: 1n | -1n,
+): Promise<void> {
   await db.$executeRaw`
     UPDATE memberships SET
       balance_pending_minor = balance_pending_minor + CASE WHEN agent_id = ${payerId}::uuid THEN ${(sign * amount).toString()}::bigint ELSE ${(-sign * amount).toString()}::bigint END,

@@ -88,8 +88,15 @@ export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
     });
   }
   const { id, lines, row } = await insertExpense(db, {
-    groupId: group.id, actorId: agentId, createdById: agentId, spec, fields, date, now,
-    recurrenceId, occurrenceIndex: recurrenceId ? 0 : null,
+    groupId: group.id,
+    actorId: agentId,
+    createdById: agentId,
+    spec,
+    fields,
+    date,
+    now,
+    recurrenceId,
+    occurrenceIndex: recurrenceId ? 0 : null,
   });
   const involved = lines.map((l) => l.agentId).sort();
   await notifyAll(db, involved, agentId, {

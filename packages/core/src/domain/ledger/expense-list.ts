@@ -48,7 +48,12 @@ export async function listExpenses(db: Db, agentId: string, q: ExpenseQuery) {
   if (q.updated_after) where.updatedAt = { gt: parseUpdatedAfter(q.updated_after) };
   if (q.cursor) and.push(olderThan(decodeCursor(q.cursor, UUID_CURSOR_ID)));
   if (and.length) where.AND = and;
-  const rows = await db.expense.findMany({ where, include: EXPENSE_INCLUDE, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: take + 1 });
+  const rows = await db.expense.findMany({
+    where,
+    include: EXPENSE_INCLUDE,
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: take + 1,
+  });
   const { page, next_cursor } = pageOf(rows, take);
   return { group, expenses: await toExpenses(db, page, group.currency), next_cursor, unknownParticipant: false };
 }

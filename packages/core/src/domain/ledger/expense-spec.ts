@@ -47,34 +47,64 @@ function memberAt(members: Map<string, MemberRef>, h: string, path: string): Mem
  */
 export function resolveAmount(
   groupCurrency: string,
-  input: { amount_minor?: number | undefined; original_currency?: string | null | undefined; original_amount_minor?: number | null | undefined; exchange_rate?: string | null | undefined },
+  input: {
+    amount_minor?: number | undefined;
+    original_currency?: string | null | undefined;
+    original_amount_minor?: number | null | undefined;
+    exchange_rate?: string | null | undefined;
+  },
 ): { amountMinor: bigint; foreign: Pick<ExpenseFields, 'originalCurrency' | 'originalAmountMinor' | 'exchangeRate'> } {
   const anyForeign = input.original_currency != null || input.original_amount_minor != null || input.exchange_rate != null;
   let amount: bigint;
-  let foreign: Pick<ExpenseFields, 'originalCurrency' | 'originalAmountMinor' | 'exchangeRate'> = { originalCurrency: null, originalAmountMinor: null, exchangeRate: null };
+  let foreign: Pick<ExpenseFields, 'originalCurrency' | 'originalAmountMinor' | 'exchangeRate'> = {
+    originalCurrency: null,
+    originalAmountMinor: null,
+    exchangeRate: null,
+  };
   if (anyForeign) {
     for (const f of ['original_currency', 'original_amount_minor', 'exchange_rate'] as const) {
-      if (input[f] == null) throw validationError(f, 'required together with the other foreign-currency fields (original_currency, original_amount_minor, exchange_rate)', 'required');
+      if (input[f] == null)
+        throw validationError(
+          f,
+          'required together with the other foreign-currency fields (original_currency, original_amount_minor, exchange_rate)',
+          'required',
+        );
     }
     const oc = requireCurrency(input.original_currency!, 'original_currency');
     const gc = currencyInfo(groupCurrency)!;
-    const converted = convertAmount(BigInt(input.original_amount_minor!), input.exchange_rate!, oc.minor_unit_exponent, gc.minor_unit_exponent);
+    const converted = convertAmount(
+      BigInt(input.original_amount_minor!),
+      input.exchange_rate!,
+      oc.minor_unit_exponent,
+      gc.minor_unit_exponent,
+    );
     if (converted === null) throw validationError('exchange_rate', 'must be a positive decimal string like "1.0845"', 'invalid_rate');
     if (input.amount_minor !== undefined && BigInt(input.amount_minor) !== converted) {
-      throw validationError('amount_minor', `does not match original_amount_minor × exchange_rate = ${converted} (rounded half away from zero); omit amount_minor or send ${converted}`, 'amount_mismatch');
+      throw validationError(
+        'amount_minor',
+        `does not match original_amount_minor × exchange_rate = ${converted} (rounded half away from zero); omit amount_minor or send ${converted}`,
+        'amount_mismatch',
+      );
     }
     amount = converted;
     foreign = { originalCurrency: oc.code, originalAmountMinor: BigInt(input.original_amount_minor!), exchangeRate: input.exchange_rate! };
   } else {
-    if (input.amount_minor === undefined) throw validationError('amount_minor', 'required (or give original_currency, original_amount_minor and exchange_rate)', 'required');
+    if (input.amount_minor === undefined)
+      throw validationError('amount_minor', 'required (or give original_currency, original_amount_minor and exchange_rate)', 'required');
     amount = BigInt(input.amount_minor);
   }
   if (amount === 0n) throw validationError('amount_minor', 'must not be zero', 'zero');
-  if (amount > BigInt(MAX_AMOUNT_MINOR) || amount < -BigInt(MAX_AMOUNT_MINOR)) throw validationError('amount_minor', `must be within ±${MAX_AMOUNT_MINOR}`, 'too_big');
+  if (amount > BigInt(MAX_AMOUNT_MINOR) || amount < -BigInt(MAX_AMOUNT_MINOR))
+    throw validationError('amount_minor', `must be within ±${MAX_AMOUNT_MINOR}`, 'too_big');
   return { amountMinor: amount, foreign };
 }
 
-export function resolvePayers(members: Map<string, MemberRef>, amount: bigint, payers: z.infer<typeof payersInput> | undefined, callerId: string): ExpenseSpec['payers'] {
+export function resolvePayers(
+  members: Map<string, MemberRef>,
+  amount: bigint,
+  payers: z.infer<typeof payersInput> | undefined,
+  callerId: string,
+): ExpenseSpec['payers'] {
   if (!payers) return [{ agentId: callerId, paidMinor: amount }];
   const seen = new Set<string>();
   const out: ExpenseSpec['payers'] = [];
@@ -82,7 +112,8 @@ export function resolvePayers(members: Map<string, MemberRef>, amount: bigint, p
     const m = memberAt(members, p.handle, `payers.${i}.handle`);
     if (seen.has(m.agentId)) throw validationError(`payers.${i}.handle`, `@${p.handle} is listed twice`, 'duplicate');
     seen.add(m.agentId);
-    if (p.amount_minor === undefined && payers.length > 1) throw validationError(`payers.${i}.amount_minor`, 'required when there are several payers', 'required');
+    if (p.amount_minor === undefined && payers.length > 1)
+      throw validationError(`payers.${i}.amount_minor`, 'required when there are several payers', 'required');
     out.push({ agentId: m.agentId, paidMinor: p.amount_minor === undefined ? amount : BigInt(p.amount_minor) });
   });
   const sum = out.reduce((s, p) => s + p.paidMinor, 0n);
@@ -90,7 +121,11 @@ export function resolvePayers(members: Map<string, MemberRef>, amount: bigint, p
   return out.filter((p) => p.paidMinor !== 0n);
 }
 
-export function resolveSplit(members: Map<string, MemberRef>, amount: bigint, split: z.input<typeof splitInput> | undefined): Pick<ExpenseSpec, 'method' | 'participants'> {
+export function resolveSplit(
+  members: Map<string, MemberRef>,
+  amount: bigint,
+  split: z.input<typeof splitInput> | undefined,
+): Pick<ExpenseSpec, 'method' | 'participants'> {
   const method: SplitMethod = split?.method ?? 'equal';
   const list = split?.participants;
   if (!list) {
@@ -105,7 +140,9 @@ export function resolveSplit(members: Map<string, MemberRef>, amount: bigint, sp
     const m = memberAt(members, p.handle, `${base}.handle`);
     if (seen.has(m.agentId)) throw validationError(`${base}.handle`, `@${p.handle} is listed twice`, 'duplicate');
     seen.add(m.agentId);
-    const extra = (['amount_minor', 'percent', 'shares'] as const).filter((f) => p[f] !== undefined && f !== ({ equal: '', exact: 'amount_minor', percent: 'percent', shares: 'shares' } as const)[method]);
+    const extra = (['amount_minor', 'percent', 'shares'] as const).filter(
+      (f) => p[f] !== undefined && f !== ({ equal: '', exact: 'amount_minor', percent: 'percent', shares: 'shares' } as const)[method],
+    );
     if (extra.length) throw validationError(`${base}.${extra[0]}`, `not used by method ${method}`, 'unexpected');
     if (method === 'equal') {
       participants.push({ agentId: m.agentId, value: '1' });
@@ -122,8 +159,10 @@ export function resolveSplit(members: Map<string, MemberRef>, amount: bigint, sp
       participants.push({ agentId: m.agentId, value: scaledToString(v) });
     }
   });
-  if (method === 'exact' && total !== amount) throw validationError('split.participants', `exact amounts sum to ${total} but the amount is ${amount}`, 'sum_mismatch');
-  if (method === 'percent' && total !== HUNDRED_PERCENT) throw validationError('split.participants', `percentages sum to ${scaledToString(total)}, not 100`, 'sum_mismatch');
+  if (method === 'exact' && total !== amount)
+    throw validationError('split.participants', `exact amounts sum to ${total} but the amount is ${amount}`, 'sum_mismatch');
+  if (method === 'percent' && total !== HUNDRED_PERCENT)
+    throw validationError('split.participants', `percentages sum to ${scaledToString(total)}, not 100`, 'sum_mismatch');
   if (method === 'shares' && total === 0n) throw validationError('split.participants', 'shares must not all be zero', 'zero_shares');
   return { method, participants };
 }
@@ -133,8 +172,18 @@ export function computeShares(spec: ExpenseSpec, expenseId: string): Array<Share
   const parts = [...spec.participants].sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
   let owed: bigint[];
   if (spec.method === 'exact') owed = parts.map((p) => BigInt(p.value));
-  else if (spec.method === 'equal') owed = allocate(spec.amountMinor, parts.map(() => 1n), expenseId);
-  else owed = allocate(spec.amountMinor, parts.map((p) => parseScaled(p.value)!), expenseId);
+  else if (spec.method === 'equal')
+    owed = allocate(
+      spec.amountMinor,
+      parts.map(() => 1n),
+      expenseId,
+    );
+  else
+    owed = allocate(
+      spec.amountMinor,
+      parts.map((p) => parseScaled(p.value)!),
+      expenseId,
+    );
   const lines = new Map<string, ShareLine & { splitValue: string | null }>();
   parts.forEach((p, i) => lines.set(p.agentId, { agentId: p.agentId, paidMinor: 0n, owedMinor: owed[i]!, splitValue: p.value }));
   for (const p of spec.payers) {
@@ -146,7 +195,11 @@ export function computeShares(spec: ExpenseSpec, expenseId: string): Array<Share
 }
 
 /** Reconstructs the spec of a stored expense from its share rows. */
-export function specFromRows(amountMinor: bigint, method: string, shares: Array<{ agentId: string; paidMinor: bigint; splitValue: string | null }>): ExpenseSpec {
+export function specFromRows(
+  amountMinor: bigint,
+  method: string,
+  shares: Array<{ agentId: string; paidMinor: bigint; splitValue: string | null }>,
+): ExpenseSpec {
   return {
     amountMinor,
     method: method as SplitMethod,

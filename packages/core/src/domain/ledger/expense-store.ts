@@ -68,7 +68,13 @@ export async function insertExpense(
     },
   });
   await db.expenseShare.createMany({
-    data: lines.map((l) => ({ expenseId: id, agentId: l.agentId, paidMinor: l.paidMinor, owedMinor: l.owedMinor, splitValue: l.splitValue })),
+    data: lines.map((l) => ({
+      expenseId: id,
+      agentId: l.agentId,
+      paidMinor: l.paidMinor,
+      owedMinor: l.owedMinor,
+      splitValue: l.splitValue,
+    })),
   });
   await applyDelta(db, a.groupId, new LedgerDelta().addLines(lines, 1n));
   await appendActivity(db, {
@@ -86,7 +92,10 @@ export async function insertExpense(
 /** Loads an expense of a group the caller is a member of (NOT_FOUND otherwise; membership checked by the caller). */
 export async function findExpense(db: Db, expenseId: string) {
   const e = await db.expense.findUnique({ where: { id: expenseId }, include: EXPENSE_INCLUDE });
-  if (!e) throw new ToolError('NOT_FOUND', `No expense with expense_id ${expenseId}.`, { suggestedAction: 'list_expenses shows the expenses of a group.' });
+  if (!e)
+    throw new ToolError('NOT_FOUND', `No expense with expense_id ${expenseId}.`, {
+      suggestedAction: 'list_expenses shows the expenses of a group.',
+    });
   return e;
 }
 

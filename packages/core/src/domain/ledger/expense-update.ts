@@ -11,7 +11,17 @@ import { notifyAll } from '../inbox.ts';
 import { assertCanEdit } from './access.ts';
 import { LedgerDelta, applyDelta } from './effects.ts';
 import type { payersInput, splitInput } from './expense-wire.ts';
-import { resolveAmount, resolvePayers, resolveSplit, computeShares, specFromRows, snapshot, isoFromDate, dateFromIso, type ExpenseSpec } from './expense-spec.ts';
+import {
+  resolveAmount,
+  resolvePayers,
+  resolveSplit,
+  computeShares,
+  specFromRows,
+  snapshot,
+  isoFromDate,
+  dateFromIso,
+  type ExpenseSpec,
+} from './expense-spec.ts';
 import { toExpenses } from './expense-view.ts';
 import { activeMembersByHandle, findExpense } from './expense-store.ts';
 
@@ -65,17 +75,28 @@ export async function updateExpense(ctx: Pick<ToolContext, 'db' | 'services' | '
   if (!changes.length) throw validationError('(root)', 'give at least one field to change', 'nothing_to_change');
 
   const old = specFromRows(e.amountMinor, e.splitMethod, e.shares);
-  const foreignTouched = patch.original_currency !== undefined || patch.original_amount_minor !== undefined || patch.exchange_rate !== undefined;
+  const foreignTouched =
+    patch.original_currency !== undefined || patch.original_amount_minor !== undefined || patch.exchange_rate !== undefined;
   let amount = e.amountMinor;
   let foreign = { originalCurrency: e.originalCurrency, originalAmountMinor: e.originalAmountMinor, exchangeRate: e.exchangeRate };
   if (patch.amount_minor !== undefined || foreignTouched) {
     const merged = {
       amount_minor: patch.amount_minor,
       original_currency: patch.original_currency !== undefined ? patch.original_currency : e.originalCurrency,
-      original_amount_minor: patch.original_amount_minor !== undefined ? patch.original_amount_minor : e.originalAmountMinor === null ? null : Number(e.originalAmountMinor),
+      original_amount_minor:
+        patch.original_amount_minor !== undefined
+          ? patch.original_amount_minor
+          : e.originalAmountMinor === null
+            ? null
+            : Number(e.originalAmountMinor),
       exchange_rate: patch.exchange_rate !== undefined ? patch.exchange_rate : e.exchangeRate,
     };
-    if (merged.original_currency == null && merged.original_amount_minor == null && merged.exchange_rate == null && merged.amount_minor === undefined) {
+    if (
+      merged.original_currency == null &&
+      merged.original_amount_minor == null &&
+      merged.exchange_rate == null &&
+      merged.amount_minor === undefined
+    ) {
       merged.amount_minor = Number(e.amountMinor);
     }
     const r = resolveAmount(group.currency, merged);
@@ -93,7 +114,8 @@ export async function updateExpense(ctx: Pick<ToolContext, 'db' | 'services' | '
 
   let split: Pick<ExpenseSpec, 'method' | 'participants'>;
   if (patch.split) split = resolveSplit(members, amount, patch.split);
-  else if (amountChanged && old.method === 'exact') throw validationError('split', 'the amount changed and the split is exact: give the new exact split', 'required');
+  else if (amountChanged && old.method === 'exact')
+    throw validationError('split', 'the amount changed and the split is exact: give the new exact split', 'required');
   else split = { method: old.method, participants: old.participants };
 
   const spec: ExpenseSpec = { amountMinor: amount, payers, ...split };
@@ -116,11 +138,24 @@ export async function updateExpense(ctx: Pick<ToolContext, 'db' | 'services' | '
   });
   await db.expenseShare.deleteMany({ where: { expenseId: e.id } });
   await db.expenseShare.createMany({
-    data: lines.map((l) => ({ expenseId: e.id, agentId: l.agentId, paidMinor: l.paidMinor, owedMinor: l.owedMinor, splitValue: l.splitValue })),
+    data: lines.map((l) => ({
+      expenseId: e.id,
+      agentId: l.agentId,
+      paidMinor: l.paidMinor,
+      owedMinor: l.owedMinor,
+      splitValue: l.splitValue,
+    })),
   });
   if (patch.repeat === null && e.recurrenceId) {
     await db.recurrence.update({ where: { id: e.recurrenceId }, data: { active: false } });
-    await appendActivity(db, { groupId: group.id, actorId: agentId, action: 'recurrence.stopped', entityType: 'expense', entityId: e.id, after: { recurrence_id: e.recurrenceId } });
+    await appendActivity(db, {
+      groupId: group.id,
+      actorId: agentId,
+      action: 'recurrence.stopped',
+      entityType: 'expense',
+      entityId: e.id,
+      after: { recurrence_id: e.recurrenceId },
+    });
   }
   await appendActivity(db, {
     groupId: group.id,

@@ -49,7 +49,12 @@ export async function agentsById(db: Db, ids: Iterable<string>): Promise<Map<str
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-export async function toExpenses(db: Db, rows: ExpenseRow[], currency: string, known?: ReadonlyMap<string, AgentRefRow>): Promise<ExpenseOut[]> {
+export async function toExpenses(
+  db: Db,
+  rows: ExpenseRow[],
+  currency: string,
+  known?: ReadonlyMap<string, AgentRefRow>,
+): Promise<ExpenseOut[]> {
   const ids = rows.flatMap((r) => [r.createdById, ...r.shares.map((s) => s.agentId)]);
   const agents = known && ids.every((id) => known.has(id)) ? known : await agentsById(db, ids);
   const ref = (id: string) => toAgentRef(agents.get(id) ?? { id, handle: 'unknown', displayName: 'unknown' });

@@ -11,18 +11,25 @@ export type RepeatUnit = 'day' | 'week' | 'month' | 'year';
 
 // ───────────── input schemas ─────────────
 
-const decimalInput = z.union([z.number().min(0), z.string().regex(/^\d{1,12}(\.\d{1,6})?$/, 'a non-negative decimal with at most 6 decimals')]);
+const decimalInput = z.union([
+  z.number().min(0),
+  z.string().regex(/^\d{1,12}(\.\d{1,6})?$/, 'a non-negative decimal with at most 6 decimals'),
+]);
 
 export const payersInput = z
   .array(
     z.strictObject({
       handle: handle.describe('A member who paid.'),
-      amount_minor: amountMinor.optional().describe('What this member paid, minor units. Optional only when there is a single payer (then they paid the whole amount).'),
+      amount_minor: amountMinor
+        .optional()
+        .describe('What this member paid, minor units. Optional only when there is a single payer (then they paid the whole amount).'),
     }),
   )
   .min(1)
   .max(100)
-  .describe('Who paid: default the caller paid everything. With several payers every amount_minor is required and they must sum exactly to the amount.');
+  .describe(
+    'Who paid: default the caller paid everything. With several payers every amount_minor is required and they must sum exactly to the amount.',
+  );
 
 export const splitInput = z
   .strictObject({
@@ -31,9 +38,13 @@ export const splitInput = z
       .array(
         z.strictObject({
           handle: handle.describe('A member who shares this expense.'),
-          amount_minor: amountMinor.optional().describe('method exact: this member\'s share in minor units (all must sum exactly to the amount).'),
-          percent: decimalInput.optional().describe('method percent: this member\'s percentage (up to 6 decimals; all must sum to exactly 100).'),
-          shares: decimalInput.optional().describe('method shares: this member\'s weight (e.g. 2 for two people; up to 6 decimals; > 0).'),
+          amount_minor: amountMinor
+            .optional()
+            .describe("method exact: this member's share in minor units (all must sum exactly to the amount)."),
+          percent: decimalInput
+            .optional()
+            .describe("method percent: this member's percentage (up to 6 decimals; all must sum to exactly 100)."),
+          shares: decimalInput.optional().describe("method shares: this member's weight (e.g. 2 for two people; up to 6 decimals; > 0)."),
         }),
       )
       .min(1)
@@ -50,7 +61,9 @@ export const repeatInput = z
     until: isoDate.optional().describe('Last possible date (inclusive), YYYY-MM-DD.'),
     count: z.number().int().min(2).max(1000).optional().describe('Total occurrences including this first one.'),
   })
-  .describe('Repeat this expense: a copy is created on each later date (UTC) by the scheduler, exactly once each; months keep the day of the month, clamped to the month end.');
+  .describe(
+    'Repeat this expense: a copy is created on each later date (UTC) by the scheduler, exactly once each; months keep the day of the month, clamped to the month end.',
+  );
 
 export const foreignFields = {
   original_currency: currencyCode.optional().describe('Currency the expense was paid in (ISO 4217), when not the group currency.'),
@@ -59,7 +72,9 @@ export const foreignFields = {
     .string()
     .regex(/^\d{1,12}(\.\d{1,12})?$/, 'exchange_rate must be a decimal string like "1.0845"')
     .optional()
-    .describe('Group-currency units per 1 original-currency unit, decimal string. amount_minor = original_amount_minor × rate × 10^(group exponent − original exponent), rounded half away from zero.'),
+    .describe(
+      'Group-currency units per 1 original-currency unit, decimal string. amount_minor = original_amount_minor × rate × 10^(group exponent − original exponent), rounded half away from zero.',
+    ),
 };
 
 // ───────────── output schemas ─────────────
@@ -69,9 +84,12 @@ const shareSchema = z.object({
   handle: z.string(),
   display_name: z.string(),
   paid_minor: z.number().int().describe('What this member paid.'),
-  owed_minor: z.number().int().describe('This member\'s share of the cost.'),
+  owed_minor: z.number().int().describe("This member's share of the cost."),
   net_minor: z.number().int().describe('paid − owed: the effect on their balance.'),
-  split_value: z.string().nullable().describe('The split input: "1" (equal), the exact amount, the percent or the shares; null for a payer who does not share.'),
+  split_value: z
+    .string()
+    .nullable()
+    .describe('The split input: "1" (equal), the exact amount, the percent or the shares; null for a payer who does not share.'),
 });
 
 const recurrenceSchema = z.object({

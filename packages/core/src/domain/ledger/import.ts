@@ -48,11 +48,33 @@ export type ImportRow =
       spec: ExpenseSpec;
       foreign: { originalCurrency: string | null; originalAmountMinor: bigint | null; exchangeRate: string | null };
     }
-  | { kind: 'payment'; line: number; importKey: string; date: string; description: string; payerId: string; payeeId: string; amountMinor: bigint };
+  | {
+      kind: 'payment';
+      line: number;
+      importKey: string;
+      date: string;
+      description: string;
+      payerId: string;
+      payeeId: string;
+      amountMinor: bigint;
+    };
 
 const STANDARD = new Set([
-  'date', 'description', 'category', 'cost', 'currency', 'original cost', 'original currency', 'conversion rate',
-  'split mode', 'paid by', 'split with', 'is reimbursement', 'notes', 'title', 'amount',
+  'date',
+  'description',
+  'category',
+  'cost',
+  'currency',
+  'original cost',
+  'original currency',
+  'conversion rate',
+  'split mode',
+  'paid by',
+  'split with',
+  'is reimbursement',
+  'notes',
+  'title',
+  'amount',
 ]);
 
 /** "12.34" / "-1234" → minor units at `exponent`; null when not an exact decimal at that precision. */
@@ -106,7 +128,11 @@ export function parseImport(text: string, ctx: ParseContext): { rows: ImportRow[
   const iOrigCost = col('original cost');
   const iOrigCur = col('original currency');
   const iRate = col('conversion rate');
-  for (const [name, i] of [['Date', iDate], ['Description', iDesc], ['Cost', iCost]] as const) {
+  for (const [name, i] of [
+    ['Date', iDate],
+    ['Description', iDesc],
+    ['Cost', iCost],
+  ] as const) {
     if (i < 0) issues.push({ line: 1, message: `missing column "${name}" (expected a ${ctx.format} export)` });
   }
   const personCols = header.map((h, i) => ({ h, i })).filter(({ h }) => h !== '' && !STANDARD.has(h.toLowerCase()));
@@ -135,11 +161,15 @@ export function parseImport(text: string, ctx: ParseContext): { rows: ImportRow[
     if (record.every((c) => c.trim() === '')) continue;
     const rowIssues: string[] = [];
     const date = cell(iDate).slice(0, 10);
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`))) rowIssues.push(`Date "${cell(iDate)}" is not YYYY-MM-DD`);
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`)))
+      rowIssues.push(`Date "${cell(iDate)}" is not YYYY-MM-DD`);
     const cur = cell(iCur);
     if (cur && !isGroupCurrency(cur, ctx.groupCurrency)) {
       if (/^[A-Za-z]{3}$/.test(cur) && ctx.exponentOf(cur.toUpperCase()) !== undefined) {
-        skipped.push({ line, message: `in ${cur.toUpperCase()}, not the group currency ${ctx.groupCurrency}: not imported here (import the file into a ${cur.toUpperCase()} group for these rows)` });
+        skipped.push({
+          line,
+          message: `in ${cur.toUpperCase()}, not the group currency ${ctx.groupCurrency}: not imported here (import the file into a ${cur.toUpperCase()} group for these rows)`,
+        });
         continue;
       }
       rowIssues.push(`Currency "${cur}" is not the group currency ${ctx.groupCurrency}`);
@@ -205,7 +235,16 @@ export function parseImport(text: string, ctx: ParseContext): { rows: ImportRow[
         issues.push({ line, message: 'a payment row needs exactly one person with a positive and one with a negative amount' });
         continue;
       }
-      rows.push({ kind: 'payment', line, importKey, date, description, payerId: positives[0]![0], payeeId: negatives[0]![0], amountMinor: positives[0]![1] });
+      rows.push({
+        kind: 'payment',
+        line,
+        importKey,
+        date,
+        description,
+        payerId: positives[0]![0],
+        payeeId: negatives[0]![0],
+        amountMinor: positives[0]![1],
+      });
       continue;
     }
     if (!nets.size) {
@@ -243,7 +282,11 @@ export function parseImport(text: string, ctx: ParseContext): { rows: ImportRow[
         issues.push({ line, message: `the amounts owed to payers (${P}) exceed the cost (${C}) in minor units` });
         continue;
       }
-      const own = allocate(R, pos.map(([, v]) => v), importKey);
+      const own = allocate(
+        R,
+        pos.map(([, v]) => v),
+        importKey,
+      );
       pos.forEach(([id, v], k) => add(id, v + own[k]!, own[k]!));
       for (const [id, v] of neg) add(id, 0n, -v);
     }
@@ -253,13 +296,18 @@ export function parseImport(text: string, ctx: ParseContext): { rows: ImportRow[
       skipped.push({ line, message: 'cost is zero; skipped' });
       continue;
     }
-    let foreign: Extract<ImportRow, { kind: 'expense' }>['foreign'] = { originalCurrency: null, originalAmountMinor: null, exchangeRate: null };
+    let foreign: Extract<ImportRow, { kind: 'expense' }>['foreign'] = {
+      originalCurrency: null,
+      originalAmountMinor: null,
+      exchangeRate: null,
+    };
     const oc = cell(iOrigCur).toUpperCase();
     const oe = oc ? ctx.exponentOf(oc) : undefined;
     if (oc && oe !== undefined && oc !== ctx.groupCurrency) {
       const oa = decimalToMinor(cell(iOrigCost), oe);
       const rate = cell(iRate);
-      if (oa !== null && /^\d{1,12}(\.\d{1,12})?$/.test(rate)) foreign = { originalCurrency: oc, originalAmountMinor: oa, exchangeRate: rate };
+      if (oa !== null && /^\d{1,12}(\.\d{1,12})?$/.test(rate))
+        foreign = { originalCurrency: oc, originalAmountMinor: oa, exchangeRate: rate };
     }
     rows.push({
       kind: 'expense',
@@ -288,7 +336,10 @@ function isGroupCurrency(cell: string, groupCurrency: string): boolean {
   let symbols = symbolFormats.get(groupCurrency);
   if (!symbols) {
     symbols = (['symbol', 'narrowSymbol'] as const).map(
-      (currencyDisplay) => new Intl.NumberFormat('en-US', { style: 'currency', currency: groupCurrency, currencyDisplay }).formatToParts(0).find((p) => p.type === 'currency')?.value ?? groupCurrency,
+      (currencyDisplay) =>
+        new Intl.NumberFormat('en-US', { style: 'currency', currency: groupCurrency, currencyDisplay })
+          .formatToParts(0)
+          .find((p) => p.type === 'currency')?.value ?? groupCurrency,
     );
     symbolFormats.set(groupCurrency, symbols);
   }
@@ -313,10 +364,15 @@ function fromShares(
   if (payers.length > 1) return { error: 'more than one person has a positive amount; in a Spliit export only the payer does' };
   // The payer had no share: their column shows 0, so they are known only in a two-person group.
   const payerId = payers[0]?.[0] ?? otherPerson;
-  if (!payerId) return { error: 'cannot tell who paid: the payer has no share in this row, so the export shows 0 for them; add a "Paid By" column with their name' };
+  if (!payerId)
+    return {
+      error:
+        'cannot tell who paid: the payer has no share in this row, so the export shows 0 for them; add a "Paid By" column with their name',
+    };
   if (reimbursement) {
     const payees = signed.filter(([id, v]) => v < 0n && id !== payerId);
-    if (payees.length !== 1 || payers.length) return { error: 'a reimbursement row needs exactly one person reimbursed and no share for the payer' };
+    if (payees.length !== 1 || payers.length)
+      return { error: 'a reimbursement row needs exactly one person reimbursed and no share for the payer' };
     return { kind: 'payment', payerId, payeeId: payees[0]![0], amount: -payees[0]![1] * sign };
   }
   const owed = new Map(signed.map(([id, v]) => [id, v < 0n ? -v : v]));
@@ -327,7 +383,9 @@ function fromShares(
   if (diff > tolerance || diff < -tolerance) return { error: `the shares sum to ${total} minor units but the cost is ${C}` };
   if (diff !== 0n) {
     // Rounding to the cent: the payer's own share absorbs the difference, else the largest share (lowest id on a tie).
-    const [absorber] = owed.has(payerId) ? [payerId] : [...owed].sort(([a, x], [b, y]) => (x === y ? (a < b ? -1 : 1) : x > y ? -1 : 1))[0]!;
+    const [absorber] = owed.has(payerId)
+      ? [payerId]
+      : [...owed].sort(([a, x], [b, y]) => (x === y ? (a < b ? -1 : 1) : x > y ? -1 : 1))[0]!;
     owed.set(absorber, owed.get(absorber)! + diff);
   }
   const nets = new Map<string, bigint>();

@@ -46,7 +46,9 @@ export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | '
   if (!payee) throw validationError('to_handle', `@${req.to_handle} is not an active member of this group`, 'not_a_member');
   if (payer.agentId === payee.agentId) throw validationError('to_handle', 'payer and payee must differ', 'same_member');
   if (agentId !== payer.agentId && agentId !== payee.agentId) {
-    throw new ToolError('FORBIDDEN', 'You can record only payments you made or received.', { suggestedAction: 'Ask the payer or the payee to record it.' });
+    throw new ToolError('FORBIDDEN', 'You can record only payments you made or received.', {
+      suggestedAction: 'Ask the payer or the payee to record it.',
+    });
   }
   const amount = BigInt(req.amount_minor);
   if (!req.allow_overpayment) await assertNotOverpaying(db, group, payer, payee, amount);
@@ -69,7 +71,14 @@ export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | '
   const money = formatMinor(amount, group.currency);
   if (confirmed) {
     await applyDelta(db, group.id, new LedgerDelta().addPayment(payer.agentId, payee.agentId, amount, 1n));
-    await notify(db, { agentId: payer.agentId, kind: 'payment_confirmed', text: `@${payee.handle} confirmed receiving ${money} from you in "${group.name}"`, entityType: 'payment', entityId: p.id, groupId: group.id });
+    await notify(db, {
+      agentId: payer.agentId,
+      kind: 'payment_confirmed',
+      text: `@${payee.handle} confirmed receiving ${money} from you in "${group.name}"`,
+      entityType: 'payment',
+      entityId: p.id,
+      groupId: group.id,
+    });
   } else {
     await applyPending(db, group.id, payer.agentId, payee.agentId, amount, 1n);
     await notify(db, {
@@ -82,7 +91,14 @@ export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | '
       groupId: group.id,
     });
   }
-  await appendActivity(db, { groupId: group.id, actorId: agentId, action: 'payment.recorded', entityType: 'payment', entityId: p.id, after: { from: payer.agentId, to: payee.agentId, amount_minor: amount.toString(), status: p.status } });
+  await appendActivity(db, {
+    groupId: group.id,
+    actorId: agentId,
+    action: 'payment.recorded',
+    entityType: 'payment',
+    entityId: p.id,
+    after: { from: payer.agentId, to: payee.agentId, amount_minor: amount.toString(), status: p.status },
+  });
   const [payment] = await toPayments(db, [p], group.currency);
   return { group, payment: payment!, confirmed, payeeHandle: payee.handle };
 }

@@ -46,7 +46,10 @@ type PaymentRow = {
 };
 
 export async function toPayments(db: Db, rows: PaymentRow[], currency: string): Promise<PaymentOut[]> {
-  const agents = await agentsById(db, rows.flatMap((r) => [r.payerId, r.payeeId, r.recordedById]));
+  const agents = await agentsById(
+    db,
+    rows.flatMap((r) => [r.payerId, r.payeeId, r.recordedById]),
+  );
   const ref = (id: string) => toAgentRef(agents.get(id) ?? { id, handle: 'unknown', displayName: 'unknown' });
   return rows.map((r) => ({
     payment_id: r.id,
@@ -67,14 +70,19 @@ export async function toPayments(db: Db, rows: PaymentRow[], currency: string): 
 
 export async function findPayment(db: Db, paymentId: string) {
   const p = await db.payment.findUnique({ where: { id: paymentId } });
-  if (!p) throw new ToolError('NOT_FOUND', `No payment with payment_id ${paymentId}.`, { suggestedAction: 'list_payments shows the payments of a group.' });
+  if (!p)
+    throw new ToolError('NOT_FOUND', `No payment with payment_id ${paymentId}.`, {
+      suggestedAction: 'list_payments shows the payments of a group.',
+    });
   return p;
 }
 
 /** PAYMENT_NOT_PENDING (409) unless pending. */
 export function assertPending(p: { id: string; status: string }, action: string): void {
   if (p.status !== 'pending') {
-    throw new ToolError('PAYMENT_NOT_PENDING', `Payment ${p.id} is ${p.status}; only a pending payment can be ${action}.`, { details: { payment_id: p.id, status: p.status } });
+    throw new ToolError('PAYMENT_NOT_PENDING', `Payment ${p.id} is ${p.status}; only a pending payment can be ${action}.`, {
+      details: { payment_id: p.id, status: p.status },
+    });
   }
 }
 
@@ -107,7 +115,9 @@ export async function assertNotOverpaying(
   throw new ToolError(
     'OVERPAYMENT',
     `${f(amount)} is more than is owed: @${payer.handle} owes ${f(payerOwes)} and @${payee.handle} is owed ${f(payeeIsOwed)} in this group ` +
-      '(pending payments counted), so at most ' + f(max) + ' settles it.',
+      '(pending payments counted), so at most ' +
+      f(max) +
+      ' settles it.',
     {
       details: {
         amount_minor: toNumber(amount),
@@ -118,7 +128,10 @@ export async function assertNotOverpaying(
         max_minor: toNumber(max),
         max: formatMinor(max, group.currency),
       },
-      suggestedAction: max > 0n ? `Record ${max} (${formatMinor(max, group.currency)}) instead, or pass allow_overpayment: true if more really changed hands.` : 'Nothing is owed between them; pass allow_overpayment: true if money really changed hands.',
+      suggestedAction:
+        max > 0n
+          ? `Record ${max} (${formatMinor(max, group.currency)}) instead, or pass allow_overpayment: true if more really changed hands.`
+          : 'Nothing is owed between them; pass allow_overpayment: true if money really changed hands.',
     },
   );
 }

@@ -138,7 +138,13 @@ interface RecRow {
 }
 
 /** Processes one recurrence in its own transaction: at most MAX_OCCURRENCES_PER_RUN due occurrences. */
-async function processOne(services: Services, id: string, groupId: string, today: string, now: Date): Promise<{ created: number; stopped: boolean }> {
+async function processOne(
+  services: Services,
+  id: string,
+  groupId: string,
+  today: string,
+  now: Date,
+): Promise<{ created: number; stopped: boolean }> {
   return services.prisma.$transaction(async (tx: Db) => {
     beginInboxCounters(tx);
     const r = await processLocked(tx, id, groupId, today, now);
@@ -147,7 +153,13 @@ async function processOne(services: Services, id: string, groupId: string, today
   }, TX_OPTIONS);
 }
 
-async function processLocked(tx: Db, id: string, groupId: string, today: string, now: Date): Promise<{ created: number; stopped: boolean }> {
+async function processLocked(
+  tx: Db,
+  id: string,
+  groupId: string,
+  today: string,
+  now: Date,
+): Promise<{ created: number; stopped: boolean }> {
   await tx.$executeRaw`SELECT 1 FROM groups WHERE id = ${groupId}::uuid FOR NO KEY UPDATE`;
   const rows = await tx.$queryRaw<RecRow[]>`
     SELECT id, group_id, template, unit, every, start_date, end_date, max_count, next_index, created_by
@@ -169,9 +181,23 @@ async function processLocked(tx: Db, id: string, groupId: string, today: string,
   if (group.archivedAt || active !== involved.length) {
     const reason = group.archivedAt ? 'the group is archived' : 'a member it involves has left';
     await tx.recurrence.update({ where: { id }, data: { active: false } });
-    await appendActivity(tx, { groupId, actorId: rec.created_by, action: 'recurrence.stopped', entityType: 'expense', entityId: id, after: { reason } });
+    await appendActivity(tx, {
+      groupId,
+      actorId: rec.created_by,
+      action: 'recurrence.stopped',
+      entityType: 'expense',
+      entityId: id,
+      after: { reason },
+    });
     if (!group.archivedAt) {
-      await notify(tx, { agentId: rec.created_by, kind: 'expense_changed', text: `Repeating "${fields.description}" stopped: ${reason}`, entityType: 'recurrence', entityId: id, groupId });
+      await notify(tx, {
+        agentId: rec.created_by,
+        kind: 'expense_changed',
+        text: `Repeating "${fields.description}" stopped: ${reason}`,
+        entityType: 'recurrence',
+        entityId: id,
+        groupId,
+      });
     }
     return { created: 0, stopped: true };
   }
@@ -210,7 +236,10 @@ async function processLocked(tx: Db, id: string, groupId: string, today: string,
  * (e.g. every minute) in the server. Errors on one recurrence do not stop the others; they are
  * reported in `errors` and retried on the next call.
  */
-export async function runRecurrences(services: Services, now: Date = services.now()): Promise<RecurrenceRunResult & { errors: Array<{ recurrence_id: string; error: string }> }> {
+export async function runRecurrences(
+  services: Services,
+  now: Date = services.now(),
+): Promise<RecurrenceRunResult & { errors: Array<{ recurrence_id: string; error: string }> }> {
   const today = todayUtc(now);
   const result = { created: 0, stopped: 0, errors: [] as Array<{ recurrence_id: string; error: string }> };
   // Series visited in this call (processed, failed or held by another instance): not visited again.

@@ -28,7 +28,10 @@ export async function settlementPlan(db: Db, agentId: string, req: { group_id: s
   // The ledger state the plan is for: every write to a group appends to its activity log.
   const last = await db.activity.findFirst({ where: { groupId: group.id }, orderBy: { id: 'desc' }, select: { id: true } });
   const keyFor = (from: string, to: string, amount: bigint) =>
-    `settle-${createHash('sha256').update(`${group.id}|${last?.id ?? 0n}|${withPending}|${from}|${to}|${amount}`).digest('hex').slice(0, 40)}`;
+    `settle-${createHash('sha256')
+      .update(`${group.id}|${last?.id ?? 0n}|${withPending}|${from}|${to}|${amount}`)
+      .digest('hex')
+      .slice(0, 40)}`;
   const plan = planSettlements(rows.map((m) => ({ key: m.agentId, amount: m.balanceMinor + (withPending ? m.balancePendingMinor : 0n) })));
   const transfers = plan.transfers.map((t) => {
     const from = byId.get(t.from)!;
@@ -38,7 +41,13 @@ export async function settlementPlan(db: Db, agentId: string, req: { group_id: s
       to: toAgentRef(to),
       amount_minor: toNumber(t.amount),
       amount: formatMinor(t.amount, group.currency),
-      record_payment: { group_id: group.id, from_handle: from.handle, to_handle: to.handle, amount_minor: toNumber(t.amount), idempotency_key: keyFor(t.from, t.to, t.amount) },
+      record_payment: {
+        group_id: group.id,
+        from_handle: from.handle,
+        to_handle: to.handle,
+        amount_minor: toNumber(t.amount),
+        idempotency_key: keyFor(t.from, t.to, t.amount),
+      },
     };
   });
   return {

@@ -93,11 +93,13 @@ export function planSettlements(balances: readonly BalanceEntry[]): { transfers:
     const blocks = zeroSumPartition(nonZero.map((b) => Number(b.amount)));
     const transfers: Transfer[] = [];
     // Blocks in order of their smallest key, for a stable listing.
-    const ordered = blocks.map((blk) => blk.map((i) => nonZero[i]!)).sort((a, b) => {
-      const ka = a.map((x) => x.key).sort()[0]!;
-      const kb = b.map((x) => x.key).sort()[0]!;
-      return ka < kb ? -1 : 1;
-    });
+    const ordered = blocks
+      .map((blk) => blk.map((i) => nonZero[i]!))
+      .sort((a, b) => {
+        const ka = a.map((x) => x.key).sort()[0]!;
+        const kb = b.map((x) => x.key).sort()[0]!;
+        return ka < kb ? -1 : 1;
+      });
     for (const blk of ordered) transfers.push(...settleSubset(blk));
     return { transfers, exact: true };
   }

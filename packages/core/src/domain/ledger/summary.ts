@@ -33,7 +33,11 @@ export async function balanceSummary(db: Db, agentId: string, opts: { includeArc
   const pairs = [...byGroup].flatMap(([groupId, groupRows]) =>
     netOutCycles(edgesFromPairRows(groupRows))
       .filter((e) => e.debtorId === agentId || e.creditorId === agentId)
-      .map((e) => ({ groupId, other: e.debtorId === agentId ? e.creditorId : e.debtorId, signed: e.debtorId === agentId ? -e.amount : e.amount })),
+      .map((e) => ({
+        groupId,
+        other: e.debtorId === agentId ? e.creditorId : e.debtorId,
+        signed: e.debtorId === agentId ? -e.amount : e.amount,
+      })),
   );
   const currencyOf = new Map(memberships.map((m) => [m.groupId, m.group.currency]));
   const cp = new Map<string, { other: string; currency: string; net: bigint; groups: Set<string> }>();
@@ -46,7 +50,10 @@ export async function balanceSummary(db: Db, agentId: string, opts: { includeArc
     e.groups.add(p.groupId);
     cp.set(k, e);
   }
-  const agents = await agentsById(db, [...cp.values()].map((c) => c.other));
+  const agents = await agentsById(
+    db,
+    [...cp.values()].map((c) => c.other),
+  );
   const counterparties = [...cp.values()]
     .filter((c) => c.net !== 0n)
     .sort((a, b) => (a.currency !== b.currency ? (a.currency < b.currency ? -1 : 1) : a.net > b.net ? -1 : a.net < b.net ? 1 : 0))

@@ -28,7 +28,9 @@ async function lockPendingPayment(db: Db, paymentId: string, agentId: string, to
   const p = await findPayment(db, paymentId); // re-read under the group lock: serialises confirm vs cancel
   const owner = role === 'payee' ? p.payeeId : p.payerId;
   if (owner !== agentId) {
-    throw new ToolError('FORBIDDEN', `Only the ${role} of payment ${p.id} can ${verb} it.`, { details: { payment_id: p.id, required_role: role } });
+    throw new ToolError('FORBIDDEN', `Only the ${role} of payment ${p.id} can ${verb} it.`, {
+      details: { payment_id: p.id, required_role: role },
+    });
   }
   assertPending(p, to);
   return { group, p };
@@ -39,7 +41,12 @@ async function lockPendingPayment(db: Db, paymentId: string, agentId: string, to
  * `reason` (reject only) is appended to the payer's notification and kept in the activity.
  * Errors: NOT_FOUND, FORBIDDEN (wrong party), PAYMENT_NOT_PENDING.
  */
-export async function transitionPayment(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, paymentId: string, to: PaymentResolution, opts: { reason?: string | undefined } = {}) {
+export async function transitionPayment(
+  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
+  paymentId: string,
+  to: PaymentResolution,
+  opts: { reason?: string | undefined } = {},
+) {
   const { db } = ctx;
   const agentId = ctx.auth!.agentId;
   const { group, p } = await lockPendingPayment(db, paymentId, agentId, to);
@@ -61,7 +68,15 @@ export async function transitionPayment(ctx: Pick<ToolContext, 'db' | 'services'
     });
   }
   const after = to === 'rejected' ? { status: to, reason: opts.reason ?? null } : { status: to };
-  await appendActivity(db, { groupId: group.id, actorId: agentId, action: `payment.${to}`, entityType: 'payment', entityId: p.id, before: { status: 'pending' }, after });
+  await appendActivity(db, {
+    groupId: group.id,
+    actorId: agentId,
+    action: `payment.${to}`,
+    entityType: 'payment',
+    entityId: p.id,
+    before: { status: 'pending' },
+    after,
+  });
   const [payment] = await toPayments(db, [updated], group.currency);
   return { group, payment: payment! };
 }

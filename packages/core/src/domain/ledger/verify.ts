@@ -92,7 +92,8 @@ export async function verifyLedger(db: Db, opts: { groupId?: string } = {}): Pro
     FROM ${members} m FULL JOIN r ON r.group_id = m.group_id AND r.agent_id = m.agent_id
     WHERE (coalesce(m.balance_pending_minor, 0) <> coalesce(r.v, 0) OR coalesce(m.pending_count, 0) <> coalesce(r.n, 0))
     LIMIT ${LIMIT}`);
-  for (const r of pend) problems.push(`group ${r.group_id} member ${r.agent_id}: pending ${r.stored}/${r.sc} ≠ recomputed ${r.recomputed}/${r.rc}`);
+  for (const r of pend)
+    problems.push(`group ${r.group_id} member ${r.agent_id}: pending ${r.stored}/${r.sc} ≠ recomputed ${r.recomputed}/${r.rc}`);
 
   const exp = await q<{ id: string; amount: string; paid: string; owed: string }>(`
     SELECT e.id::text, e.amount_minor::text AS amount, coalesce(sum(s.paid_minor), 0)::text AS paid, coalesce(sum(s.owed_minor), 0)::text AS owed
@@ -106,7 +107,8 @@ export async function verifyLedger(db: Db, opts: { groupId?: string } = {}): Pro
   const pairBal = await balanceMismatches(`
       SELECT group_id, agent_a AS agent_id, amount_minor AS v FROM pair_debts WHERE ${where('group_id')}
       UNION ALL SELECT group_id, agent_b, -amount_minor FROM pair_debts WHERE ${where('group_id')}`);
-  for (const r of pairBal) problems.push(`group ${r.group_id} member ${r.agent_id}: pair debts sum to ${r.recomputed} ≠ balance ${r.stored}`);
+  for (const r of pairBal)
+    problems.push(`group ${r.group_id} member ${r.agent_id}: pair debts sum to ${r.recomputed} ≠ balance ${r.stored}`);
 
   const pairHist = await q<{ group_id: string; a: string; b: string; stored: string; recomputed: string }>(`
     WITH r AS (${pairHistorySql(where)})

@@ -10,7 +10,7 @@ export const get_agent = readTool
     area: 'account',
     title: 'Look up an agent by handle',
     description:
-      'Returns an agent\'s public profile by handle: agent_id, handle, display_name, description, created_at — nothing private (no groups, contacts or ' +
+      "Returns an agent's public profile by handle: agent_id, handle, display_name, description, created_at — nothing private (no groups, contacts or " +
       'balances). Also how the agent stands with you: is_contact (in your contacts) and blocked_by_you. Whether the agent has blocked you is never shown.',
     annotations: READ,
     errors: {

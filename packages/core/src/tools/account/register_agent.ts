@@ -21,7 +21,7 @@ export const register_agent = publicWriteTool
       FORBIDDEN: 'invite-only deployment and platform_invite_code missing or wrong',
       NOT_FOUND: 'unknown invite_code; nothing is created',
       INVITE_UNAVAILABLE: 'the invite_code is revoked, declined, expired or exhausted; nothing is created',
-      GROUP_ARCHIVED: 'the invite_code\'s group is archived; nothing is created',
+      GROUP_ARCHIVED: "the invite_code's group is archived; nothing is created",
     },
   })
   .input(
@@ -45,10 +45,14 @@ export const register_agent = publicWriteTool
     if (config.inviteOnly && (!input.platform_invite_code || !config.platformInviteCodes.includes(input.platform_invite_code))) {
       throw new ToolError('FORBIDDEN', 'This deployment is invite-only: a valid platform_invite_code is required.', {
         details: { field: 'platform_invite_code' },
-        suggestedAction: "Ask the operator of this Kitty deployment for a platform invite code.",
+        suggestedAction: 'Ask the operator of this Kitty deployment for a platform invite code.',
       });
     }
-    const { agent, apiKey } = await createAgentWithKey(ctx.db, { handle: input.handle, displayName: input.display_name, description: input.description });
+    const { agent, apiKey } = await createAgentWithKey(ctx.db, {
+      handle: input.handle,
+      displayName: input.display_name,
+      description: input.description,
+    });
     const joined = input.invite_code ? await joinWithInvite(ctx.db, agent.id, input.invite_code, ctx.services.now()) : undefined;
     return {
       agent: toAgent(agent),
@@ -56,6 +60,10 @@ export const register_agent = publicWriteTool
       ...(joined ? { joined_group: joined.group } : {}),
       suggested_next: joined
         ? [`get_group: see the members and balances of "${joined.group.name}"`, `add_expense: record an expense in "${joined.group.name}"`]
-        : ['create_group: start a shared-expense group', 'join_group: join a group with an invite code', 'get_me: see your profile and groups'],
+        : [
+            'create_group: start a shared-expense group',
+            'join_group: join a group with an invite code',
+            'get_me: see your profile and groups',
+          ],
     };
   });

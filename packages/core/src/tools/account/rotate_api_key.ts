@@ -18,7 +18,8 @@ export const rotate_api_key = writeTool
     idempotency: 'never_replay',
     annotations: DESTRUCTIVE,
     errors: {
-      FORBIDDEN: 'the credential is an OAuth token or a key already replaced by rotation (in its grace period): only a current API key manages keys',
+      FORBIDDEN:
+        'the credential is an OAuth token or a key already replaced by rotation (in its grace period): only a current API key manages keys',
     },
   })
   .input(z.strictObject({}))
@@ -40,7 +41,7 @@ export const rotate_api_key = writeTool
     const agentId = auth.agentId;
     if (auth.credential !== 'api_key' || !auth.keyId) {
       throw new ToolError('FORBIDDEN', 'API keys are managed with an API key; this credential is not one.', {
-        suggestedAction: 'Call rotate_api_key with the agent\'s current API key as the Bearer token.',
+        suggestedAction: "Call rotate_api_key with the agent's current API key as the Bearer token.",
       });
     }
     // All keys of the agent, locked in id order: rotations of one agent serialise, and the check
@@ -54,7 +55,10 @@ export const rotate_api_key = writeTool
         'This API key was replaced by rotation and is in its grace period' +
           (mine?.expires_at ? ` (until ${mine.expires_at.toISOString()})` : '') +
           ': it still works for other tools, but a key in grace never manages keys.',
-        { details: { key_state: 'in_grace' }, suggestedAction: 'Call rotate_api_key with the newest key (the one the last rotation returned).' },
+        {
+          details: { key_state: 'in_grace' },
+          suggestedAction: 'Call rotate_api_key with the newest key (the one the last rotation returned).',
+        },
       );
     }
     const rotated = await rotateApiKeys(ctx.db, { agentId, now: ctx.services.now(), newKey: { scopes: [...API_KEY_SCOPES] } });

@@ -12,7 +12,12 @@ export const update_me = writeTool
     annotations: WRITE,
     errors: {},
   })
-  .input(z.strictObject({ display_name: displayName.optional().describe('New display name, 1-80 characters.'), description: description.optional().describe('New description, 0-500 characters; "" clears it.') }))
+  .input(
+    z.strictObject({
+      display_name: displayName.optional().describe('New display name, 1-80 characters.'),
+      description: description.optional().describe('New description, 0-500 characters; "" clears it.'),
+    }),
+  )
   .output(output({ agent: agentSchema }))
   .mutation(async ({ ctx, input }) => {
     const agent = await ctx.db.agent.update({

@@ -9,7 +9,7 @@ export const get_balance_summary = readTool
     area: 'balances',
     title: 'Your balances across all groups',
     description:
-      'The caller\'s position across every group they belong to: per currency (sum of balances; positive = you are owed), per group, and per counterparty and ' +
+      "The caller's position across every group they belong to: per currency (sum of balances; positive = you are owed), per group, and per counterparty and " +
       'currency (net of the pairwise debts with that agent across groups; positive = they owe you). Amounts in minor units of each currency; currencies are ' +
       'never mixed. include_archived (default false) adds archived groups. No errors beyond authentication.',
     annotations: READ,
@@ -52,7 +52,9 @@ export const get_balance_summary = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const { currencies, groups, counterparties } = await balanceSummary(ctx.db, ctx.auth.agentId, { includeArchived: input.include_archived });
+    const { currencies, groups, counterparties } = await balanceSummary(ctx.db, ctx.auth.agentId, {
+      includeArchived: input.include_archived,
+    });
     const suggested_next: string[] = [];
     const owing = groups.find((g) => g.balance_minor < 0);
     if (owing) suggested_next.push(`suggest_settlements: settle what you owe in "${owing.name}" (group_id ${owing.group_id})`);

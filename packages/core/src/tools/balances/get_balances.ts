@@ -10,10 +10,10 @@ export const get_balances = readTool
     area: 'balances',
     title: 'Get the balances of a group',
     description:
-      'Each active member\'s balance_minor (paid − owed, with confirmed payments; positive = others owe them; minor units), balance_pending_minor and ' +
+      "Each active member's balance_minor (paid − owed, with confirmed payments; positive = others owe them; minor units), balance_pending_minor and " +
       'pending_payments, plus the pairwise debts "who owes whom" before simplification: every expense makes its participants owe its payer(s) their share ' +
       '(with several payers, shortfalls are matched to surpluses in agent-id order), and confirmed payments reduce those debts. Loops (a owes b, b owes c, ' +
-      'c owes a) are netted out, so each member\'s debts always net to their balance and there are none once every balance is zero. Balances sum to zero. ' +
+      "c owes a) are netted out, so each member's debts always net to their balance and there are none once every balance is zero. Balances sum to zero. " +
       'Maintained incrementally: the cost does not grow with the number of expenses. For the fewest transfers that settle everyone, use suggest_settlements.',
     annotations: READ,
     errors: {
@@ -42,7 +42,8 @@ export const get_balances = readTool
     const suggested_next: string[] = [];
     if (!settled) suggested_next.push(`suggest_settlements: the fewest payments that settle "${group.name}"`);
     if (me && me.pendingCount > 0) suggested_next.push('list_payments: status pending shows the payments awaiting confirmation');
-    if (settled && !group.archivedAt) suggested_next.push(`archive_group: everyone is settled; archive "${group.name}" if the trip is over`);
+    if (settled && !group.archivedAt)
+      suggested_next.push(`archive_group: everyone is settled; archive "${group.name}" if the trip is over`);
     if (!group.archivedAt) suggested_next.push(`add_expense: record another expense in "${group.name}"`);
     return { group_id: group.id, currency: group.currency, members, debts, settled, suggested_next };
   });

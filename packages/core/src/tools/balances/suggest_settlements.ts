@@ -10,11 +10,13 @@ export const suggest_settlements = readTool
     area: 'balances',
     title: 'Suggest settlement payments',
     description:
-      'Turns the group\'s balances into the fewest transfers that settle everyone: exact minimum for up to ' + EXACT_LIMIT + ' non-zero balances (subset-partition search), ' +
+      "Turns the group's balances into the fewest transfers that settle everyone: exact minimum for up to " +
+      EXACT_LIMIT +
+      ' non-zero balances (subset-partition search), ' +
       'greedy beyond that with at most n − 1 transfers. Deterministic for the same balances; a partial payment along a suggested transfer only shrinks that ' +
       'transfer. By default pending payments count as if confirmed (include_pending true), so nothing already sent is suggested twice. Each transfer carries ' +
       'ready record_payment arguments (group_id, from_handle, to_handle, amount_minor in minor units, idempotency_key): pass them as they are. The ' +
-      'idempotency_key is derived from the group\'s ledger state and the transfer, so asking again returns the same key until something changes, and ' +
+      "idempotency_key is derived from the group's ledger state and the transfer, so asking again returns the same key until something changes, and " +
       'recording the same suggestion twice records it once.',
     annotations: READ,
     errors: {
@@ -22,7 +24,12 @@ export const suggest_settlements = readTool
       FORBIDDEN: 'not a member',
     },
   })
-  .input(z.strictObject({ group_id: groupId, include_pending: z.boolean().optional().describe('Count pending payments as done (default true).') }))
+  .input(
+    z.strictObject({
+      group_id: groupId,
+      include_pending: z.boolean().optional().describe('Count pending payments as done (default true).'),
+    }),
+  )
   .output(
     output({
       group_id: groupId,
@@ -34,8 +41,16 @@ export const suggest_settlements = readTool
           amount_minor: z.number().int(),
           amount: z.string(),
           record_payment: z
-            .object({ group_id: groupId, from_handle: z.string(), to_handle: z.string(), amount_minor: z.number().int(), idempotency_key: z.string() })
-            .describe('Ready arguments for record_payment, idempotency_key included (the same for the same ledger state and transfer, so a retry is safe).'),
+            .object({
+              group_id: groupId,
+              from_handle: z.string(),
+              to_handle: z.string(),
+              amount_minor: z.number().int(),
+              idempotency_key: z.string(),
+            })
+            .describe(
+              'Ready arguments for record_payment, idempotency_key included (the same for the same ledger state and transfer, so a retry is safe).',
+            ),
         }),
       ),
       method: z.enum(['exact', 'greedy']).describe('exact: proven minimum number of transfers; greedy: at most n − 1.'),
@@ -48,11 +63,16 @@ export const suggest_settlements = readTool
     const { transfers } = plan;
     const suggested_next: string[] = [];
     for (const t of transfers) {
-      if (t.from.agent_id === agentId) suggested_next.push(`record_payment: after paying @${t.to.handle} ${t.amount}, record it (from_handle ${t.from.handle}, to_handle ${t.to.handle}, amount_minor ${t.amount_minor})`);
-      else if (t.to.agent_id === agentId) suggested_next.push(`record_payment: when @${t.from.handle} has paid you ${t.amount}, record it as received (confirmed at once)`);
+      if (t.from.agent_id === agentId)
+        suggested_next.push(
+          `record_payment: after paying @${t.to.handle} ${t.amount}, record it (from_handle ${t.from.handle}, to_handle ${t.to.handle}, amount_minor ${t.amount_minor})`,
+        );
+      else if (t.to.agent_id === agentId)
+        suggested_next.push(`record_payment: when @${t.from.handle} has paid you ${t.amount}, record it as received (confirmed at once)`);
     }
     if (pendingPayments) suggested_next.push('list_payments: status pending shows payments awaiting confirmation');
-    if (!transfers.length && !pendingPayments && !group.archivedAt) suggested_next.push(`archive_group: everyone is settled in "${group.name}"`);
+    if (!transfers.length && !pendingPayments && !group.archivedAt)
+      suggested_next.push(`archive_group: everyone is settled in "${group.name}"`);
     if (!suggested_next.length) suggested_next.push('get_balances: pairwise debts and pending amounts');
     return { ...plan, suggested_next };
   });

@@ -28,7 +28,9 @@ export const add_contact = writeTool
       note: text(0, CONTACT_NOTE_MAX, 'note').optional().describe('Your private note, 0-500 chars.'),
     }),
   )
-  .output(output({ contact: contactSchema, created: z.boolean().describe('False when the agent was already a contact (nothing changed).') }))
+  .output(
+    output({ contact: contactSchema, created: z.boolean().describe('False when the agent was already a contact (nothing changed).') }),
+  )
   .mutation(async ({ ctx, input }) => {
     const { contact, created, handle: h } = await addContact(ctx, input);
     return {

@@ -9,7 +9,7 @@ export const list_contacts = readTool
     area: 'contacts',
     title: 'List my contacts',
     description:
-      'Lists your own contacts (never anyone else\'s), newest first, with your private alias and note. Paginate with limit (1-100, default 20) and next_cursor ' +
+      "Lists your own contacts (never anyone else's), newest first, with your private alias and note. Paginate with limit (1-100, default 20) and next_cursor " +
       '(null at the end). blocked_count tells how many agents you have blocked; include_blocked true also returns them in `blocked` (up to 200, newest ' +
       'first).',
     annotations: READ,
@@ -27,17 +27,27 @@ export const list_contacts = readTool
       contacts: z.array(contactSchema),
       next_cursor: z.string().nullable(),
       blocked_count: z.number().int(),
-      blocked: z.array(z.object({ agent: agentRef, blocked_at: timestamp })).optional().describe('Present when include_blocked is true.'),
+      blocked: z
+        .array(z.object({ agent: agentRef, blocked_at: timestamp }))
+        .optional()
+        .describe('Present when include_blocked is true.'),
     }),
   )
   .query(async ({ ctx, input }) => {
-    const page = await listContacts(ctx.db, ctx.auth.agentId, { limit: input.limit, cursor: input.cursor, includeBlocked: input.include_blocked });
+    const page = await listContacts(ctx.db, ctx.auth.agentId, {
+      limit: input.limit,
+      cursor: input.cursor,
+      includeBlocked: input.include_blocked,
+    });
     const suggested_next: string[] = [];
     if (page.next_cursor) suggested_next.push('list_contacts: pass next_cursor for the next page');
     if (page.contacts.length === 0) suggested_next.push('get_agent: look an agent up by handle', 'add_contact: add an agent by handle');
     else {
       const first = page.contacts[0]!.agent.handle;
-      suggested_next.push(`send_message: write to a contact (e.g. to_handle "${first}")`, `open_direct_group: open a direct ledger with @${first}`);
+      suggested_next.push(
+        `send_message: write to a contact (e.g. to_handle "${first}")`,
+        `open_direct_group: open a direct ledger with @${first}`,
+      );
     }
     if (page.blocked && page.blocked.length) suggested_next.push(`unblock_agent: unblock @${page.blocked[0]!.agent.handle}`);
     return { ...page, suggested_next };

@@ -10,7 +10,8 @@ export const remove_contact = writeTool
   .meta({
     area: 'contacts',
     title: 'Remove a contact',
-    description: 'Removes an agent from your contacts (with your alias and note). The other agent is not told. Shared groups, direct ledgers and past messages stay.',
+    description:
+      'Removes an agent from your contacts (with your alias and note). The other agent is not told. Shared groups, direct ledgers and past messages stay.',
     annotations: DESTRUCTIVE,
     errors: {
       NOT_FOUND: 'no such handle',
@@ -23,6 +24,9 @@ export const remove_contact = writeTool
     const me = ctx.auth.agentId;
     const target = await agentByHandle(ctx.db, input.handle);
     const r = await ctx.db.contact.deleteMany({ where: { ownerId: me, contactId: target.id } });
-    if (r.count === 0) throw new ToolError('NOT_A_CONTACT', `@${target.handle} is not one of your contacts.`, { suggestedAction: 'list_contacts shows your contacts.' });
+    if (r.count === 0)
+      throw new ToolError('NOT_A_CONTACT', `@${target.handle} is not one of your contacts.`, {
+        suggestedAction: 'list_contacts shows your contacts.',
+      });
     return { removed: toAgentRef(target), suggested_next: ['list_contacts: see your remaining contacts'] };
   });

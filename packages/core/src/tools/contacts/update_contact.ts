@@ -10,7 +10,8 @@ export const update_contact = writeTool
   .meta({
     area: 'contacts',
     title: 'Edit a contact',
-    description: 'Changes the private alias (0-80 chars) and/or note (0-500 chars) of one of your contacts; "" clears a field, an omitted field stays.',
+    description:
+      'Changes the private alias (0-80 chars) and/or note (0-500 chars) of one of your contacts; "" clears a field, an omitted field stays.',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'no such handle',
@@ -30,7 +31,9 @@ export const update_contact = writeTool
     const target = await agentByHandle(ctx.db, input.handle);
     const existing = await ctx.db.contact.findUnique({ where: { ownerId_contactId: { ownerId: me, contactId: target.id } } });
     if (!existing) {
-      throw new ToolError('NOT_A_CONTACT', `@${target.handle} is not one of your contacts.`, { suggestedAction: `Call add_contact with handle "${target.handle}".` });
+      throw new ToolError('NOT_A_CONTACT', `@${target.handle} is not one of your contacts.`, {
+        suggestedAction: `Call add_contact with handle "${target.handle}".`,
+      });
     }
     const contact = await ctx.db.contact.update({
       where: { ownerId_contactId: { ownerId: me, contactId: target.id } },
@@ -40,5 +43,8 @@ export const update_contact = writeTool
       },
       include: CONTACT_INCLUDE,
     });
-    return { contact: toContact(contact), suggested_next: ['list_contacts: see all your contacts', `send_message: write to @${target.handle}`] };
+    return {
+      contact: toContact(contact),
+      suggested_next: ['list_contacts: see all your contacts', `send_message: write to @${target.handle}`],
+    };
   });

@@ -23,9 +23,12 @@ export const delete_expense = writeTool
       DIRECT_LEDGER_NOT_ACCEPTED: 'a direct ledger the other agent has not accepted yet',
     },
   })
-  .input(z.strictObject({ expense_id: expenseId}))
+  .input(z.strictObject({ expense_id: expenseId }))
   .output(output({ expense: expenseSchema }))
   .mutation(async ({ ctx, input }) => {
     const { expense } = await setExpenseDeleted(ctx, input.expense_id, true);
-    return { expense, suggested_next: [`restore_expense: undo the deletion of ${expense.expense_id}`, 'get_balances: balances without it'] };
+    return {
+      expense,
+      suggested_next: [`restore_expense: undo the deletion of ${expense.expense_id}`, 'get_balances: balances without it'],
+    };
   });

@@ -22,7 +22,7 @@ export const restore_expense = writeTool
       DIRECT_LEDGER_NOT_ACCEPTED: 'a direct ledger the other agent has not accepted yet',
     },
   })
-  .input(z.strictObject({ expense_id: expenseId}))
+  .input(z.strictObject({ expense_id: expenseId }))
   .output(output({ expense: expenseSchema }))
   .mutation(async ({ ctx, input }) => {
     const { expense } = await setExpenseDeleted(ctx, input.expense_id, false);

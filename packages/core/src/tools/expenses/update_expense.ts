@@ -33,14 +33,24 @@ export const update_expense = writeTool
       expense_id: expenseId,
       description: text(1, 200, 'description').optional().describe('What the expense was for, 1-200 characters.'),
       category: text(0, 50, 'category').nullable().optional().describe('Category, 0-50 characters; null clears it.'),
-      notes: longText(0, 1000, 'notes').nullable().optional().describe('Free notes, 0-1000 characters (newlines allowed); null clears them.'),
-      amount_minor: amountMinor.optional().describe('New amount in the group currency\'s minor units (negative = refund).'),
+      notes: longText(0, 1000, 'notes')
+        .nullable()
+        .optional()
+        .describe('Free notes, 0-1000 characters (newlines allowed); null clears them.'),
+      amount_minor: amountMinor.optional().describe("New amount in the group currency's minor units (negative = refund)."),
       date: isoDate.optional().describe('Day of the expense, YYYY-MM-DD.'),
       payers: payersInput.optional(),
       split: splitInput.optional(),
-      original_currency: currencyCode.nullable().optional().describe('ISO 4217 code the expense was paid in; null (with the other two foreign fields) drops the conversion.'),
-      original_amount_minor: amountMinor.nullable().optional().describe('Amount in the original currency\'s minor units.'),
-      exchange_rate: foreignFields.exchange_rate.unwrap().nullable().optional().describe('Decimal string: group-currency units per original unit, e.g. "0.92".'),
+      original_currency: currencyCode
+        .nullable()
+        .optional()
+        .describe('ISO 4217 code the expense was paid in; null (with the other two foreign fields) drops the conversion.'),
+      original_amount_minor: amountMinor.nullable().optional().describe("Amount in the original currency's minor units."),
+      exchange_rate: foreignFields.exchange_rate
+        .unwrap()
+        .nullable()
+        .optional()
+        .describe('Decimal string: group-currency units per original unit, e.g. "0.92".'),
       repeat: z.null().optional().describe('null stops the repeating series.'),
     }),
   )
@@ -48,5 +58,8 @@ export const update_expense = writeTool
   .mutation(async ({ ctx, input }) => {
     const { expense_id, ...patch } = input;
     const { group, expense } = await updateExpense(ctx, expense_id, patch);
-    return { expense, suggested_next: [`get_balances: balances after the change in "${group.name}"`, 'suggest_settlements: updated settle-up plan'] };
+    return {
+      expense,
+      suggested_next: [`get_balances: balances after the change in "${group.name}"`, 'suggest_settlements: updated settle-up plan'],
+    };
   });

@@ -20,7 +20,7 @@ export const archive_group = writeTool
       NOT_SETTLED: 'a balance is not zero or a payment is pending; details.unsettled lists who',
     },
   })
-  .input(z.strictObject({ group_id: groupId}))
+  .input(z.strictObject({ group_id: groupId }))
   .output(output({ group: groupDetailSchema }))
   .mutation(async ({ ctx, input }) => {
     const { group, changed } = await archiveGroup(ctx, input.group_id);

@@ -13,7 +13,7 @@ export const leave_group = writeTool
     area: 'groups',
     title: 'Leave a group',
     description:
-      'Leaves the group. Requires the caller\'s balance to be zero and no pending payment involving the caller; otherwise NOT_SETTLED (409) with the balance ' +
+      "Leaves the group. Requires the caller's balance to be zero and no pending payment involving the caller; otherwise NOT_SETTLED (409) with the balance " +
       'in details. If the caller is the last admin, the longest-standing remaining member becomes admin, so a group always keeps an admin. A direct ledger ' +
       'cannot be left (INVALID_STATE).',
     annotations: DESTRUCTIVE,
@@ -23,7 +23,7 @@ export const leave_group = writeTool
       INVALID_STATE: 'a direct ledger cannot be left',
     },
   })
-  .input(z.strictObject({ group_id: groupId}))
+  .input(z.strictObject({ group_id: groupId }))
   .output(output({ ok: z.literal(true) }))
   .mutation(async ({ ctx, input }) => {
     const agentId = ctx.auth.agentId;
@@ -42,15 +42,35 @@ export const leave_group = writeTool
     if (membership.role === 'admin' && remaining.length > 0 && !remaining.some((m) => m.role === 'admin')) {
       const heir = remaining[0]!;
       await ctx.db.membership.update({ where: { groupId_agentId: { groupId: group.id, agentId: heir.agentId } }, data: { role: 'admin' } });
-      await appendActivity(ctx.db, { groupId: group.id, actorId: agentId, action: 'member.role_changed', entityType: 'member', entityId: heir.agentId, before: { role: 'member' }, after: { role: 'admin' } });
+      await appendActivity(ctx.db, {
+        groupId: group.id,
+        actorId: agentId,
+        action: 'member.role_changed',
+        entityType: 'member',
+        entityId: heir.agentId,
+        before: { role: 'member' },
+        after: { role: 'admin' },
+      });
     }
-    await appendActivity(ctx.db, { groupId: group.id, actorId: agentId, action: 'member.left', entityType: 'member', entityId: agentId, before: { role: membership.role } });
-    await notifyAll(ctx.db, remaining.map((m) => m.agentId), agentId, {
-      kind: 'member_left',
-      text: `@${ctx.auth.handle} left "${group.name}"`,
-      entityType: 'group',
-      entityId: group.id,
+    await appendActivity(ctx.db, {
       groupId: group.id,
+      actorId: agentId,
+      action: 'member.left',
+      entityType: 'member',
+      entityId: agentId,
+      before: { role: membership.role },
     });
+    await notifyAll(
+      ctx.db,
+      remaining.map((m) => m.agentId),
+      agentId,
+      {
+        kind: 'member_left',
+        text: `@${ctx.auth.handle} left "${group.name}"`,
+        entityType: 'group',
+        entityId: group.id,
+        groupId: group.id,
+      },
+    );
     return { ok: true as const, suggested_next: ['list_groups: see the groups you are still in'] };
   });

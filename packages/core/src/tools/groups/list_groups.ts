@@ -10,12 +10,18 @@ export const list_groups = readTool
     area: 'groups',
     title: 'List my groups',
     description:
-      'Lists the caller\'s groups, newest first (by creation), with my_balance_minor (minor units). Archived groups are hidden unless include_archived is ' +
+      "Lists the caller's groups, newest first (by creation), with my_balance_minor (minor units). Archived groups are hidden unless include_archived is " +
       'true. Paginate with limit (1-100, default 20) and the next_cursor of the previous page (null at the end).',
     annotations: READ,
     errors: {},
   })
-  .input(z.strictObject({ include_archived: z.boolean().optional().describe('Also list archived groups (default false).'), cursor: cursor.optional(), limit: limit.optional() }))
+  .input(
+    z.strictObject({
+      include_archived: z.boolean().optional().describe('Also list archived groups (default false).'),
+      cursor: cursor.optional(),
+      limit: limit.optional(),
+    }),
+  )
   .output(output({ groups: z.array(groupSummarySchema), next_cursor: z.string().nullable() }))
   .query(async ({ ctx, input }) => {
     const take = input.limit ?? 20;

@@ -41,10 +41,16 @@ export const open_direct_group = writeTool
     output({
       group: groupDetailSchema,
       created: z.boolean().describe('False when the direct ledger already existed.'),
-      accepted: z.boolean().describe('True when both agents are members and expenses and payments can be booked; false while the other agent has not accepted.'),
+      accepted: z
+        .boolean()
+        .describe(
+          'True when both agents are members and expenses and payments can be booked; false while the other agent has not accepted.',
+        ),
       acceptance_invite: inviteSchema
         .nullable()
-        .describe('While the ledger waits for the other agent: the request they received (its status shows whether it is active, declined or expired). Null once accepted.'),
+        .describe(
+          'While the ledger waits for the other agent: the request they received (its status shows whether it is active, declined or expired). Null once accepted.',
+        ),
     }),
   )
   .mutation(async ({ ctx, input }) => {
@@ -53,7 +59,13 @@ export const open_direct_group = writeTool
     return {
       ...r,
       suggested_next: r.accepted
-        ? [`add_expense: record an expense in "${g.name}" (group_id ${g.group_id})`, `send_message: write to @${other.handle} about it (group_id ${g.group_id})`]
-        : [`send_message: ask @${other.handle} to accept (they call open_direct_group with handle "${ctx.auth.handle}" and currency "${g.currency}")`, 'get_group: member_count becomes 2 once they accept'],
+        ? [
+            `add_expense: record an expense in "${g.name}" (group_id ${g.group_id})`,
+            `send_message: write to @${other.handle} about it (group_id ${g.group_id})`,
+          ]
+        : [
+            `send_message: ask @${other.handle} to accept (they call open_direct_group with handle "${ctx.auth.handle}" and currency "${g.currency}")`,
+            'get_group: member_count becomes 2 once they accept',
+          ],
     };
   });

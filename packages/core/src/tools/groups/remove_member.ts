@@ -23,7 +23,7 @@ export const remove_member = writeTool
       INVALID_STATE: 'yourself, or a direct ledger, which always has its two members',
     },
   })
-  .input(z.strictObject({ group_id: groupId, ...memberRefShape}))
+  .input(z.strictObject({ group_id: groupId, ...memberRefShape }))
   .output(output({ removed: agentRef, member_count: z.number().int() }))
   .mutation(async ({ ctx, input }) => {
     const { removed, member_count, group } = await removeMember(ctx, input);

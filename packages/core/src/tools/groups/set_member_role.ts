@@ -9,9 +9,9 @@ import { setMemberRole } from '../../domain/member-role.ts';
 export const set_member_role = writeTool
   .meta({
     area: 'groups',
-    title: 'Change a member\'s role',
+    title: "Change a member's role",
     description:
-      'Sets a member\'s role to admin or member (admins only). A group always keeps at least one admin: demoting the last admin is LAST_ADMIN (409). Name the ' +
+      "Sets a member's role to admin or member (admins only). A group always keeps at least one admin: demoting the last admin is LAST_ADMIN (409). Name the " +
       'member by agent_id or handle (exactly one); setting the role it already has changes nothing (changed false). The member gets an inbox item.',
     annotations: WRITE,
     errors: {

@@ -24,7 +24,10 @@ export const update_group = writeTool
       group_id: groupId,
       name: text(1, 80, 'name').optional().describe('New name, 1-80 characters.'),
       description: description.optional().describe('New description, 0-500 characters; "" clears it.'),
-      members_can_edit_expenses: z.boolean().optional().describe('Admins only. true: every member may edit and delete expenses; false: only admins and the expense creator.'),
+      members_can_edit_expenses: z
+        .boolean()
+        .optional()
+        .describe('Admins only. true: every member may edit and delete expenses; false: only admins and the expense creator.'),
     }),
   )
   .output(output({ group: groupDetailSchema }))

@@ -13,7 +13,7 @@ export const create_invite = writeTool
     description:
       'Creates an invite code (four lowercase words joined by dashes) for a group the caller belongs to, with a ready-to-paste `message` and a ' +
       'self-describing `url`. expires_in: ^[1-9]\\d{0,3}[mhd]$ (minutes, hours, days), default 7d, maximum 30d; max_uses 1-50, default 1; note 0-200 chars. ' +
-      'target_handle restricts the invite to one agent, who must be one of the caller\'s contacts (NOT_A_CONTACT otherwise).',
+      "target_handle restricts the invite to one agent, who must be one of the caller's contacts (NOT_A_CONTACT otherwise).",
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'no such group or target handle',
@@ -26,8 +26,12 @@ export const create_invite = writeTool
   .input(
     z.strictObject({
       group_id: groupId,
-      target_handle: handle.optional().describe("Restricts the invite to this agent; must be one of your contacts."),
-      expires_in: z.string().regex(/^[1-9]\d{0,3}[mhd]$/, 'expires_in must look like 30m, 12h or 7d').optional().describe('Default 7d; maximum 30d.'),
+      target_handle: handle.optional().describe('Restricts the invite to this agent; must be one of your contacts.'),
+      expires_in: z
+        .string()
+        .regex(/^[1-9]\d{0,3}[mhd]$/, 'expires_in must look like 30m, 12h or 7d')
+        .optional()
+        .describe('Default 7d; maximum 30d.'),
       max_uses: z.number().int().min(1).max(50).optional().describe('Default 1.'),
       note: text(0, 200, 'note').optional().describe('A note shown to the invitee, 0-200 characters.'),
     }),

@@ -14,12 +14,19 @@ export const list_invites = readTool
     annotations: READ,
     errors: {},
   })
-  .input(z.strictObject({ direction: z.enum(['received', 'sent', 'all']).optional().describe('Default all.'), group_id: groupId.optional() }))
+  .input(
+    z.strictObject({ direction: z.enum(['received', 'sent', 'all']).optional().describe('Default all.'), group_id: groupId.optional() }),
+  )
   .output(output({ invites: z.array(inviteSchema) }))
   .query(async ({ ctx, input }) => {
     const me = ctx.auth.agentId;
     const direction = input.direction ?? 'all';
-    const who = direction === 'received' ? { targetId: me } : direction === 'sent' ? { createdById: me } : { OR: [{ targetId: me }, { createdById: me }] };
+    const who =
+      direction === 'received'
+        ? { targetId: me }
+        : direction === 'sent'
+          ? { createdById: me }
+          : { OR: [{ targetId: me }, { createdById: me }] };
     const rows = await ctx.db.invite.findMany({
       where: { ...who, ...(input.group_id ? { groupId: input.group_id } : {}) },
       include: INVITE_INCLUDE,
@@ -32,7 +39,10 @@ export const list_invites = readTool
     return {
       invites,
       suggested_next: waiting
-        ? [`join_group: accept the invite to "${waiting.group_name}" (code ${waiting.code})`, `decline_invite: decline the invite to "${waiting.group_name}"`]
+        ? [
+            `join_group: accept the invite to "${waiting.group_name}" (code ${waiting.code})`,
+            `decline_invite: decline the invite to "${waiting.group_name}"`,
+          ]
         : ['create_invite: invite someone to one of your groups'],
     };
   });

@@ -11,7 +11,7 @@ export const list_messages = readTool
     title: 'Read a conversation',
     description:
       'Lists the messages of one conversation, newest first: name it by conversation_id, with_handle (your direct conversation with that agent) or group_id ' +
-      '(exactly one; a direct ledger\'s group_id gives the pair\'s conversation). Paginate with limit (1-100, default 20) and next_cursor (null at the end). ' +
+      "(exactly one; a direct ledger's group_id gives the pair's conversation). Paginate with limit (1-100, default 20) and next_cursor (null at the end). " +
       'Bodies are plain text as sent. Reading does not change unread_count (this tool has no side effects): mark the conversation read with mark_inbox_read. ' +
       'Only the two agents of a direct conversation and the active members of a group read it.',
     annotations: READ,
@@ -43,11 +43,16 @@ export const list_messages = readTool
     if (!page.conversation_id) {
       return {
         ...page,
-        suggested_next: [input.with_handle ? `send_message: start the conversation (to_handle "${input.with_handle}")` : `send_message: start the conversation (group_id ${input.group_id})`],
+        suggested_next: [
+          input.with_handle
+            ? `send_message: start the conversation (to_handle "${input.with_handle}")`
+            : `send_message: start the conversation (group_id ${input.group_id})`,
+        ],
       };
     }
     const suggested_next: string[] = [];
-    if (page.unread_count > 0) suggested_next.push(`mark_inbox_read: mark this conversation read (conversation_id ${page.conversation_id})`);
+    if (page.unread_count > 0)
+      suggested_next.push(`mark_inbox_read: mark this conversation read (conversation_id ${page.conversation_id})`);
     if (page.next_cursor) suggested_next.push('list_messages: pass next_cursor for older messages');
     suggested_next.push(`send_message: reply (${page.kind === 'group' ? `group_id ${key}` : 'to_handle of the other agent'})`);
     return { ...page, suggested_next };

@@ -12,9 +12,9 @@ export const send_message = writeTool
     description:
       'Sends a plain-text message (body 1-4000 chars; newlines and tabs allowed, other control characters rejected; never interpreted as HTML) to one agent ' +
       '(to_handle), to a group (group_id), or about an expense or payment (about {type: "expense"|"payment", id}). With about alone the message goes to the ' +
-      'conversation of that expense\'s or payment\'s group; with about and to_handle it goes to that agent, who must also be in that group. A direct ledger\'s ' +
-      'messages go to the pair\'s conversation. Who may be messaged: your contacts, agents who have you as a contact, and fellow members of a group you share. ' +
-      'Recipients get an inbox item and the conversation\'s unread_count rises, in the same transaction.',
+      "conversation of that expense's or payment's group; with about and to_handle it goes to that agent, who must also be in that group. A direct ledger's " +
+      "messages go to the pair's conversation. Who may be messaged: your contacts, agents who have you as a contact, and fellow members of a group you share. " +
+      "Recipients get an inbox item and the conversation's unread_count rises, in the same transaction.",
     annotations: WRITE,
     errors: {
       VALIDATION_ERROR: 'not exactly one recipient; yourself; about not in that group',
@@ -27,8 +27,14 @@ export const send_message = writeTool
   .input(
     z.strictObject({
       to_handle: handle.optional().describe('Send to this agent (a direct conversation).'),
-      group_id: groupId.optional().describe('Send to this group\'s conversation.'),
-      about: z.strictObject({ type: z.enum(['expense', 'payment']).describe('What the message is about.'), id: uuid.describe('Id of that expense or payment.') }).optional().describe('The expense or payment this message is about.'),
+      group_id: groupId.optional().describe("Send to this group's conversation."),
+      about: z
+        .strictObject({
+          type: z.enum(['expense', 'payment']).describe('What the message is about.'),
+          id: uuid.describe('Id of that expense or payment.'),
+        })
+        .optional()
+        .describe('The expense or payment this message is about.'),
       body: longText(1, MESSAGE_MAX, 'body').describe('Plain text, 1-4000 characters.'),
     }),
   )
@@ -38,6 +44,9 @@ export const send_message = writeTool
     return {
       message,
       conversation_id,
-      suggested_next: [`list_messages: see the conversation (conversation_id ${conversation_id})`, 'list_conversations: see all your conversations'],
+      suggested_next: [
+        `list_messages: see the conversation (conversation_id ${conversation_id})`,
+        'list_conversations: see all your conversations',
+      ],
     };
   });

@@ -11,7 +11,7 @@ export const cancel_payment = writeTool
     title: 'Cancel a pending payment',
     description:
       'The payer withdraws a payment that is still pending: it becomes cancelled, balances stay as they were, the pending amounts are released and the ' +
-      'payee\'s confirmation request is resolved.',
+      "payee's confirmation request is resolved.",
     annotations: WRITE,
     errors: {
       FORBIDDEN: 'only the payer may cancel',
@@ -19,9 +19,12 @@ export const cancel_payment = writeTool
       NOT_FOUND: 'no such payment',
     },
   })
-  .input(z.strictObject({ payment_id: paymentId}))
+  .input(z.strictObject({ payment_id: paymentId }))
   .output(output({ payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
     const { group, payment } = await transitionPayment(ctx, input.payment_id, 'cancelled');
-    return { payment, suggested_next: [`record_payment: record the payment again if you do send it`, `get_balances: balances in "${group.name}"`] };
+    return {
+      payment,
+      suggested_next: [`record_payment: record the payment again if you do send it`, `get_balances: balances in "${group.name}"`],
+    };
   });

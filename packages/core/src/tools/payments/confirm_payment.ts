@@ -19,9 +19,12 @@ export const confirm_payment = writeTool
       NOT_FOUND: 'no such payment',
     },
   })
-  .input(z.strictObject({ payment_id: paymentId}))
+  .input(z.strictObject({ payment_id: paymentId }))
   .output(output({ payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
     const { group, payment } = await transitionPayment(ctx, input.payment_id, 'confirmed');
-    return { payment, suggested_next: [`get_balances: balances after this payment in "${group.name}"`, 'suggest_settlements: what is left to settle'] };
+    return {
+      payment,
+      suggested_next: [`get_balances: balances after this payment in "${group.name}"`, 'suggest_settlements: what is left to settle'],
+    };
   });

@@ -26,7 +26,11 @@ export const get_payment = readTool
     const { group } = await requireMembership(ctx.db, p.groupId, agentId);
     const [payment] = await toPayments(ctx.db, [p], group.currency);
     const suggested_next: string[] = [];
-    if (p.status === 'pending' && p.payeeId === agentId) suggested_next.push(`confirm_payment: confirm payment ${p.id} if the money arrived`, `reject_payment: reject payment ${p.id} if it did not`);
+    if (p.status === 'pending' && p.payeeId === agentId)
+      suggested_next.push(
+        `confirm_payment: confirm payment ${p.id} if the money arrived`,
+        `reject_payment: reject payment ${p.id} if it did not`,
+      );
     if (p.status === 'pending' && p.payerId === agentId) suggested_next.push(`cancel_payment: withdraw payment ${p.id}`);
     suggested_next.push(`get_balances: balances in "${group.name}"`);
     return { payment: payment!, suggested_next };

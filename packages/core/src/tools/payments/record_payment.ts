@@ -10,7 +10,7 @@ export const record_payment = writeTool
     area: 'payments',
     title: 'Record a payment',
     description:
-      'Records money sent from one member (from_handle, default the caller) to another (to_handle) to settle up, amount_minor > 0 in the group currency\'s ' +
+      "Records money sent from one member (from_handle, default the caller) to another (to_handle) to settle up, amount_minor > 0 in the group currency's " +
       'minor units, optional note (0-200 chars). The caller must be the payer or the payee. Recorded by the payer → status pending until the payee confirms ' +
       '(confirm_payment) or rejects (reject_payment); the payer may cancel it while pending (cancel_payment). Recorded by the payee → confirmed at once. Only ' +
       'confirmed payments move balances (payer +amount, payee −amount); pending ones show in balance_pending_minor and block leave_group/archive_group for ' +
@@ -23,7 +23,8 @@ export const record_payment = writeTool
       NOT_FOUND: 'no such group',
       GROUP_ARCHIVED: 'the group is archived',
       DIRECT_LEDGER_NOT_ACCEPTED: 'a direct ledger the other agent has not accepted yet',
-      OVERPAYMENT: 'amount_minor is more than the payer owes or the payee is owed (pending payments counted), without allow_overpayment; details say what is owed',
+      OVERPAYMENT:
+        'amount_minor is more than the payer owes or the payee is owed (pending payments counted), without allow_overpayment; details say what is owed',
     },
   })
   .input(
@@ -33,7 +34,10 @@ export const record_payment = writeTool
       from_handle: handle.optional().describe('The payer: who sent it (default the caller).'),
       amount_minor: positiveAmountMinor.describe('Amount in minor units, > 0.'),
       note: text(0, 200, 'note').optional().describe('A note for the other side, 0-200 characters, e.g. "bank transfer".'),
-      allow_overpayment: z.boolean().optional().describe('true records a payment larger than what is owed (the difference then becomes a debt the other way); default false.'),
+      allow_overpayment: z
+        .boolean()
+        .optional()
+        .describe('true records a payment larger than what is owed (the difference then becomes a debt the other way); default false.'),
     }),
   )
   .output(output({ payment: paymentSchema }))

@@ -19,7 +19,12 @@ export const reject_payment = writeTool
       NOT_FOUND: 'no such payment',
     },
   })
-  .input(z.strictObject({ payment_id: paymentId, reason: text(0, 200, 'reason').optional().describe('Why, 0-200 characters; the payer sees it.') }))
+  .input(
+    z.strictObject({
+      payment_id: paymentId,
+      reason: text(0, 200, 'reason').optional().describe('Why, 0-200 characters; the payer sees it.'),
+    }),
+  )
   .output(output({ payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
     const { group, payment } = await transitionPayment(ctx, input.payment_id, 'rejected', { reason: input.reason });

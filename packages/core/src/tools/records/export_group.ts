@@ -12,7 +12,7 @@ export const export_group = readTool
     area: 'records',
     title: 'Export a group',
     description:
-      'Exports a group\'s expenses (with every member\'s paid/owed share), payments and balances. format json (default): the same objects the other tools ' +
+      "Exports a group's expenses (with every member's paid/owed share), payments and balances. format json (default): the same objects the other tools " +
       'return. format csv: four RFC 4180 documents (CRLF line ends, quotes doubled) made by a CSV library — expenses, shares (one row per expense and ' +
       'member), payments, balances — with amounts both in minor units (*_minor) and as plain decimals. include_deleted adds deleted expenses (flagged). At ' +
       'most 20000 expenses and payments each (truncated says so).',
@@ -22,12 +22,31 @@ export const export_group = readTool
       FORBIDDEN: 'not a member',
     },
   })
-  .input(z.strictObject({ group_id: groupId, format: z.enum(['json', 'csv']).optional().describe('Default json.'), include_deleted: z.boolean().optional().describe('Also export deleted expenses, flagged (default false).') }))
+  .input(
+    z.strictObject({
+      group_id: groupId,
+      format: z.enum(['json', 'csv']).optional().describe('Default json.'),
+      include_deleted: z.boolean().optional().describe('Also export deleted expenses, flagged (default false).'),
+    }),
+  )
   .output(
     output({
       format: z.enum(['json', 'csv']),
-      group: z.object({ group_id: groupId, name: z.string(), currency: z.string(), minor_unit_exponent: z.number().int(), exported_at: z.string() }),
-      json: z.object({ expenses: z.array(expenseSchema), payments: z.array(paymentSchema), balances: z.array(memberBalanceSchema), debts: z.array(debtSchema) }).optional(),
+      group: z.object({
+        group_id: groupId,
+        name: z.string(),
+        currency: z.string(),
+        minor_unit_exponent: z.number().int(),
+        exported_at: z.string(),
+      }),
+      json: z
+        .object({
+          expenses: z.array(expenseSchema),
+          payments: z.array(paymentSchema),
+          balances: z.array(memberBalanceSchema),
+          debts: z.array(debtSchema),
+        })
+        .optional(),
       csv: z.object({ expenses: z.string(), shares: z.string(), payments: z.string(), balances: z.string() }).optional(),
       truncated: z.boolean(),
     }),

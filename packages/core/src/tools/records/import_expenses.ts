@@ -11,11 +11,11 @@ export const import_expenses = writeTool
     area: 'records',
     title: 'Import expenses from Splitwise or Spliit',
     description:
-      'Imports a Splitwise or Spliit CSV export (csv: the file\'s text, up to 1,000,000 chars and 2000 rows) into a group. Person columns are mapped to ' +
+      "Imports a Splitwise or Spliit CSV export (csv: the file's text, up to 1,000,000 chars and 2000 rows) into a group. Person columns are mapped to " +
       'members by mapping {"column name": "handle"}; unmapped names match a member\'s handle or display name (case-insensitive). Amounts are read in the group ' +
-      'currency\'s decimals. Splitwise: each person\'s value is their net (paid − owed) and a row\'s values sum to zero; blank lines and the "Total balance" ' +
+      "currency's decimals. Splitwise: each person's value is their net (paid − owed) and a row's values sum to zero; blank lines and the \"Total balance\" " +
       'footers are skipped, and rows in another currency are skipped and reported in skipped (import the same file into a group of that currency for ' +
-      'them). Spliit (its own CSV export): each value is the person\'s share, positive for the payer; shares rounded to the cent may miss the cost by a cent ' +
+      "them). Spliit (its own CSV export): each value is the person's share, positive for the payer; shares rounded to the cent may miss the cost by a cent " +
       'per person, which the payer\'s share absorbs; a payer without a share is known only in a two-person group (otherwise add a "Paid By" column, then ' +
       'values are read as nets). Payment and reimbursement rows become confirmed payments; other rows become expenses with an exact split. All-or-nothing: ' +
       'if any row is bad nothing is imported and VALIDATION_ERROR lists every bad row by line number (details.issues, path "csv.line.N"). Idempotent: a retry ' +
@@ -45,7 +45,7 @@ export const import_expenses = writeTool
       imported_expenses: z.number().int(),
       imported_payments: z.number().int(),
       already_imported: z.number().int().describe('Rows skipped because they were imported before.'),
-      skipped: z.array(issueSchema).describe('Rows not imported, with why: no balance effect, or in another currency than the group\'s.'),
+      skipped: z.array(issueSchema).describe("Rows not imported, with why: no balance effect, or in another currency than the group's."),
       expense_ids: z.array(uuid),
       payment_ids: z.array(uuid),
       dry_run: z.boolean(),
@@ -56,7 +56,9 @@ export const import_expenses = writeTool
     return {
       ...result,
       suggested_next: input.dry_run
-        ? [`import_expenses: run again without dry_run to import ${would_import.expenses} expense(s) and ${would_import.payments} payment(s)`]
+        ? [
+            `import_expenses: run again without dry_run to import ${would_import.expenses} expense(s) and ${would_import.payments} payment(s)`,
+          ]
         : [`get_balances: balances of "${group.name}" after the import`, 'list_expenses: see the imported expenses'],
     };
   });

@@ -9,7 +9,7 @@ export const list_activity = readTool
     area: 'records',
     title: 'List group activity',
     description:
-      'The group\'s activity log, newest first: every write (expenses, payments, members, invites, group changes) with actor, action (e.g. expense.added, ' +
+      "The group's activity log, newest first: every write (expenses, payments, members, invites, group changes) with actor, action (e.g. expense.added, " +
       'expense.updated, payment.confirmed), entity_type, entity_id and the before/after values (money as minor-unit strings). Filters: updated_after (ISO ' +
       'timestamp: entries after it, for sync), entity_type, entity_id. Pagination: limit 1-100 (default 20), next_cursor.',
     annotations: READ,
@@ -23,7 +23,10 @@ export const list_activity = readTool
     z.strictObject({
       group_id: groupId,
       updated_after: timestamp.optional(),
-      entity_type: z.enum(['group', 'member', 'invite', 'expense', 'payment', 'message']).optional().describe('Only entries about this kind of entity.'),
+      entity_type: z
+        .enum(['group', 'member', 'invite', 'expense', 'payment', 'message'])
+        .optional()
+        .describe('Only entries about this kind of entity.'),
       entity_id: z.string().max(64).optional().describe('Only entries about this entity (its id).'),
       cursor: cursor.optional(),
       limit: limit.optional(),
@@ -38,7 +41,10 @@ export const list_activity = readTool
           action: z.string(),
           entity_type: z.string(),
           entity_id: z.string(),
-          before: z.record(z.string(), z.unknown()).nullable().describe('The changed fields before (a JSON object), or null for a creation.'),
+          before: z
+            .record(z.string(), z.unknown())
+            .nullable()
+            .describe('The changed fields before (a JSON object), or null for a creation.'),
           after: z.record(z.string(), z.unknown()).nullable().describe('The changed fields after (a JSON object), or null for a removal.'),
           created_at: timestamp,
         }),
@@ -48,5 +54,8 @@ export const list_activity = readTool
   )
   .query(async ({ ctx, input }) => {
     const { more, ...page } = await listActivity(ctx.db, ctx.auth.agentId, input);
-    return { ...page, suggested_next: more ? ['list_activity: pass next_cursor for older entries'] : ['list_expenses: the expenses of this group'] };
+    return {
+      ...page,
+      suggested_next: more ? ['list_activity: pass next_cursor for older entries'] : ['list_expenses: the expenses of this group'],
+    };
   });

@@ -18,7 +18,9 @@ export const list_currencies = readTool
   .input(z.strictObject({}))
   .output(
     output({
-      currencies: z.array(z.object({ code: z.string(), name: z.string(), minor_unit_exponent: z.number().int(), numeric_code: z.string() })),
+      currencies: z.array(
+        z.object({ code: z.string(), name: z.string(), minor_unit_exponent: z.number().int(), numeric_code: z.string() }),
+      ),
       data_date: z.string().describe('Publication date of the ISO 4217 list used.'),
     }),
   )
