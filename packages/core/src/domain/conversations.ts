@@ -20,7 +20,7 @@ export interface ResolvedConversation {
 }
 
 /** The conversation named by exactly one of conversation_id, with_handle or group_id, if the caller may read it. */
-export async function resolveConversation(
+async function resolveConversation(
   db: Db,
   me: string,
   sel: { conversation_id?: string | undefined; with_handle?: string | undefined; group_id?: string | undefined },
@@ -30,11 +30,16 @@ export async function resolveConversation(
     let allowed = false;
     if (c?.kind === 'direct') allowed = c.key.split(':').includes(me);
     else if (c?.groupId) {
-      const m = await db.membership.findUnique({ where: { groupId_agentId: { groupId: c.groupId, agentId: me } }, select: { leftAt: true } });
+      const m = await db.membership.findUnique({
+        where: { groupId_agentId: { groupId: c.groupId, agentId: me } },
+        select: { leftAt: true },
+      });
       allowed = m !== null && m.leftAt === null;
     }
     if (!c || !allowed) {
-      throw new ToolError('NOT_FOUND', `No conversation of yours has conversation_id ${sel.conversation_id}.`, { suggestedAction: 'list_conversations shows your conversations.' });
+      throw new ToolError('NOT_FOUND', `No conversation of yours has conversation_id ${sel.conversation_id}.`, {
+        suggestedAction: 'list_conversations shows your conversations.',
+      });
     }
     return { id: c.id, kind: c.kind as 'direct' | 'group', key: c.key };
   }
@@ -47,7 +52,10 @@ export async function resolveConversation(
   } else {
     const { group } = await requireMembership(db, sel.group_id!, me);
     if (group.kind === 'direct') {
-      const other = await db.membership.findFirst({ where: { groupId: group.id, agentId: { not: me } }, select: { agent: { select: AGENT_REF_SELECT } } });
+      const other = await db.membership.findFirst({
+        where: { groupId: group.id, agentId: { not: me } },
+        select: { agent: { select: AGENT_REF_SELECT } },
+      });
       kind = 'direct';
       key = pairKey(me, other?.agent.id ?? me);
     } else {
@@ -82,7 +90,11 @@ interface ConversationListRow {
  * message and unread_count), next_cursor (null on the last page) }.
  * Errors: VALIDATION_ERROR on a malformed cursor.
  */
-export async function listConversations(db: Db, me: string, opts: { limit?: number | undefined; cursor?: string | undefined; unreadOnly?: boolean | undefined } = {}) {
+export async function listConversations(
+  db: Db,
+  me: string,
+  opts: { limit?: number | undefined; cursor?: string | undefined; unreadOnly?: boolean | undefined } = {},
+) {
   const take = opts.limit ?? 20;
   const after = opts.cursor ? decodeCursor(opts.cursor) : null;
   const afterT = after?.t ?? null;
@@ -168,11 +180,17 @@ export async function readConversation(
   if (!conv.id) return { conversation_id: null, kind: conv.kind, key: conv.key, messages: [], next_cursor: null, unread_count: 0 };
   const [rows, participant] = await Promise.all([
     db.message.findMany({
-      where: { conversationId: conv.id, ...(after ? { OR: [{ createdAt: { lt: after.t } }, { createdAt: after.t, id: { lt: after.id } }] } : {}) },
+      where: {
+        conversationId: conv.id,
+        ...(after ? { OR: [{ createdAt: { lt: after.t } }, { createdAt: after.t, id: { lt: after.id } }] } : {}),
+      },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: take + 1,
     }),
-    db.conversationParticipant.findUnique({ where: { conversationId_agentId: { conversationId: conv.id, agentId: me } }, select: { unreadCount: true } }),
+    db.conversationParticipant.findUnique({
+      where: { conversationId_agentId: { conversationId: conv.id, agentId: me } },
+      select: { unreadCount: true },
+    }),
   ]);
   const shown = rows.slice(0, take);
   const senders = await db.agent.findMany({ where: { id: { in: [...new Set(shown.map((m) => m.senderId))] } }, select: AGENT_REF_SELECT });
@@ -182,7 +200,9 @@ export async function readConversation(
     conversation_id: conv.id,
     kind: conv.kind,
     key: conv.key,
-    messages: shown.map((m) => toMessage({ ...m, sender: byId.get(m.senderId) ?? { id: m.senderId, handle: 'unknown', displayName: 'unknown' } })),
+    messages: shown.map((m) =>
+      toMessage({ ...m, sender: byId.get(m.senderId) ?? { id: m.senderId, handle: 'unknown', displayName: 'unknown' } }),
+    ),
     next_cursor: rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null,
     unread_count: participant?.unreadCount ?? 0,
   };

@@ -7,11 +7,18 @@ import { decodeCursor, encodeCursor } from './cursor.ts';
 
 export const inboxItemSchema = z.object({
   item_id: uuid,
-  kind: z.string().describe('invite_received | invite_declined | payment_to_confirm | payment_confirmed | payment_rejected | expense_added | expense_changed | message | contact_added | member_joined | member_left | member_removed | role_changed | group_archived …'),
+  kind: z
+    .string()
+    .describe(
+      'invite_received | invite_declined | payment_to_confirm | payment_confirmed | payment_rejected | expense_added | expense_changed | message | contact_added | member_joined | member_left | member_removed | role_changed | group_archived …',
+    ),
   text: z.string().describe('One short line.'),
   requires_action: z.boolean().describe('True while the cause still waits for you (an invite to answer, a payment to confirm).'),
   read: z.boolean(),
-  entity: z.object({ type: z.string(), id: z.string() }).nullable().describe('What the item is about: invite, payment, expense, conversation, group or agent, with its id.'),
+  entity: z
+    .object({ type: z.string(), id: z.string() })
+    .nullable()
+    .describe('What the item is about: invite, payment, expense, conversation, group or agent, with its id.'),
   group_id: uuid.nullable(),
   created_at: timestamp,
 });
@@ -29,7 +36,7 @@ interface ItemRow {
   createdAt: Date;
 }
 
-export function toInboxItem(i: ItemRow) {
+function toInboxItem(i: ItemRow) {
   return {
     item_id: i.id,
     kind: i.kind,
@@ -43,18 +50,24 @@ export function toInboxItem(i: ItemRow) {
 }
 
 /** Suggestions for the most urgent open item and the newest unread message, naming ids. */
-export async function suggestionsForItems(db: Db, me: string, items: ItemRow[], now: Date): Promise<string[]> {
+async function suggestionsForItems(db: Db, me: string, items: ItemRow[], now: Date): Promise<string[]> {
   const out: string[] = [];
   const open = items.filter((i) => i.requiresAction && i.resolvedAt === null).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
   for (const item of open) {
     if (item.entityType === 'invite' && item.entityId) {
       const inv = await db.invite.findUnique({ where: { id: item.entityId }, include: { group: { select: { name: true } } } });
       if (inv && inv.targetId === me && effectiveStatus(inv, now) === 'active') {
-        out.push(`join_group: accept the invite to "${inv.group.name}" (code "${inv.code}")`, `decline_invite: decline it (invite_id ${inv.id})`);
+        out.push(
+          `join_group: accept the invite to "${inv.group.name}" (code "${inv.code}")`,
+          `decline_invite: decline it (invite_id ${inv.id})`,
+        );
         break;
       }
     } else if (item.entityType === 'payment' && item.entityId) {
-      out.push(`confirm_payment: confirm the payment you received (payment_id ${item.entityId})`, `reject_payment: reject it if it never arrived (payment_id ${item.entityId})`);
+      out.push(
+        `confirm_payment: confirm the payment you received (payment_id ${item.entityId})`,
+        `reject_payment: reject it if it never arrived (payment_id ${item.entityId})`,
+      );
       break;
     }
   }
@@ -72,7 +85,11 @@ export async function suggestionsForItems(db: Db, me: string, items: ItemRow[], 
  * ctx.services.now()) }.
  * Errors: VALIDATION_ERROR on a malformed cursor.
  */
-export async function readInbox(ctx: Pick<ToolContext, 'db' | 'services'>, me: string, opts: { filter?: 'all' | 'unread' | 'requires_action' | undefined; cursor?: string | undefined; limit?: number | undefined } = {}) {
+export async function readInbox(
+  ctx: Pick<ToolContext, 'db' | 'services'>,
+  me: string,
+  opts: { filter?: 'all' | 'unread' | 'requires_action' | undefined; cursor?: string | undefined; limit?: number | undefined } = {},
+) {
   const { db } = ctx;
   const take = opts.limit ?? 20;
   const after = opts.cursor ? decodeCursor(opts.cursor) : null;
@@ -93,5 +110,11 @@ export async function readInbox(ctx: Pick<ToolContext, 'db' | 'services'>, me: s
   const last = page[page.length - 1];
   const next_cursor = rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null;
   const itemSuggestions = await suggestionsForItems(db, me, page, ctx.services.now());
-  return { items: page.map(toInboxItem), next_cursor, unread: counters.inboxUnread, requires_action: counters.inboxRequiresAction, itemSuggestions };
+  return {
+    items: page.map(toInboxItem),
+    next_cursor,
+    unread: counters.inboxUnread,
+    requires_action: counters.inboxRequiresAction,
+    itemSuggestions,
+  };
 }

@@ -12,12 +12,14 @@ import { toPayments } from './payments.ts';
 import { groupBalances, pairwiseDebts, toMemberBalances } from './balances.ts';
 
 /** At most this many expenses and payments each in one export. */
-export const EXPORT_LIMIT = 20_000;
+const EXPORT_LIMIT = 20_000;
 
 /** Minor units → plain decimal string ("-12.34"), exact. */
 function minorToDecimal(minor: number, exponent: number): string {
   const neg = minor < 0;
-  const s = Math.abs(minor).toString().padStart(exponent + 1, '0');
+  const s = Math.abs(minor)
+    .toString()
+    .padStart(exponent + 1, '0');
   const out = exponent === 0 ? s : `${s.slice(0, -exponent)}.${s.slice(-exponent)}`;
   return neg ? `-${out}` : out;
 }
@@ -33,7 +35,10 @@ const csv = (header: string[], rows: unknown[][]) => stringify([header, ...rows]
  * csv: { expenses, shares, payments, balances }, truncated } (json also holds debts).
  * Errors: NOT_FOUND (group), FORBIDDEN (not a member).
  */
-export async function exportGroup(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, req: { group_id: string; format?: 'json' | 'csv' | undefined; include_deleted?: boolean | undefined }) {
+export async function exportGroup(
+  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
+  req: { group_id: string; format?: 'json' | 'csv' | undefined; include_deleted?: boolean | undefined },
+) {
   const { db } = ctx;
   const { group } = await requireMembership(db, req.group_id, ctx.auth!.agentId);
   const exp = currencyInfo(group.currency)?.minor_unit_exponent ?? 2;
@@ -43,15 +48,30 @@ export async function exportGroup(ctx: Pick<ToolContext, 'db' | 'services' | 'au
     orderBy: [{ date: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }],
     take: EXPORT_LIMIT + 1,
   });
-  const pays = await db.payment.findMany({ where: { groupId: group.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], take: EXPORT_LIMIT + 1 });
+  const pays = await db.payment.findMany({
+    where: { groupId: group.id },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    take: EXPORT_LIMIT + 1,
+  });
   const truncated = rows.length > EXPORT_LIMIT || pays.length > EXPORT_LIMIT;
   const expenses = await toExpenses(db, rows.slice(0, EXPORT_LIMIT), group.currency);
   const payments = await toPayments(db, pays.slice(0, EXPORT_LIMIT), group.currency);
   const balances = toMemberBalances(await groupBalances(db, group.id), group.currency);
   const format = req.format ?? 'json';
-  const head = { group_id: group.id, name: group.name, currency: group.currency, minor_unit_exponent: exp, exported_at: ctx.services.now().toISOString() };
+  const head = {
+    group_id: group.id,
+    name: group.name,
+    currency: group.currency,
+    minor_unit_exponent: exp,
+    exported_at: ctx.services.now().toISOString(),
+  };
   if (format === 'json') {
-    return { format, group: head, json: { expenses, payments, balances, debts: await pairwiseDebts(db, group.id, group.currency) }, truncated };
+    return {
+      format,
+      group: head,
+      json: { expenses, payments, balances, debts: await pairwiseDebts(db, group.id, group.currency) },
+      truncated,
+    };
   }
   const d = (m: number) => minorToDecimal(m, exp);
   return {
@@ -59,16 +79,70 @@ export async function exportGroup(ctx: Pick<ToolContext, 'db' | 'services' | 'au
     group: head,
     csv: {
       expenses: csv(
-        ['expense_id', 'date', 'description', 'category', 'notes', 'currency', 'amount_minor', 'amount', 'split_method', 'original_currency', 'original_amount_minor', 'exchange_rate', 'created_by', 'created_at', 'deleted'],
-        expenses.map((e) => [e.expense_id, e.date, e.description, e.category ?? '', e.notes ?? '', e.currency, e.amount_minor, d(e.amount_minor), e.split_method, e.original_currency ?? '', e.original_amount_minor ?? '', e.exchange_rate ?? '', e.created_by.handle, e.created_at, e.deleted ? 'true' : 'false']),
+        [
+          'expense_id',
+          'date',
+          'description',
+          'category',
+          'notes',
+          'currency',
+          'amount_minor',
+          'amount',
+          'split_method',
+          'original_currency',
+          'original_amount_minor',
+          'exchange_rate',
+          'created_by',
+          'created_at',
+          'deleted',
+        ],
+        expenses.map((e) => [
+          e.expense_id,
+          e.date,
+          e.description,
+          e.category ?? '',
+          e.notes ?? '',
+          e.currency,
+          e.amount_minor,
+          d(e.amount_minor),
+          e.split_method,
+          e.original_currency ?? '',
+          e.original_amount_minor ?? '',
+          e.exchange_rate ?? '',
+          e.created_by.handle,
+          e.created_at,
+          e.deleted ? 'true' : 'false',
+        ]),
       ),
       shares: csv(
         ['expense_id', 'handle', 'paid_minor', 'owed_minor', 'net_minor', 'paid', 'owed', 'split_value'],
-        expenses.flatMap((e) => e.shares.map((s) => [e.expense_id, s.handle, s.paid_minor, s.owed_minor, s.net_minor, d(s.paid_minor), d(s.owed_minor), s.split_value ?? ''])),
+        expenses.flatMap((e) =>
+          e.shares.map((s) => [
+            e.expense_id,
+            s.handle,
+            s.paid_minor,
+            s.owed_minor,
+            s.net_minor,
+            d(s.paid_minor),
+            d(s.owed_minor),
+            s.split_value ?? '',
+          ]),
+        ),
       ),
       payments: csv(
         ['payment_id', 'from', 'to', 'amount_minor', 'amount', 'currency', 'status', 'note', 'created_at', 'resolved_at'],
-        payments.map((p) => [p.payment_id, p.from.handle, p.to.handle, p.amount_minor, d(p.amount_minor), p.currency, p.status, p.note ?? '', p.created_at, p.resolved_at ?? '']),
+        payments.map((p) => [
+          p.payment_id,
+          p.from.handle,
+          p.to.handle,
+          p.amount_minor,
+          d(p.amount_minor),
+          p.currency,
+          p.status,
+          p.note ?? '',
+          p.created_at,
+          p.resolved_at ?? '',
+        ]),
       ),
       balances: csv(
         ['handle', 'display_name', 'balance_minor', 'balance', 'balance_pending_minor', 'pending_payments'],

@@ -14,7 +14,7 @@ import { activeMembersByHandle, insertExpense } from './expense-store.ts';
 import { parseImport, type ImportIssue, type ParseContext } from './import.ts';
 
 /** Most rows one import may hold. */
-export const MAX_IMPORT_ROWS = 2000;
+const MAX_IMPORT_ROWS = 2000;
 
 /** An import request: csv is the export's text; mapping maps a person column name to a member handle; dry_run books nothing. */
 export interface ImportRequest {
@@ -67,15 +67,20 @@ export async function importLedger(ctx: Pick<ToolContext, 'db' | 'services' | 'a
     },
   });
   const all: ImportIssue[] = [...issues];
-  if (rows.length > MAX_IMPORT_ROWS) all.push({ line: rows[MAX_IMPORT_ROWS]!.line, message: `more than ${MAX_IMPORT_ROWS} rows; split the file` });
+  if (rows.length > MAX_IMPORT_ROWS)
+    all.push({ line: rows[MAX_IMPORT_ROWS]!.line, message: `more than ${MAX_IMPORT_ROWS} rows; split the file` });
   if (all.length) {
     const dedup = new Map<string, ImportIssue>();
     for (const i of all) dedup.set(`${i.line}|${i.message}`, i);
     const list = [...dedup.values()].slice(0, 200);
-    throw new ToolError('VALIDATION_ERROR', `csv: ${list.length} bad row(s); nothing was imported. First: line ${list[0]!.line}: ${list[0]!.message}`, {
-      details: { issues: list.map((i) => ({ path: `csv.line.${i.line}`, message: i.message, code: 'bad_row' })) },
-      suggestedAction: 'Fix the listed lines (or add mapping entries) and import again.',
-    });
+    throw new ToolError(
+      'VALIDATION_ERROR',
+      `csv: ${list.length} bad row(s); nothing was imported. First: line ${list[0]!.line}: ${list[0]!.message}`,
+      {
+        details: { issues: list.map((i) => ({ path: `csv.line.${i.line}`, message: i.message, code: 'bad_row' })) },
+        suggestedAction: 'Fix the listed lines (or add mapping entries) and import again.',
+      },
+    );
   }
   const keys = rows.map((r) => r.importKey);
   // Sequential: one transaction connection runs one query at a time.
@@ -89,19 +94,42 @@ export async function importLedger(ctx: Pick<ToolContext, 'db' | 'services' | 'a
     for (const r of todo) {
       if (r.kind === 'expense') {
         const { id } = await insertExpense(db, {
-          groupId: group.id, actorId: agentId, createdById: agentId, spec: r.spec, date: r.date, now, importKey: r.importKey, action: 'expense.imported',
+          groupId: group.id,
+          actorId: agentId,
+          createdById: agentId,
+          spec: r.spec,
+          date: r.date,
+          now,
+          importKey: r.importKey,
+          action: 'expense.imported',
           fields: { description: r.description, category: r.category, notes: `imported from ${req.format} (line ${r.line})`, ...r.foreign },
         });
         expense_ids.push(id);
       } else {
         const p = await db.payment.create({
           data: {
-            groupId: group.id, payerId: r.payerId, payeeId: r.payeeId, amountMinor: r.amountMinor, note: r.description.slice(0, 200),
-            status: 'confirmed', recordedById: agentId, createdAt: now, updatedAt: now, resolvedAt: now, importKey: r.importKey,
+            groupId: group.id,
+            payerId: r.payerId,
+            payeeId: r.payeeId,
+            amountMinor: r.amountMinor,
+            note: r.description.slice(0, 200),
+            status: 'confirmed',
+            recordedById: agentId,
+            createdAt: now,
+            updatedAt: now,
+            resolvedAt: now,
+            importKey: r.importKey,
           },
         });
         await applyDelta(db, group.id, new LedgerDelta().addPayment(r.payerId, r.payeeId, r.amountMinor, 1n));
-        await appendActivity(db, { groupId: group.id, actorId: agentId, action: 'payment.imported', entityType: 'payment', entityId: p.id, after: { from: r.payerId, to: r.payeeId, amount_minor: r.amountMinor.toString(), status: 'confirmed' } });
+        await appendActivity(db, {
+          groupId: group.id,
+          actorId: agentId,
+          action: 'payment.imported',
+          entityType: 'payment',
+          entityId: p.id,
+          after: { from: r.payerId, to: r.payeeId, amount_minor: r.amountMinor.toString(), status: 'confirmed' },
+        });
         payment_ids.push(p.id);
       }
     }
