@@ -9,20 +9,18 @@
  * headless agent → add a second passkey → sign out. Every page is checked with axe-core (no serious or
  * critical violations) and saved as PNG at 375 px and 1280 px in test-artifacts/account/.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { TestServer } from './server-harness.ts';
 import { TestOAuthProvider, startLocalhostServer } from './oauth-harness.ts';
+import { addVirtualPasskeyDevice, expectAccessible, launchChromium } from './browser.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../test-artifacts/account');
-// axe-core's script, evaluated through the DevTools protocol (the page's CSP rightly refuses inline scripts).
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const REDIRECT = 'http://127.0.0.1:53683/callback';
 
 let server: TestServer;
@@ -33,63 +31,22 @@ let page: Page;
 let cdp: CDPSession;
 let authenticatorId: string;
 
-/** A virtual passkey device (CDP WebAuthn domain): platform authenticator, resident keys, user verified. */
-async function newAuthenticator(): Promise<string> {
-  const r = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
-  return r.authenticatorId;
-}
-
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   server = await startLocalhostServer();
   base = server.url;
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-    // launch() gives every run a fresh temporary profile of its own.
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   page = await context.newPage();
   cdp = await context.newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  authenticatorId = await newAuthenticator();
+  authenticatorId = await addVirtualPasskeyDevice(cdp);
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
   await server?.close();
 });
-
-/** axe-core in the page: no serious or critical violations. */
-async function expectAccessible(what: string): Promise<void> {
-  // Strings, not functions: this package is type-checked without the DOM library.
-  if (!(await page.evaluate("'axe' in window"))) await page.evaluate(AXE_SOURCE);
-  const violations = (await page.evaluate(
-    "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target) })))",
-  )) as Array<{ id: string; impact: string; targets: unknown[] }>;
-  expect(
-    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-    `${what}: ${JSON.stringify(violations)}`,
-  ).toEqual([]);
-}
 
 /** Screenshots at 1280 px and 375 px (full page), then back to 1280. */
 async function snap(name: string): Promise<void> {
@@ -131,7 +88,7 @@ describe('the account page in a browser', () => {
     // Not signed in: the page offers sign-in.
     await page.goto(`${base}/account`);
     await page.getByRole('link', { name: 'Sign in' }).waitFor();
-    await expectAccessible('signed out');
+    await expectAccessible(page, 'signed out');
     await snap('01-signed-out');
 
     // Sign up with a passkey (the sign-in page), back to the account page.
@@ -142,7 +99,7 @@ describe('the account page in a browser', () => {
     await page.waitForURL(`${base}/account`);
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     await page.getByText('You have no agents yet.').waitFor();
-    await expectAccessible('overview, empty');
+    await expectAccessible(page, 'overview, empty');
     await snap('02-overview-empty');
 
     // Keyboard: the navigation works without a mouse.
@@ -163,7 +120,7 @@ describe('the account page in a browser', () => {
     await page.getByRole('button', { name: 'Copy key' }).click();
     await page.getByText('Copied to the clipboard.').waitFor();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(apiKey);
-    await expectAccessible('agent created, key shown');
+    await expectAccessible(page, 'agent created, key shown');
     await snap('04-agent-created-key-once');
     await page.getByRole('button', { name: 'I have stored the key' }).click();
     expect(await page.getByLabel('API key', { exact: true }).count()).toBe(0);
@@ -193,7 +150,7 @@ describe('the account page in a browser', () => {
     await page.getByText(/rotated — valid until/).waitFor();
     expect((await rest('get_me', readKey)).status).toBe(200);
     expect((await rest('get_me', rotatedKey)).status).toBe(200);
-    await expectAccessible('keys, after rotation');
+    await expectAccessible(page, 'keys, after rotation');
     await snap('05-agent-keys');
     await page.getByRole('button', { name: 'I have stored the key' }).click();
 
@@ -246,7 +203,7 @@ describe('the account page in a browser', () => {
     const appRow = page.getByRole('listitem').filter({ hasText: 'E2E MCP client' });
     await appRow.waitFor();
     await appRow.getByText(`@${handle}`).waitFor();
-    await expectAccessible('connected apps');
+    await expectAccessible(page, 'connected apps');
     await snap('06-connected-apps');
     await confirm(appRow.getByRole('button', { name: 'Disconnect' }), 'Disconnect');
     await page.getByText('No apps are connected.').waitFor();
@@ -274,7 +231,7 @@ describe('the account page in a browser', () => {
     await page.getByLabel('API key of the agent').fill('kitty_not-a-key');
     await page.getByRole('button', { name: 'Claim agent' }).click();
     await page.getByRole('alert').filter({ hasText: 'not a Kitty API key' }).waitFor();
-    await expectAccessible('agents');
+    await expectAccessible(page, 'agents');
     await snap('07-agents');
 
     // Overview with a group and a balance.
@@ -282,7 +239,7 @@ describe('the account page in a browser', () => {
     expect(group.status).toBe(200);
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('rowheader', { name: /Lisbon trip/ }).waitFor();
-    await expectAccessible('overview');
+    await expectAccessible(page, 'overview');
     await snap('08-overview');
 
     // A second passkey, the passkey list and the security log.
@@ -291,7 +248,7 @@ describe('the account page in a browser', () => {
     await page.getByText('Your only way to sign in').waitFor();
     // The second passkey lives on another device (a device already holding one is excluded by WebAuthn).
     await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId });
-    authenticatorId = await newAuthenticator();
+    authenticatorId = await addVirtualPasskeyDevice(cdp);
     await page.getByRole('button', { name: 'Add a passkey' }).click();
     await page.getByText('Passkey added.').waitFor();
     await page.getByRole('listitem').filter({ hasText: 'Passkey 2' }).waitFor();
@@ -309,7 +266,7 @@ describe('the account page in a browser', () => {
     ]) {
       await log.getByText(what).first().waitFor();
     }
-    await expectAccessible('security');
+    await expectAccessible(page, 'security');
     await snap('09-security');
 
     // Sign out: back to the signed-out page.

@@ -9,32 +9,18 @@
  * write works → refresh → sign out and sign in again with the passkey → revocation → the next call 401.
  */
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { TestServer } from './server-harness.ts';
 import { TestOAuthProvider, startLocalhostServer } from './oauth-harness.ts';
+import { addVirtualPasskeyDevice, expectAccessible, launchChromium } from './browser.ts';
 
 const REDIRECT = 'http://127.0.0.1:53684/callback';
-// axe-core's script, evaluated through the DevTools protocol (the pages' CSP refuses inline scripts).
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-/** axe-core in the page: no serious or critical accessibility violations. */
-async function expectAccessible(what: string): Promise<void> {
-  if (!(await page.evaluate("'axe' in window"))) await page.evaluate(AXE_SOURCE);
-  const violations = (await page.evaluate(
-    "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact })))",
-  )) as Array<{ id: string; impact: string }>;
-  expect(
-    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-    `${what}: ${JSON.stringify(violations)}`,
-  ).toEqual([]);
-}
 let server: TestServer;
 let base: string;
 let browser: Browser;
@@ -59,32 +45,10 @@ beforeAll(async () => {
   clientId = `https://localhost:${(docs.address() as { port: number }).port}/mcp-client.json`;
   server = await startLocalhostServer({ oauthAllowLoopbackCimd: true });
   base = server.url;
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
+  browser = await launchChromium();
   const context = await browser.newContext();
   page = await context.newPage();
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
+  await addVirtualPasskeyDevice(await context.newCDPSession(page));
 }, 120_000);
 
 afterAll(async () => {
@@ -121,12 +85,12 @@ describe('connecting an MCP client in a browser', () => {
       landOnRedirect(async () => {
         await page.goto(url.href);
         await page.waitForURL(/\/signin\?return_to=/);
-        await expectAccessible('sign-in page');
+        await expectAccessible(page, 'sign-in page');
         await page.getByLabel('Your name').fill('Robin');
         await page.getByRole('button', { name: 'Create a passkey' }).click();
         await page.waitForURL(/\/oauth\/consent\//);
         await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toContain('Browser test MCP client');
-        await expectAccessible('consent page');
+        await expectAccessible(page, 'consent page');
         await page.getByLabel('A new agent').check();
         await page.getByLabel(/Handle of the new agent/).fill(handle);
         await page.getByLabel('Display name of the new agent').fill('Robin’s assistant');

@@ -7,9 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Provider from 'oidc-provider';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import type { TestServer } from './server-harness.ts';
 import { freePort, startLocalhostServer } from './oauth-harness.ts';
+import { launchChromium } from './browser.ts';
 
 let idp: Provider;
 let idpServer: import('node:http').Server;
@@ -42,18 +43,7 @@ beforeAll(async () => {
     baseUrl: `http://localhost:${kittyPort}`,
     oidc: { issuer, clientId: 'kitty', clientSecret: 'kitty-secret-0123456789abcdef0123456789', name: 'Ida' },
   });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
+  browser = await launchChromium();
   page = await (await browser.newContext()).newPage();
 }, 120_000);
 
