@@ -11,23 +11,12 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startEmbeddedPostgres } from '@kitty/db';
 import { startKitty, type RunningKitty } from '../src/index.ts';
+import { QUIET_TEST_CONFIG } from './server-harness.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   for (const fn of cleanups.reverse()) await fn().catch(() => {});
 });
-
-const quiet = {
-  port: 0,
-  logLevel: 'silent',
-  redisUrl: undefined,
-  scheduler: false,
-  rateLimitPoints: 100_000,
-  rateLimitAnonPoints: 100_000,
-  authFailLimit: 100_000,
-  registerPerHour: 100_000,
-  registerPerDay: 100_000,
-} as const;
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'kitty-pg-'));
@@ -70,7 +59,7 @@ describe('database faults', () => {
     const dataDir = await tempDir();
     let pg = await startEmbeddedPostgres({ dataDir });
     cleanups.push(() => pg.stop());
-    const kitty = await startKitty({ ...quiet, databaseUrl: pg.databaseUrl });
+    const kitty = await startKitty({ ...QUIET_TEST_CONFIG, databaseUrl: pg.databaseUrl });
     cleanups.push(() => kitty.close());
     const key = await register(kitty);
     const ok = await http(kitty, '/health');
@@ -108,7 +97,7 @@ describe('database faults', () => {
 
   it('starts the embedded PostgreSQL again when its postmaster is killed', async () => {
     const dataDir = await tempDir();
-    const kitty = await startKitty({ ...quiet, databaseUrl: undefined, dataDir, embeddedPgPort: undefined });
+    const kitty = await startKitty({ ...QUIET_TEST_CONFIG, databaseUrl: undefined, dataDir, embeddedPgPort: undefined });
     cleanups.push(() => kitty.close());
     const key = await register(kitty);
     const before = await http(

@@ -22,21 +22,22 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/** Settings for a server under test: any free port, no logs, no Redis, no scheduler, limits out of the way. */
+export const QUIET_TEST_CONFIG = {
+  port: 0,
+  logLevel: 'silent',
+  redisUrl: undefined,
+  scheduler: false,
+  rateLimitPoints: 100_000,
+  rateLimitAnonPoints: 100_000,
+  authFailLimit: 100_000,
+  registerPerHour: 100_000,
+  registerPerDay: 100_000,
+} as const satisfies Partial<ServerConfig>;
+
 export async function startTestServer(overrides: Partial<ServerConfig> = {}): Promise<TestServer> {
   const db = await createTestDatabase();
-  const kitty = await startKitty({
-    databaseUrl: db.databaseUrl,
-    port: 0,
-    logLevel: 'silent',
-    redisUrl: undefined,
-    scheduler: false,
-    rateLimitPoints: 100_000,
-    rateLimitAnonPoints: 100_000,
-    authFailLimit: 100_000,
-    registerPerHour: 100_000,
-    registerPerDay: 100_000,
-    ...overrides,
-  });
+  const kitty = await startKitty({ databaseUrl: db.databaseUrl, ...QUIET_TEST_CONFIG, ...overrides });
   const http: TestServer['http'] = async (path, init = {}) => {
     const headers: Record<string, string> = { ...(init.headers ?? {}) };
     if (init.apiKey) headers.authorization = `Bearer ${init.apiKey}`;

@@ -1,6 +1,5 @@
 /**
- * The read-only docs MCP server at /mcp/docs (interface-spec "What the service does" 7): no
- * credential, no side effects. Built on the SDK's `McpServer`: three tools declared with zod
+ * The read-only docs MCP server at /mcp/docs: no credential, no side effects. Built on the SDK's `McpServer`: three tools declared with zod
  * (the SDK generates their JSON Schemas) and the pages of pages.ts as resources.
  *
  * Tools (read-only, closed-world, with output schemas):

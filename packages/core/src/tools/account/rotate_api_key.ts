@@ -31,7 +31,7 @@ export const rotate_api_key = writeTool
   )
   .mutation(async ({ ctx }) => {
     if (ctx.auth.credential === 'oauth') {
-      // An app connected with OAuth acts for a person; it never receives API keys (interface-spec "Authentication").
+      // An app connected with OAuth acts for a person; it never receives API keys (people manage keys on the account page).
       throw new ToolError('FORBIDDEN', 'API keys cannot be created or rotated with an OAuth access token.', {
         details: { credential: 'oauth' },
         suggestedAction: `The person who owns this agent manages its API keys on the account page: ${ctx.services.config.baseUrl}/account`,
