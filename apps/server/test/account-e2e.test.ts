@@ -266,6 +266,8 @@ describe('the account page in a browser', () => {
     ]) {
       await log.getByText(what).first().waitFor();
     }
+    // The log refreshes after the page's own change: sign-up's passkey and the one just added.
+    await expect.poll(() => log.getByText('Passkey added').count()).toBe(2);
     await expectAccessible(page, 'security');
     await snap('09-security');
 

@@ -22,7 +22,7 @@ export function AgentKeysPage({ agentId }: { agentId: string }) {
   const agent = agents.data?.agents.find((a) => a.agent_id === agentId);
   const refresh = () => {
     void qc.invalidateQueries({ queryKey: trpc.keys.list.queryKey({ agent_id: agentId }) });
-    void qc.invalidateQueries({ queryKey: trpc.securityLog.queryKey() });
+    void qc.invalidateQueries({ queryKey: trpc.securityLog.pathKey() });
   };
 
   const create = useMutation(

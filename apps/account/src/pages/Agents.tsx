@@ -13,7 +13,7 @@ export function AgentsPage() {
   const refresh = () => {
     void qc.invalidateQueries({ queryKey: trpc.agents.list.queryKey() });
     void qc.invalidateQueries({ queryKey: trpc.overview.queryKey() });
-    void qc.invalidateQueries({ queryKey: trpc.securityLog.queryKey() });
+    void qc.invalidateQueries({ queryKey: trpc.securityLog.pathKey() });
   };
 
   const create = useMutation(

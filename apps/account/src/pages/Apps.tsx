@@ -11,7 +11,7 @@ export function AppsPage() {
     trpc.apps.disconnect.mutationOptions({
       onSuccess: () => {
         void qc.invalidateQueries({ queryKey: trpc.apps.list.queryKey() });
-        void qc.invalidateQueries({ queryKey: trpc.securityLog.queryKey() });
+        void qc.invalidateQueries({ queryKey: trpc.securityLog.pathKey() });
       },
     }),
   );

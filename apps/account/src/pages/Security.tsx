@@ -38,7 +38,7 @@ export function SecurityPage() {
   );
   const refresh = () => {
     void qc.invalidateQueries({ queryKey: trpc.passkeys.list.queryKey() });
-    void qc.invalidateQueries({ queryKey: trpc.securityLog.queryKey() });
+    void qc.invalidateQueries({ queryKey: trpc.securityLog.pathKey() });
   };
   const remove = useMutation(trpc.passkeys.remove.mutationOptions({ onSuccess: refresh }));
   const add = useMutation({ mutationFn: addPasskey, onSuccess: refresh });
