@@ -14,9 +14,8 @@
  * 429s carry `retry_after` (seconds) and the server sends `Retry-After` (RFC 9110 §10.2.3).
  */
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Redis } from 'ioredis';
 import { ToolError, type CallRequest, type Registry } from '@kitty/core';
-import { createLimiter } from './rate-limit.ts';
+import { createLimiter, type RedisStore } from './rate-limit.ts';
 
 export interface AbuseLimitOptions {
   /** Failed authentications allowed per IP per `authFailWindowSeconds` (0 disables the bucket). */
@@ -26,7 +25,7 @@ export interface AbuseLimitOptions {
   registerPerHour: number;
   /** register_agent calls per IP per day (0 disables). */
   registerPerDay: number;
-  redis?: Redis | undefined;
+  redis?: RedisStore | undefined;
 }
 
 /** A registry call request that knows the caller's IP (built by the server, read by the registration limit). */

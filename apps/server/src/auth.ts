@@ -4,7 +4,10 @@
  * A presented key is checked for shape and checksum first (no DB work for garbage), then
  * looked up by its SHA-256 digest. Verified keys are cached for `ttlMs` (default 30 s) so the
  * per-request cost stays small next to a read tool; rotation calls `invalidate(agentId)`, and a
- * cached entry never outlives its key's own expiry (the 10-minute grace after rotation).
+ * cached entry never outlives its key's own expiry (the 10-minute grace after rotation). With several
+ * instances, a revocation or rotation on another one arrives as a PostgreSQL notification
+ * (credential-notify.ts) and calls `invalidate` here too; a lookup that a notification overtook is
+ * not cached.
  */
 import { LRUCache } from 'lru-cache';
 import type { PrismaClient } from '@kitty/db';
@@ -28,6 +31,8 @@ export class ApiKeyAuthenticator {
   /** Key id → epoch ms its last use was last written (per instance; outlives the 30 s auth cache). */
   private readonly touched = new LRUCache<string, number>({ max: 50_000 });
   private lastTouch: Promise<unknown> = Promise.resolve();
+  /** Bumped by every invalidation: a database read that started before one is answered but not cached. */
+  private generation = 0;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -66,6 +71,7 @@ export class ApiKeyAuthenticator {
       this.cache.delete(digest);
       throw expired();
     }
+    const generation = this.generation;
     const key = await this.prisma.apiKey.findUnique({
       where: { digest: digestApiKey(token) },
       include: { agent: { select: { id: true, handle: true, displayName: true } } },
@@ -84,6 +90,8 @@ export class ApiKeyAuthenticator {
     };
     const lastTouch = this.touched.get(key.id) ?? Number.NEGATIVE_INFINITY;
     const touchedAt = nowMs - lastTouch >= LAST_USED_INTERVAL_MS ? this.touch(key.id, auth.agentId, nowMs) : lastTouch;
+    // A revocation notified while the row was being read may be older than the row we got: do not keep it.
+    if (generation !== this.generation) return auth;
     this.cache.set(digest, { auth, keyExpiresAt, keyId: key.id, touchedAt });
     let set = this.byAgent.get(auth.agentId);
     if (!set) this.byAgent.set(auth.agentId, (set = new Set()));
@@ -114,12 +122,20 @@ export class ApiKeyAuthenticator {
     return { auth_keys: this.cache.size, auth_agents: this.byAgent.size, auth_touched: this.touched.size };
   }
 
-  /** Drops every cached key of an agent (after rotation or a profile change). */
+  /** Drops every cached key of an agent (after rotation, revocation or a profile change, on any instance). */
   invalidate(agentId: string): void {
+    this.generation++;
     const set = this.byAgent.get(agentId);
     if (!set) return;
     for (const d of [...set]) this.cache.delete(d);
     this.byAgent.delete(agentId);
+  }
+
+  /** Drops every cached key (change notifications may have been missed). */
+  clear(): void {
+    this.generation++;
+    this.cache.clear();
+    this.byAgent.clear();
   }
 }
 

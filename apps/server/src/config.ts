@@ -20,6 +20,8 @@ export interface ServerConfig {
   baseUrl: string | undefined;
   /** REDIS_URL; when set, rate-limit counters live in Redis (shared by instances). */
   redisUrl: string | undefined;
+  /** KITTY_REDIS_PREFIX: first part of every Redis key Kitty writes (default "kitty"); instances that share limits use the same one. */
+  redisPrefix: string;
   /** KITTY_INVITE_ONLY=true makes register_agent require a platform_invite_code. */
   inviteOnly: boolean;
   /** KITTY_PLATFORM_INVITE_CODES: comma-separated accepted platform invite codes. */
@@ -40,6 +42,8 @@ export interface ServerConfig {
   logFile: string | undefined;
   /** KITTY_SCHEDULER=off disables the recurring-expense scheduler in this instance. */
   scheduler: boolean;
+  /** KITTY_SCHEDULER_INTERVAL: seconds between scheduler runs (default 60, at least 1). */
+  schedulerIntervalSeconds: number;
   /** KITTY_AUTH_FAIL_LIMIT: failed authentications per IP per window before 429 (default 20; 0 = off). */
   authFailLimit: number;
   /** KITTY_AUTH_FAIL_WINDOW: that window in seconds (default 300). */
@@ -130,6 +134,14 @@ const envSchema = z
     KITTY_EMBEDDED_PG_PORT: port(0),
     KITTY_BASE_URL: url(['http:', 'https:']),
     REDIS_URL: url(['redis:', 'rediss:']),
+    KITTY_REDIS_PREFIX: z.preprocess(
+      unset,
+      z
+        .string()
+        .trim()
+        .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'expected 1-64 letters, digits or _ . : -')
+        .default('kitty'),
+    ),
     KITTY_INVITE_ONLY: flag(false),
     KITTY_PLATFORM_INVITE_CODES: list,
     KITTY_RATE_LIMIT: count(600),
@@ -140,6 +152,7 @@ const envSchema = z
     KITTY_LOG: z.preprocess(unset, z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('warn')),
     KITTY_LOG_FILE: text,
     KITTY_SCHEDULER: flag(true),
+    KITTY_SCHEDULER_INTERVAL: count(60).refine((n) => n >= 1, 'expected at least 1 (seconds)'),
     KITTY_AUTH_FAIL_LIMIT: count(20),
     KITTY_AUTH_FAIL_WINDOW: count(300),
     KITTY_REGISTER_LIMIT_HOUR: count(30),
@@ -198,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     embeddedPgPort: e.KITTY_EMBEDDED_PG_PORT || undefined,
     baseUrl: e.KITTY_BASE_URL?.replace(/\/+$/, ''),
     redisUrl: e.REDIS_URL,
+    redisPrefix: e.KITTY_REDIS_PREFIX,
     inviteOnly: e.KITTY_INVITE_ONLY,
     platformInviteCodes: e.KITTY_PLATFORM_INVITE_CODES,
     rateLimitPoints: e.KITTY_RATE_LIMIT,
@@ -208,6 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     logLevel: e.KITTY_LOG,
     logFile: e.KITTY_LOG_FILE,
     scheduler: e.KITTY_SCHEDULER,
+    schedulerIntervalSeconds: e.KITTY_SCHEDULER_INTERVAL,
     authFailLimit: e.KITTY_AUTH_FAIL_LIMIT,
     authFailWindowSeconds: e.KITTY_AUTH_FAIL_WINDOW,
     registerPerHour: e.KITTY_REGISTER_LIMIT_HOUR,

@@ -11,6 +11,7 @@ import { ApiKeyAuthenticator } from './auth.ts';
 import { KittyRateLimiter } from './rate-limit.ts';
 import { buildApp } from './http.ts';
 import { InboxSummaryCache } from './inbox-cache.ts';
+import { CredentialNotifications } from './credential-notify.ts';
 import { openDatabase } from './database.ts';
 import { AbuseLimiter } from './abuse-limits.ts';
 import { DatabaseHealth } from './health.ts';
@@ -75,6 +76,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       await redis.connect();
       cleanups.push(async () => void (await redis.quit()));
     }
+    const redisStore = redis ? { client: redis, prefix: config.redisPrefix } : undefined;
     // Base URL is known only after listen when PORT=0; services read it through config.
     const kittyConfig = { baseUrl: config.baseUrl ?? '', inviteOnly: config.inviteOnly, platformInviteCodes: config.platformInviteCodes };
     const registry = buildRegistry(appRouter);
@@ -94,7 +96,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       points: config.rateLimitPoints,
       anonPoints: config.rateLimitAnonPoints,
       windowSeconds: config.rateLimitWindowSeconds,
-      redis,
+      redis: redisStore,
     });
     let baseUrl = config.baseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
     if (!config.baseUrl && config.port === 0) {
@@ -143,10 +145,25 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
           points: config.authRateLimitPoints,
           anonPoints: config.authRateLimitPoints,
           windowSeconds: config.rateLimitWindowSeconds,
-          redis,
+          redis: redisStore,
         }),
       };
     }
+    // Revocations and rotations made on other instances reach this one's authentication caches at once.
+    const credentialNotifications = new CredentialNotifications(
+      databaseUrl,
+      {
+        invalidateAgent: (agentId) => authenticator.invalidate(agentId),
+        invalidateGrant: (grantId) => verifier?.invalidateGrant(grantId),
+        clear: () => {
+          authenticator.clear();
+          verifier?.clearConnections();
+        },
+      },
+      { warn: (o, m) => log.warn(o, m) },
+    );
+    await credentialNotifications.start();
+    cleanups.push(() => credentialNotifications.stop());
     const app = await buildApp({
       registry,
       services,
@@ -163,7 +180,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
         authFailWindowSeconds: config.authFailWindowSeconds,
         registerPerHour: config.registerPerHour,
         registerPerDay: config.registerPerDay,
-        redis,
+        redis: redisStore,
       }),
       databaseHealth: new DatabaseHealth(db.pool),
       timeouts: {
@@ -193,7 +210,8 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     });
     await app.listen({ port: config.port, host: config.host });
     // Its cleanup goes before the app's (cleanups run in reverse): drain requests first, then the scheduler.
-    if (config.scheduler) cleanups.splice(cleanups.length - 1, 0, startScheduler(services, app.log));
+    if (config.scheduler)
+      cleanups.splice(cleanups.length - 1, 0, startScheduler(services, app.log, config.schedulerIntervalSeconds * 1000));
     const cacheSizes = () => ({ ...authenticator.sizes(), ...inboxCache.sizes() });
     return {
       url: baseUrl,
@@ -212,11 +230,13 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
   }
 }
 
-/** Interval of the recurring-expense scheduler: each run creates every due occurrence exactly once (safe with several instances). */
-export const SCHEDULER_INTERVAL_MS = 60_000;
-
-/** Runs the recurrence scheduler now (catching up after downtime) and then every minute; returns its stop function (waits for a running pass). */
-function startScheduler(services: Services, log: { error(obj: unknown, msg: string): void }): () => Promise<void> {
+/**
+ * Runs the recurrence scheduler now (catching up after downtime) and then every `intervalMs`
+ * (KITTY_SCHEDULER_INTERVAL, default a minute); returns its stop function (waits for a running pass).
+ * Each run creates every due occurrence exactly once, also with several instances running it at the
+ * same time (runRecurrences: row locks and a unique occurrence index; test/two-instances.test.ts).
+ */
+function startScheduler(services: Services, log: { error(obj: unknown, msg: string): void }, intervalMs: number): () => Promise<void> {
   let running: Promise<unknown> | undefined;
   const tick = () => {
     if (running) return;
@@ -230,7 +250,7 @@ function startScheduler(services: Services, log: { error(obj: unknown, msg: stri
       });
   };
   tick();
-  const timer = setInterval(tick, SCHEDULER_INTERVAL_MS);
+  const timer = setInterval(tick, intervalMs);
   timer.unref();
   return async () => {
     clearInterval(timer);

@@ -22,21 +22,28 @@ export interface RateLimiterOptions {
   points: number;
   anonPoints: number;
   windowSeconds: number;
-  redis?: Redis | undefined;
+  redis?: RedisStore | undefined;
+}
+
+/** A Redis connection and the prefix of every key Kitty writes there (KITTY_REDIS_PREFIX, default "kitty"). */
+export interface RedisStore {
+  client: Redis;
+  prefix: string;
 }
 
 /**
  * A fixed-window limiter of `points` per `windowSeconds`: in memory, or in Redis (keys
- * `kitty:rl:<keyPrefix>:…`) with an in-memory insurance limiter taking over if Redis fails.
+ * `<redis.prefix>:rl:<keyPrefix>:…`, shared by every instance using the same Redis and prefix)
+ * with an in-memory insurance limiter taking over if Redis fails.
  */
-export function createLimiter(points: number, windowSeconds: number, keyPrefix: string, redis?: Redis): RateLimiterAbstract {
+export function createLimiter(points: number, windowSeconds: number, keyPrefix: string, redis?: RedisStore): RateLimiterAbstract {
   const memory = new RateLimiterMemory({ points, duration: windowSeconds, keyPrefix });
   return redis
     ? new RateLimiterRedis({
-        storeClient: redis,
+        storeClient: redis.client,
         points,
         duration: windowSeconds,
-        keyPrefix: `kitty:rl:${keyPrefix}`,
+        keyPrefix: `${redis.prefix}:rl:${keyPrefix}`,
         insuranceLimiter: memory,
       })
     : memory;

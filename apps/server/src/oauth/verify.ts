@@ -8,10 +8,11 @@
  * token expires, so a repeated token costs what an API key costs (digest + LRU lookup).
  *
  * Disconnect and revocation: the token names its grant (`grant_id`); the grant's
- * `oauth_connections` row (agent, human, revoked_at) is cached for CONNECTION_RECHECK_SECONDS. So a
- * disconnect made anywhere (account page, revocation endpoint, refresh-token reuse on another
- * instance) refuses the app's access tokens on every instance within that many seconds; on the
- * instance that revoked it, at once.
+ * `oauth_connections` row (agent, human, revoked_at) is cached for CONNECTION_RECHECK_SECONDS. A
+ * disconnect made anywhere (account page, revocation endpoint, refresh-token reuse) refuses the
+ * app's access tokens at once: on the instance that revoked it directly, on the others through a
+ * PostgreSQL notification (credential-notify.ts); within CONNECTION_RECHECK_SECONDS if that
+ * notification is lost (its LISTEN connection down).
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -54,6 +55,8 @@ export class OAuthTokenVerifier {
   private readonly tokens = new LRUCache<string, TokenEntry>({ max: 50_000 });
   private readonly connections: LRUCache<string, ConnectionEntry>;
   private readonly jwks: ReturnType<typeof createLocalJWKSet>;
+  /** Bumped by every invalidation: a connection read that started before one is answered but not cached. */
+  private generation = 0;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -92,9 +95,16 @@ export class OAuthTokenVerifier {
     return { agentId: conn.agentId, handle: conn.handle, displayName: conn.displayName, scopes: entry.scopes, credential: 'oauth' };
   }
 
-  /** Forgets a grant's cached state (called on this instance when the grant is revoked). */
+  /** Forgets a grant's cached state (the grant was revoked, here or on another instance). */
   invalidateGrant(grantId: string): void {
+    this.generation++;
     this.connections.delete(grantId);
+  }
+
+  /** Forgets every cached connection (revocation notifications may have been missed). */
+  clearConnections(): void {
+    this.generation++;
+    this.connections.clear();
   }
 
   private async verifyJwt(token: string): Promise<TokenEntry> {
@@ -125,6 +135,7 @@ export class OAuthTokenVerifier {
   private async connection(grantId: string, nowMs: number): Promise<ConnectionEntry | undefined> {
     const hit = this.connections.get(grantId);
     if (hit && nowMs - hit.loadedAt < this.recheckMs) return hit;
+    const generation = this.generation;
     const row = await this.prisma.oAuthConnection.findUnique({
       where: { id: grantId },
       select: { revokedAt: true, humanId: true, agentId: true, lastUsedAt: true, agent: { select: { handle: true, displayName: true } } },
@@ -144,7 +155,7 @@ export class OAuthTokenVerifier {
       // Best effort: "last used" shown on the account page; never fails the request.
       void this.prisma.oAuthConnection.update({ where: { id: grantId }, data: { lastUsedAt: new Date(nowMs) } }).catch(() => {});
     }
-    this.connections.set(grantId, entry);
+    if (generation === this.generation) this.connections.set(grantId, entry);
     return entry;
   }
 }
