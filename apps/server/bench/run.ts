@@ -29,6 +29,7 @@ import { ApiKeyAuthenticator } from '../src/auth.ts';
 import { loadAuthServerKeys } from '../src/oauth/keys.ts';
 import { OAuthTokenVerifier } from '../src/oauth/verify.ts';
 import { oauthAccessToken } from './oauth-token.ts';
+import { benchSettle } from './settle.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -307,6 +308,7 @@ async function main() {
     } else console.log('\n(ledger tools not present: add_expense / get_balances benchmarks skipped)');
 
     await microbench(db.databaseUrl, key, rest, token);
+    rows.push(...(await benchSettle()));
     console.log(
       `\nPeak RSS of the server process: ${peakRssMiB(child.pid!).toFixed(0)} MiB (bench driver: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB)`,
     );

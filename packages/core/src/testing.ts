@@ -5,10 +5,15 @@
  * (one statement for expenses, one for shares), keeping balances and pair_debts consistent
  * (applied once as aggregated deltas), so get_balances can be compared at 10 vs 10^6 expenses
  * and verifyLedger still passes.
+ *
+ * adversarialVectors: the settlement planner's hard cases (settle-vectors.ts), shared by its tests
+ * and the benchmark.
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { LedgerDelta } from './domain/ledger/effects.ts';
+
+export { adversarialVectors } from './domain/ledger/settle-vectors.ts';
 
 /**
  * Expense i (1…count): amount (i mod 997 + 1) × n minor units, paid by member (i mod n), split

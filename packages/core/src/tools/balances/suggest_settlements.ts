@@ -10,9 +10,10 @@ export const suggest_settlements = readTool
     area: 'balances',
     title: 'Suggest settlement payments',
     description:
-      "Turns the group's balances into the fewest transfers that settle everyone: exact minimum for up to " +
+      "Turns the group's balances into the fewest transfers that settle everyone. Members owing and owed the same amount pay each other " +
+      'directly (one transfer, never more transfers overall); the exact minimum is found when at most ' +
       EXACT_LIMIT +
-      ' non-zero balances (subset-partition search), ' +
+      ' other non-zero balances remain (subset-partition search), ' +
       'greedy beyond that with at most n − 1 transfers. Deterministic for the same balances; a partial payment along a suggested transfer only shrinks that ' +
       'transfer. By default pending payments count as if confirmed (include_pending true), so nothing already sent is suggested twice. Each transfer carries ' +
       'ready record_payment arguments (group_id, from_handle, to_handle, amount_minor in minor units, idempotency_key): pass them as they are. The ' +
