@@ -2,6 +2,7 @@
  * Server configuration, all from the environment (documented in README "Configuration"), parsed
  * by one zod schema: every variable's rule and default is written once, in `envSchema`.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -36,6 +37,8 @@ export interface ServerConfig {
   bodyLimit: number;
   /** KITTY_ALLOWED_HOSTS: extra Host names accepted by /mcp (DNS-rebinding protection); comma-separated. */
   allowedHosts: string[];
+  /** KITTY_TRUST_PROXY: comma-separated addresses/CIDRs of load balancers whose X-Forwarded-For names the client (per-IP limits, logs); default none. */
+  trustProxy: string[];
   /** KITTY_LOG: "info" (logs every request) | "warn" | "silent" … (default warn). */
   logLevel: string;
   /** KITTY_LOG_FILE: append log lines (JSON, secrets redacted) to this file instead of stdout. */
@@ -149,6 +152,10 @@ const envSchema = z
     KITTY_RATE_LIMIT_WINDOW: count(60),
     KITTY_BODY_LIMIT: count(1024 * 1024),
     KITTY_ALLOWED_HOSTS: list,
+    KITTY_TRUST_PROXY: list.refine(
+      (xs) => xs.every((x) => ['loopback', 'linklocal', 'uniquelocal'].includes(x) || isIP(x.replace(/\/\d{1,3}$/, '')) !== 0),
+      'expected comma-separated IP addresses or CIDRs (or loopback, linklocal, uniquelocal)',
+    ),
     KITTY_LOG: z.preprocess(unset, z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('warn')),
     KITTY_LOG_FILE: text,
     KITTY_SCHEDULER: flag(true),
@@ -219,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     rateLimitWindowSeconds: e.KITTY_RATE_LIMIT_WINDOW,
     bodyLimit: e.KITTY_BODY_LIMIT,
     allowedHosts: e.KITTY_ALLOWED_HOSTS,
+    trustProxy: e.KITTY_TRUST_PROXY,
     logLevel: e.KITTY_LOG,
     logFile: e.KITTY_LOG_FILE,
     scheduler: e.KITTY_SCHEDULER,

@@ -52,6 +52,12 @@ export interface AppDeps {
   baseUrl: string;
   bodyLimit: number;
   allowedHosts: string[];
+  /**
+   * Addresses/CIDRs of load balancers in front (KITTY_TRUST_PROXY): a request from one of them is
+   * attributed to the address its X-Forwarded-For names (the rightmost one not itself trusted), so
+   * per-IP limits count clients, not the balancer. Empty: the socket's peer address.
+   */
+  trustProxy?: string[] | undefined;
   logLevel: string;
   /** Log file (appended) instead of stdout. */
   logFile?: string | undefined;
@@ -103,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: loggerOptions(deps.logLevel, deps.logFile),
     ...timeoutOptions(deps.timeouts),
     bodyLimit: deps.bodyLimit,
+    trustProxy: deps.trustProxy?.length ? deps.trustProxy : false,
     genReqId: newRequestId,
     return503OnClosing: true,
     // Refusals below the routes keep Kitty's shapes (wire-errors.ts).

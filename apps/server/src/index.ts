@@ -173,6 +173,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       baseUrl,
       bodyLimit: config.bodyLimit,
       allowedHosts: config.allowedHosts,
+      trustProxy: config.trustProxy,
       logLevel: config.logLevel,
       logFile: config.logFile,
       abuseLimiter: new AbuseLimiter({

@@ -99,9 +99,9 @@ function haproxyConfig(lbPort: number, ports: number[]): string {
     '  default_backend kitty',
     'backend kitty',
     '  balance roundrobin',
-    // Which instance answered (tests); the client address for per-IP limits (README "Running N instances").
+    // Which instance answered (tests); the client's address appended to X-Forwarded-For (KITTY_TRUST_PROXY).
     '  http-response set-header X-Served-By %[srv_name]',
-    '  http-request set-header X-Forwarded-For %[src]',
+    '  option forwardfor',
     ...ports.map((p, i) => `  server k${i + 1} 127.0.0.1:${p}`),
     '',
   ].join('\n');

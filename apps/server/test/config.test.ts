@@ -39,8 +39,33 @@ describe('loadConfig', () => {
       bodyLimit: 1024 * 1024,
       logLevel: 'warn',
       scheduler: true,
+      schedulerIntervalSeconds: 60,
+      redisPrefix: 'kitty',
+      trustProxy: [],
       keepAliveTimeoutMs: 5000,
     });
+  });
+
+  it('reads the settings of several instances: Redis key prefix, scheduler interval, trusted proxies', () => {
+    const c = loadConfig({
+      KITTY_REDIS_PREFIX: 'kitty-eu',
+      KITTY_SCHEDULER_INTERVAL: '5',
+      KITTY_TRUST_PROXY: '10.0.0.2, 10.1.0.0/16,::1,loopback',
+    });
+    expect(c).toMatchObject({
+      redisPrefix: 'kitty-eu',
+      schedulerIntervalSeconds: 5,
+      trustProxy: ['10.0.0.2', '10.1.0.0/16', '::1', 'loopback'],
+    });
+    let message = '';
+    try {
+      loadConfig({ KITTY_REDIS_PREFIX: 'a b', KITTY_SCHEDULER_INTERVAL: '0', KITTY_TRUST_PROXY: 'balancer.local' });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain('KITTY_REDIS_PREFIX="a b": expected 1-64 letters, digits or _ . : -');
+    expect(message).toContain('KITTY_SCHEDULER_INTERVAL="0": expected at least 1 (seconds)');
+    expect(message).toContain('KITTY_TRUST_PROXY="balancer.local": expected comma-separated IP addresses or CIDRs');
   });
 
   it('reads numbers, flags, lists and URLs', () => {
