@@ -7,8 +7,9 @@
  *   list_currencies (no DB)                 vs bare Fastify route returning fixed JSON (framework overhead only)
  *   MCP tools/call get_me                   vs REST get_me                       goal ≥ 0.5x
  *   REST get_me with an OAuth access token  vs with an API key                   goal ≥ 1.0x (a token costs no more than a key)
- *   write tool over REST (create_group)     vs raw pg single-row transactions    goal ≥ 0.5x
- *   add_expense over REST                   vs raw pg single-row transactions    goal ≥ 0.5x
+ *   add_expense, record_payment, confirm_payment, create_group over REST
+ *                                           vs the same rows in one hand-written statement on raw pg   goal ≥ 0.7x (writes.ts)
+ *   add_expense all into one group                                                goal ≥ 500/s
  *   get_balances with 10⁶ expenses          vs with 10 expenses (latency)        goal ≤ 1.2x
  *   authentication and inbox summary cost per request, next to a read tool
  *   peak RSS of the server process
@@ -21,7 +22,6 @@ import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import autocannon from 'autocannon';
 import pg from 'pg';
 import { createTestDatabase, createDb } from '@kitty/db';
 import { appRouter, buildRegistry } from '@kitty/core';
@@ -29,84 +29,9 @@ import { ApiKeyAuthenticator } from '../src/auth.ts';
 import { loadAuthServerKeys } from '../src/oauth/keys.ts';
 import { OAuthTokenVerifier } from '../src/oauth/verify.ts';
 import { oauthAccessToken } from './oauth-token.ts';
+import { benchWrites } from './writes.ts';
+import { SECONDS, CONNECTIONS, BIG, load, fmt, rows, paired, compare, type Result } from './measure.ts';
 import { benchSettle } from './settle.ts';
-
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
-/** Each comparison alternates A, B this many times and reports medians (drift and noise cancel). */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-
-interface Result {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
-
-async function load(opts: autocannon.Options): Promise<Result> {
-  const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts });
-  const non2xx = r.non2xx + r.errors + r.timeouts;
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: non2xx };
-}
-
-const fmt = (r: Result) =>
-  `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.errors ? `  (${r.errors} non-2xx!)` : ''}`;
-const rows: string[] = [];
-const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((x, y) => key(x) - key(y))[Math.floor(xs.length / 2)]!;
-
-/** Runs A and B alternately ROUNDS times; the median of each and the median of the per-round ratios. */
-async function paired(a: () => Promise<Result>, b: () => Promise<Result>): Promise<[Result, Result, number]> {
-  const as: Result[] = [];
-  const bs: Result[] = [];
-  const ratios: number[] = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    const ra = await a();
-    const rb = await b();
-    as.push(ra);
-    bs.push(rb);
-    ratios.push(ra.rps / rb.rps);
-  }
-  return [median(as, (r) => r.rps), median(bs, (r) => r.rps), median(ratios, (r) => r)];
-}
-
-function compare(label: string, a: Result, aName: string, b: Result, bName: string, goal: string, medianRatio?: number) {
-  const ratio = medianRatio ?? a.rps / b.rps;
-  console.log(`\n${label}\n  ${aName.padEnd(34)} ${fmt(a)}\n  ${bName.padEnd(34)} ${fmt(b)}\n  ratio ${ratio.toFixed(2)}x  (goal ${goal})`);
-  rows.push(
-    `| ${label} | ${ratio.toFixed(2)}x | ${goal} | ${a.rps.toFixed(0)} vs ${b.rps.toFixed(0)} req/s; p99 ${a.p99} vs ${b.p99} ms |`,
-  );
-}
-
-/** Raw pg single-row transactions: BEGIN; INSERT one row; COMMIT — CONNECTIONS loops for SECONDS. */
-async function rawPgTransactions(url: string): Promise<Result> {
-  const pool = new pg.Pool({ connectionString: url, max: CONNECTIONS });
-  await pool.query(
-    'CREATE TABLE IF NOT EXISTS bench_rows (id uuid PRIMARY KEY, payload text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())',
-  );
-  const latencies: number[] = [];
-  const end = Date.now() + SECONDS * 1000;
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      const client = await pool.connect();
-      try {
-        while (Date.now() < end) {
-          const t0 = performance.now();
-          await client.query('BEGIN');
-          await client.query('INSERT INTO bench_rows (id, payload) VALUES ($1, $2)', [randomUUID(), 'x'.repeat(40)]);
-          await client.query('COMMIT');
-          latencies.push(performance.now() - t0);
-        }
-      } finally {
-        client.release();
-      }
-    }),
-  );
-  await pool.end();
-  latencies.sort((x, y) => x - y);
-  const q = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!);
-  return { rps: latencies.length / SECONDS, p50: q(0.5), p99: q(0.99), errors: 0 };
-}
 
 function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -219,93 +144,9 @@ async function main() {
       compare('MCP tools/call vs REST (get_me)', mcp, 'MCP tools/call get_me', rest2, 'REST get_me', '≥ 0.5x', mcpRatio);
     } else console.log(`\nMCP: /mcp answered ${probe.status}; skipped`);
 
-    const loadRaw = () => rawPgTransactions(db.databaseUrl);
-    const [writes, raw, writeRatio] = await paired(
-      () =>
-        load({
-          url: `${kittyUrl}/v1/tools/create_group`,
-          method: 'POST',
-          headers: auth,
-          requests: [
-            {
-              setupRequest: (req) => ({
-                ...req,
-                body: JSON.stringify({ name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }),
-              }),
-            },
-          ],
-        }),
-      loadRaw,
-    );
-    compare(
-      'Write tool vs raw pg single-row transactions',
-      writes,
-      'REST create_group',
-      raw,
-      'raw pg BEGIN/INSERT/COMMIT',
-      '≥ 0.5x',
-      writeRatio,
-    );
-
+    await benchWrites(kittyUrl, db.databaseUrl, post);
     const registry = buildRegistry(appRouter);
-    if (registry.has('add_expense') && registry.has('get_balances')) {
-      // One group per connection: writes to one group serialise on its row lock (by design), so
-      // throughput against uncontended single-row transactions is measured across groups; the
-      // single-group figure is printed too.
-      const gids: string[] = [];
-      for (let i = 0; i < CONNECTIONS; i++)
-        gids.push(
-          (await post('/v1/tools/create_group', { name: `Ledger bench ${i}`, currency: 'EUR', idempotency_key: randomUUID() }, key)).group
-            .group_id,
-        );
-      let next = 0;
-      const [expenses, raw2, expenseRatio] = await paired(
-        () =>
-          load({
-            url: `${kittyUrl}/v1/tools/add_expense`,
-            method: 'POST',
-            headers: auth,
-            requests: [
-              {
-                setupRequest: (req) => ({
-                  ...req,
-                  body: JSON.stringify({
-                    group_id: gids[next++ % gids.length],
-                    description: 'Coffee',
-                    amount_minor: 1234,
-                    idempotency_key: randomUUID(),
-                  }),
-                }),
-              },
-            ],
-          }),
-        loadRaw,
-      );
-      const oneGroup = await load({
-        url: `${kittyUrl}/v1/tools/add_expense`,
-        method: 'POST',
-        headers: auth,
-        requests: [
-          {
-            setupRequest: (req) => ({
-              ...req,
-              body: JSON.stringify({ group_id: gids[0], description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() }),
-            }),
-          },
-        ],
-      });
-      console.log(`\nadd_expense all into ONE group (serialised by the group lock): ${fmt(oneGroup)}`);
-      compare(
-        'add_expense vs raw pg single-row transactions',
-        expenses,
-        `REST add_expense (${CONNECTIONS} groups)`,
-        raw2,
-        'raw pg BEGIN/INSERT/COMMIT',
-        '≥ 0.5x',
-        expenseRatio,
-      );
-      await benchBalances(post, key, kittyUrl, auth, db.databaseUrl);
-    } else console.log('\n(ledger tools not present: add_expense / get_balances benchmarks skipped)');
+    if (registry.has('get_balances')) await benchBalances(post, key, kittyUrl, auth, db.databaseUrl);
 
     await microbench(db.databaseUrl, key, rest, token);
     rows.push(...(await benchSettle()));

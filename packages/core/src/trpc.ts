@@ -12,6 +12,7 @@ import { requiredScope, type ToolMeta } from './meta.ts';
 import { ToolError, validationError, isKnownRollback, outcomeUnknownError } from './errors.ts';
 import { idempotencyKey } from './text.ts';
 import { beginInboxCounters, flushInboxCounters } from './domain/inbox.ts';
+import { WriteBatch, applyBatch, StaleBatchError } from './domain/write-batch.ts';
 
 const t = initTRPC.context<ToolContext>().meta<ToolMeta>().create({ isServer: true, allowOutsideOfServer: true });
 
@@ -124,22 +125,7 @@ const writeTx = t.middleware(async ({ ctx, meta, path, input, getRawInput, next 
         throw new ToolError('REQUEST_IN_PROGRESS', 'The same idempotency key is in use by a call that has not finished.', {
           retryAfter: 1,
         });
-      if (rec.requestHash !== hash) {
-        throw new ToolError('IDEMPOTENCY_KEY_REUSED', `idempotency_key "${key}" was already used for ${path} with different arguments.`, {
-          details: { idempotency_key: key, tool: path },
-        });
-      }
-      if (mode === 'never_replay') {
-        throw new ToolError(
-          'IDEMPOTENCY_REPLAY_UNAVAILABLE',
-          `${path} already ran with idempotency_key "${key}"; its result is shown only once and is never replayed.`,
-          {
-            details: { idempotency_key: key, tool: path },
-          },
-        );
-      }
-      ctx.call.replayed = true;
-      return { ok: true as const, data: rec.response, marker: undefined as never };
+      return answerStored(ctx, { path, key, hash, mode }, rec);
     }
     beginInboxCounters(tx);
     const result = await next({ ctx: { db: tx } });
@@ -152,6 +138,81 @@ const writeTx = t.middleware(async ({ ctx, meta, path, input, getRawInput, next 
       WHERE agent_id = ${agentId}::uuid AND tool = ${path} AND key = ${key}`;
     return result;
   });
+});
+
+/**
+ * The answer to a call whose idempotency key is already stored: the stored response (marked
+ * replayed), IDEMPOTENCY_KEY_REUSED when the arguments differ, IDEMPOTENCY_REPLAY_UNAVAILABLE
+ * for tools whose result is never replayed.
+ */
+function answerStored(
+  ctx: ToolContext,
+  call: { path: string; key: string; hash: string; mode: 'replay' | 'never_replay' },
+  rec: { requestHash: string; response: unknown },
+) {
+  const { path, key } = call;
+  if (rec.requestHash !== call.hash) {
+    throw new ToolError('IDEMPOTENCY_KEY_REUSED', `idempotency_key "${key}" was already used for ${path} with different arguments.`, {
+      details: { idempotency_key: key, tool: path },
+    });
+  }
+  if (call.mode === 'never_replay') {
+    throw new ToolError(
+      'IDEMPOTENCY_REPLAY_UNAVAILABLE',
+      `${path} already ran with idempotency_key "${key}"; its result is shown only once and is never replayed.`,
+      { details: { idempotency_key: key, tool: path } },
+    );
+  }
+  ctx.call.replayed = true;
+  return { ok: true as const, data: rec.response, marker: undefined as never };
+}
+
+/** How many times a batched write reads and decides again when the state it decided on changed before it was written. */
+const MAX_BATCH_ATTEMPTS = 8;
+
+/**
+ * Write calls of batched tools (`batchedWriteTool`): the idempotency record is looked up (one
+ * read), the tool reads what it needs and fills `ctx.batch` without writing, then the batch,
+ * the idempotency record and the response are written in one statement (domain/write-batch.ts):
+ * one round trip, no interactive transaction, locks held only for that statement. When the state
+ * the tool decided on changed in between (a member left, the payment was confirmed meanwhile),
+ * nothing was written and the tool runs again on fresh state. A concurrent call with the same key
+ * waits on the key and then answers the stored result.
+ */
+const batchedWriteTx = t.middleware(async ({ ctx, meta, path, input, getRawInput, next }) => {
+  const mode = meta?.idempotency === 'never_replay' ? 'never_replay' : 'replay';
+  const key = (input as { idempotency_key: string }).idempotency_key;
+  const raw = await getRawInput();
+  const hash = requestHash(raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {});
+  const agentId = ctx.auth!.agentId;
+  const { pool } = ctx.services;
+  const call = { path, key, hash, mode } as const;
+  for (let attempt = 1; ; attempt++) {
+    const stored = await pool.query<{ request_hash: string; response: unknown }>({
+      name: 'kitty_idempotency_lookup',
+      text: 'SELECT request_hash, response FROM idempotency_records WHERE agent_id = $1::uuid AND tool = $2 AND key = $3',
+      values: [agentId, path, key],
+    });
+    if (stored.rows[0]) return answerStored(ctx, call, { requestHash: stored.rows[0].request_hash, response: stored.rows[0].response });
+    const batch = new WriteBatch();
+    const result = await next({ ctx: { db: ctx.services.prisma as unknown as Db, batch } });
+    if (!result.ok) return result;
+    const response = mode === 'never_replay' ? { never_replayed: true } : result.data;
+    let outcome;
+    try {
+      outcome = await applyBatch(pool, batch, { agent_id: agentId, tool: path, key, request_hash: hash, response });
+    } catch (e) {
+      if (e instanceof StaleBatchError) {
+        if (attempt < MAX_BATCH_ATTEMPTS) continue;
+        throw new ToolError('TRANSIENT_CONFLICT', 'The group kept changing while this change was being written; nothing was changed.', {
+          retryAfter: 1,
+        });
+      }
+      throw e;
+    }
+    if (outcome.status === 'applied') return result;
+    return answerStored(ctx, call, { requestHash: outcome.request_hash, response: outcome.response });
+  }
 });
 
 /** Takes `idempotency_key` out of the raw arguments once writeTool's input has parsed it, so the tool's strict input never sees it. */
@@ -180,4 +241,15 @@ export const writeTool = t.procedure
  * Base for the one public write (register_agent): no credential, no idempotency key, one
  * transaction. Its metadata says so (auth 'none', idempotency 'none') for the catalogue.
  */
+/**
+ * Base for the hot write tools that decide from one read and write in one round trip (see
+ * `batchedWriteTx`): like writeTool (scope svc:write, the `idempotency_key` argument), but the
+ * handler gets `ctx.batch` to fill and `ctx.db` for reads only — it must not write through it.
+ */
+export const batchedWriteTool = t.procedure
+  .use(authed)
+  .use(mergeIdempotencyHeader)
+  .input(z.object({ idempotency_key: idempotencyKey }))
+  .use(stripKey)
+  .use(batchedWriteTx);
 export const publicWriteTool = t.procedure.meta({ auth: 'none', idempotency: 'none' } as ToolMeta).use(writeTx);

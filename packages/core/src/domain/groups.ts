@@ -2,6 +2,7 @@
  * Group access and projections (interface-spec "Group summary", "Group detail", "Member").
  */
 import { z } from 'zod';
+import type { Pool } from 'pg';
 import type { Db } from '../context.ts';
 import { ToolError } from '../errors.ts';
 import { uuid, timestamp, agentRef } from '../text.ts';
@@ -130,7 +131,11 @@ export async function requireMembership(db: Db, groupId: string, agentId: string
     JOIN agents a ON a.id = g.created_by
     LEFT JOIN memberships m ON m.group_id = g.id AND m.agent_id = ${agentId}::uuid
     WHERE g.id = ${groupId}::uuid`;
-  const r = rows[0];
+  return groupAccess(rows[0], groupId, agentId);
+}
+
+/** The group and the caller's active membership from one row; NOT_FOUND / FORBIDDEN as requireMembership. */
+function groupAccess(r: GroupMembershipRow | undefined, groupId: string, agentId: string) {
   if (!r) throw new ToolError('NOT_FOUND', `No group with group_id ${groupId}.`, { suggestedAction: 'list_groups shows your groups.' });
   if (r.role === null || r.left_at !== null) {
     throw new ToolError('FORBIDDEN', 'You are not a member of this group.', {
@@ -164,6 +169,57 @@ export async function requireMembership(db: Db, groupId: string, agentId: string
     pendingCount: r.pending_count!,
   };
   return { group, membership };
+}
+
+/**
+ * The read half of a batched write (domain/write-batch.ts): the group, the caller's active
+ * membership and the group's active members (keyed by handle, in joining order), in one
+ * statement on the raw pool, without a lock — the batch's guard re-checks what matters.
+ * Balances are minor units (bigint). Errors: NOT_FOUND (no such group), FORBIDDEN (caller not
+ * an active member).
+ */
+export async function readGroupForWrite(pool: Pool, groupId: string, agentId: string) {
+  const { rows } = await pool.query<
+    Omit<GroupMembershipRow, 'balance_minor' | 'balance_pending_minor'> & {
+      balance_minor: string | null;
+      balance_pending_minor: string | null;
+      members: Array<{ id: string; handle: string; display_name: string; balance_minor: string; balance_pending_minor: string }>;
+    }
+  >({
+    name: 'kitty_read_group_for_write',
+    text: `SELECT g.id, g.name, g.description, g.currency, g.kind, g.direct_key, g.members_can_edit, g.member_count,
+             g.created_by, g.created_at, g.updated_at, g.archived_at,
+             a.handle AS cb_handle, a.display_name AS cb_display_name,
+             m.role, m.joined_at, m.left_at, m.balance_minor::text, m.balance_pending_minor::text, m.pending_count,
+             (SELECT coalesce(json_agg(json_build_object('id', ma.id, 'handle', ma.handle, 'display_name', ma.display_name,
+                       'balance_minor', mm.balance_minor::text, 'balance_pending_minor', mm.balance_pending_minor::text)
+                     ORDER BY mm.joined_at, mm.agent_id), '[]'::json)
+                FROM memberships mm JOIN agents ma ON ma.id = mm.agent_id
+               WHERE mm.group_id = g.id AND mm.left_at IS NULL) AS members
+      FROM groups g
+      JOIN agents a ON a.id = g.created_by
+      LEFT JOIN memberships m ON m.group_id = g.id AND m.agent_id = $2::uuid
+      WHERE g.id = $1::uuid`,
+    values: [groupId, agentId],
+  });
+  const r = rows[0];
+  const access = groupAccess(
+    r && {
+      ...r,
+      balance_minor: r.balance_minor === null ? null : BigInt(r.balance_minor),
+      balance_pending_minor: r.balance_pending_minor === null ? null : BigInt(r.balance_pending_minor),
+    },
+    groupId,
+    agentId,
+  );
+  const members = r!.members.map((x) => ({
+    agentId: x.id,
+    handle: x.handle,
+    displayName: x.display_name,
+    balanceMinor: BigInt(x.balance_minor),
+    balancePendingMinor: BigInt(x.balance_pending_minor),
+  }));
+  return { ...access, members: new Map(members.map((x) => [x.handle, x])) };
 }
 
 /** Refuses writes to archived groups (GROUP_ARCHIVED, 409). */

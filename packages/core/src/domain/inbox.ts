@@ -75,21 +75,36 @@ export async function changeInboxCounters(db: Db, agentId: string, unread: numbe
     WHERE id = ${agentId}::uuid`;
 }
 
-export async function notify(db: Db, e: InboxEvent): Promise<void> {
+/** The inbox_items row of an event (column names; text cut to 140 characters; requires-action items default to priority 1, others 5). */
+export function inboxRow(e: InboxEvent) {
   const requiresAction = e.requiresAction ?? false;
+  return {
+    agent_id: e.agentId,
+    kind: e.kind,
+    text: e.text.length > 140 ? `${e.text.slice(0, 139)}…` : e.text,
+    requires_action: requiresAction,
+    priority: e.priority ?? (requiresAction ? 1 : 5),
+    entity_type: e.entityType ?? null,
+    entity_id: e.entityId ?? null,
+    group_id: e.groupId ?? null,
+  };
+}
+
+export async function notify(db: Db, e: InboxEvent): Promise<void> {
+  const r = inboxRow(e);
   await db.inboxItem.create({
     data: {
-      agentId: e.agentId,
-      kind: e.kind,
-      text: e.text.length > 140 ? `${e.text.slice(0, 139)}…` : e.text,
-      requiresAction,
-      priority: e.priority ?? (requiresAction ? 1 : 5),
-      entityType: e.entityType ?? null,
-      entityId: e.entityId ?? null,
-      groupId: e.groupId ?? null,
+      agentId: r.agent_id,
+      kind: r.kind,
+      text: r.text,
+      requiresAction: r.requires_action,
+      priority: r.priority,
+      entityType: r.entity_type,
+      entityId: r.entity_id,
+      groupId: r.group_id,
     },
   });
-  await changeInboxCounters(db, e.agentId, 1, requiresAction ? 1 : 0);
+  await changeInboxCounters(db, e.agentId, 1, r.requires_action ? 1 : 0);
 }
 
 /**
@@ -100,18 +115,18 @@ export async function notifyAll(db: Db, agentIds: string[], except: string | und
   const ids = [...new Set(agentIds)].filter((id) => id !== except).sort();
   if (ids.length === 0) return;
   if (ids.length === 1) return notify(db, { ...e, agentId: ids[0]! });
-  const requiresAction = e.requiresAction ?? false;
-  const text = e.text.length > 140 ? `${e.text.slice(0, 139)}…` : e.text;
+  const r = inboxRow({ ...e, agentId: ids[0]! });
+  const requiresAction = r.requires_action;
   await db.inboxItem.createMany({
     data: ids.map((agentId) => ({
       agentId,
-      kind: e.kind,
-      text,
+      kind: r.kind,
+      text: r.text,
       requiresAction,
-      priority: e.priority ?? (requiresAction ? 1 : 5),
-      entityType: e.entityType ?? null,
-      entityId: e.entityId ?? null,
-      groupId: e.groupId ?? null,
+      priority: r.priority,
+      entityType: r.entity_type,
+      entityId: r.entity_id,
+      groupId: r.group_id,
     })),
   });
   if (pending.has(db)) {

@@ -54,22 +54,10 @@ export class LedgerDelta {
  * is no longer an active member: they left settled, and their balance must stay so.
  */
 export async function applyDelta(db: Db, groupId: string, delta: LedgerDelta): Promise<void> {
+  await assertBalancesMayChange(db, groupId, delta);
   const changed = [...delta.balances].filter(([, v]) => v !== 0n).sort(([a], [b]) => (a < b ? -1 : 1));
   if (changed.length) {
     const ids = changed.map(([k]) => k);
-    const active = await db.membership.findMany({ where: { groupId, agentId: { in: ids }, leftAt: null }, select: { agentId: true } });
-    if (active.length !== ids.length) {
-      const activeSet = new Set(active.map((a) => a.agentId));
-      const gone = ids.filter((id) => !activeSet.has(id));
-      const agents = await db.agent.findMany({ where: { id: { in: gone } }, select: { handle: true } });
-      throw new ToolError(
-        'MEMBER_LEFT',
-        `This change would alter the balance of ${agents.map((a) => '@' + a.handle).join(', ')}, who left the group settled.`,
-        {
-          details: { handles: agents.map((a) => a.handle) },
-        },
-      );
-    }
     await db.$executeRaw`
       UPDATE memberships m SET balance_minor = m.balance_minor + d.delta
       FROM unnest(${ids}::uuid[], ${changed.map(([, v]) => v.toString())}::bigint[]) AS d(agent_id, delta)
@@ -87,18 +75,21 @@ export async function applyDelta(db: Db, groupId: string, delta: LedgerDelta): P
   }
 }
 
-/** Adds (sign 1) or removes (sign −1) a pending payment's effect on pending sums and counts. */
-export async function applyPending(
-  db: Db,
-  groupId: string,
-  payerId: string,
-  payeeId: string,
-  amount: bigint,
-  sign: 1n | -1n,
-): Promise<void> {
-  await db.$executeRaw`
-    UPDATE memberships SET
-      balance_pending_minor = balance_pending_minor + CASE WHEN agent_id = ${payerId}::uuid THEN ${(sign * amount).toString()}::bigint ELSE ${(-sign * amount).toString()}::bigint END,
-      pending_count = pending_count + ${Number(sign)}::int
-    WHERE group_id = ${groupId}::uuid AND agent_id IN (${payerId}::uuid, ${payeeId}::uuid)`;
+/**
+ * Refuses (MEMBER_LEFT, 409) a delta that would change the balance of someone who is no longer an
+ * active member of the group: they left settled, and their balance must stay so.
+ */
+export async function assertBalancesMayChange(db: Db, groupId: string, delta: LedgerDelta): Promise<void> {
+  const ids = delta.changedAgents();
+  if (!ids.length) return;
+  const active = await db.membership.findMany({ where: { groupId, agentId: { in: ids }, leftAt: null }, select: { agentId: true } });
+  if (active.length === ids.length) return;
+  const activeSet = new Set(active.map((a) => a.agentId));
+  const gone = ids.filter((id) => !activeSet.has(id));
+  const agents = await db.agent.findMany({ where: { id: { in: gone } }, select: { handle: true } });
+  throw new ToolError(
+    'MEMBER_LEFT',
+    `This change would alter the balance of ${agents.map((a) => '@' + a.handle).join(', ')}, who left the group settled.`,
+    { details: { handles: agents.map((a) => a.handle) } },
+  );
 }

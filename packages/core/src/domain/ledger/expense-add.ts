@@ -7,13 +7,13 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { ToolContext } from '../../context.ts';
 import { validationError } from '../../errors.ts';
-import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
+import { readGroupForWrite, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
 import { formatMinor } from '../money.ts';
-import { notifyAll } from '../inbox.ts';
+import type { WriteBatch } from '../write-batch.ts';
 import type { payersInput, splitInput, repeatInput } from './expense-wire.ts';
 import { resolveAmount, resolvePayers, resolveSplit, todayUtc, dateFromIso, type ExpenseFields } from './expense-spec.ts';
 import { toExpenses, type ExpenseRow } from './expense-view.ts';
-import { activeMembersByHandle, insertExpense } from './expense-store.ts';
+import { stageExpense } from './expense-store.ts';
 import { occurrenceDate, occurrenceExists, toTemplate, type RecurrenceRule } from './recurrence.ts';
 
 /**
@@ -39,28 +39,29 @@ export interface NewExpense {
 }
 
 /**
- * Adds `req` to group `req.group_id` on behalf of the caller (ctx.auth), holding the group lock.
- * With repeat, a recurrence row is created first (the first copy is index 1; this expense is index 0).
- * Returns the group and the expense (wire shape, amounts in minor units), answered from what was
- * written without a read-back.
+ * Adds `req` to group `req.group_id` on behalf of the caller (ctx.auth): decides from one read of
+ * the group and its members and stages every row in `batch` (written in one round trip by the
+ * write middleware, guarded by the roster it decided on). With repeat, a recurrence row is staged
+ * first (the first copy is index 1; this expense is index 0). Returns the group and the expense
+ * (wire shape, amounts in minor units), answered from what will be written.
  * Errors: NOT_FOUND (group), FORBIDDEN (not a member), GROUP_ARCHIVED, DIRECT_LEDGER_NOT_ACCEPTED,
  * VALIDATION_ERROR naming the field (amount/foreign fields, payers, split, members who are not
  * active, repeat.until before date).
  */
-export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, req: NewExpense) {
+export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, batch: WriteBatch, req: NewExpense) {
   const { db } = ctx;
   const agentId = ctx.auth!.agentId;
   const now = ctx.services.now();
-  const { group } = await requireMembership(db, req.group_id, agentId, { lock: true });
+  const { group, members } = await readGroupForWrite(ctx.services.pool, req.group_id, agentId);
   assertNotArchived(group);
   await assertLedgerAccepted(db, group);
   const { amountMinor, foreign } = resolveAmount(group.currency, req);
-  const members = await activeMembersByHandle(db, group.id);
   const payers = resolvePayers(members, amountMinor, req.payers, agentId);
   const split = resolveSplit(members, amountMinor, req.split);
   const spec = { amountMinor, payers, ...split };
   const fields: ExpenseFields = { description: req.description, category: req.category || null, notes: req.notes || null, ...foreign };
   const date = req.date ?? todayUtc(now);
+  batch.guard(group.id, { lock: 'share', roster: [...members.values()].map((m) => m.agentId).sort() });
 
   let recurrenceId: string | null = null;
   let recurrence: ExpenseRow['recurrence'] = null;
@@ -69,25 +70,34 @@ export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
     if (r.until && r.until < date) throw validationError('repeat.until', 'must not be before date', 'before_start');
     const rule: RecurrenceRule = { startDate: date, unit: r.unit, every: r.every ?? 1, until: r.until ?? null, count: r.count ?? null };
     recurrenceId = randomUUID();
-    recurrence = await db.recurrence.create({
-      data: {
-        id: recurrenceId,
-        groupId: group.id,
-        template: toTemplate(spec, fields) as object,
-        unit: rule.unit,
-        every: rule.every,
-        startDate: dateFromIso(date),
-        endDate: rule.until ? dateFromIso(rule.until) : null,
-        maxCount: rule.count,
-        nextIndex: 1,
-        nextDate: dateFromIso(occurrenceDate(date, rule.unit, rule.every, 1)),
-        active: occurrenceExists(rule, 1),
-        createdById: agentId,
-        createdAt: now,
-      },
+    const nextDate = occurrenceDate(date, rule.unit, rule.every, 1);
+    recurrence = {
+      id: recurrenceId,
+      every: rule.every,
+      unit: rule.unit,
+      startDate: dateFromIso(date),
+      endDate: rule.until ? dateFromIso(rule.until) : null,
+      maxCount: rule.count,
+      active: occurrenceExists(rule, 1),
+      nextDate: dateFromIso(nextDate),
+    };
+    batch.insert('recurrences', {
+      id: recurrenceId,
+      group_id: group.id,
+      template: toTemplate(spec, fields),
+      unit: rule.unit,
+      every: rule.every,
+      start_date: date,
+      end_date: rule.until,
+      max_count: rule.count,
+      next_index: 1,
+      next_date: nextDate,
+      active: recurrence.active,
+      created_by: agentId,
+      created_at: now.toISOString(),
     });
   }
-  const { id, lines, row } = await insertExpense(db, {
+  const { id, lines, row } = stageExpense(batch, {
     groupId: group.id,
     actorId: agentId,
     createdById: agentId,
@@ -98,15 +108,18 @@ export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
     recurrenceId,
     occurrenceIndex: recurrenceId ? 0 : null,
   });
-  const involved = lines.map((l) => l.agentId).sort();
-  await notifyAll(db, involved, agentId, {
-    kind: 'expense_added',
-    text: `@${ctx.auth!.handle} added "${req.description}" (${formatMinor(amountMinor, group.currency)}) in "${group.name}"`,
-    entityType: 'expense',
-    entityId: id,
-    groupId: group.id,
-  });
-  // Answer from what was written (no read-back): members are known, the recurrence was just created.
+  batch.notifyAll(
+    lines.map((l) => l.agentId),
+    agentId,
+    {
+      kind: 'expense_added',
+      text: `@${ctx.auth!.handle} added "${req.description}" (${formatMinor(amountMinor, group.currency)}) in "${group.name}"`,
+      entityType: 'expense',
+      entityId: id,
+      groupId: group.id,
+    },
+  );
+  // Answer from what will be written (no read-back): members are known, the recurrence is staged.
   const known = new Map([...members.values()].map((m) => [m.agentId, { id: m.agentId, handle: m.handle, displayName: m.displayName }]));
   const [expense] = await toExpenses(db, [{ ...row, recurrence }], group.currency, known);
   return { group, expense: expense! };

@@ -10,7 +10,8 @@ import { appendActivity } from '../activity.ts';
 import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
 import { notifyAll } from '../inbox.ts';
 import { assertCanEdit } from './access.ts';
-import { LedgerDelta, applyDelta } from './effects.ts';
+import { LedgerDelta, applyDelta, assertBalancesMayChange } from './effects.ts';
+import { WriteBatch, applyBatchIn } from '../write-batch.ts';
 import type { ShareLine } from './split.ts';
 import { computeShares, dateFromIso, isoFromDate, snapshot, type ExpenseSpec, type ExpenseFields, type MemberRef } from './expense-spec.ts';
 import { EXPENSE_INCLUDE, toExpenses, type ExpenseRow } from './expense-view.ts';
@@ -23,61 +24,82 @@ export async function activeMembersByHandle(db: Db, groupId: string): Promise<Ma
   return new Map(rows.map((r) => [r.handle, { agentId: r.id, handle: r.handle, displayName: r.display_name }]));
 }
 
+/** A new expense as stored: who adds it, its resolved spec and fields, its date (YYYY-MM-DD) and time of creation. */
+export interface ExpenseInsert {
+  groupId: string;
+  actorId: string;
+  createdById: string;
+  spec: ExpenseSpec;
+  fields: ExpenseFields;
+  date: string;
+  now: Date;
+  id?: string;
+  recurrenceId?: string | null;
+  occurrenceIndex?: number | null;
+  importKey?: string | null;
+  action?: string;
+}
+
 /**
- * Inserts an expense with its shares, applies its balance effect and appends the activity.
- * The caller has locked the group. Returns the new id.
+ * Stages an expense in `batch`: the expense row, its share lines (rounding seeded by the id), its
+ * balance and pair-debt effect and the activity entry. Writes nothing itself. Returns the id, the
+ * lines, the row as it will be stored (so callers answer without a read-back; recurrence: the
+ * caller's) and the ledger delta (for the MEMBER_LEFT check of callers holding the group lock).
  */
-export async function insertExpense(
-  db: Db,
-  a: {
-    groupId: string;
-    actorId: string;
-    createdById: string;
-    spec: ExpenseSpec;
-    fields: ExpenseFields;
-    date: string;
-    now: Date;
-    id?: string;
-    recurrenceId?: string | null;
-    occurrenceIndex?: number | null;
-    importKey?: string | null;
-    action?: string;
-  },
-): Promise<{ id: string; lines: Array<ShareLine & { splitValue: string | null }>; row: ExpenseRow }> {
+export function stageExpense(batch: WriteBatch, a: ExpenseInsert) {
   const id = a.id ?? randomUUID();
   const lines = computeShares(a.spec, id);
-  const created = await db.expense.create({
-    data: {
-      id,
-      groupId: a.groupId,
-      description: a.fields.description,
-      amountMinor: a.spec.amountMinor,
-      date: dateFromIso(a.date),
-      category: a.fields.category,
-      notes: a.fields.notes,
-      splitMethod: a.spec.method,
-      originalCurrency: a.fields.originalCurrency,
-      originalAmountMinor: a.fields.originalAmountMinor,
-      exchangeRate: a.fields.exchangeRate,
-      createdById: a.createdById,
-      createdAt: a.now,
-      updatedAt: a.now,
-      recurrenceId: a.recurrenceId ?? null,
-      occurrenceIndex: a.occurrenceIndex ?? null,
-      importKey: a.importKey ?? null,
-    },
+  batch.forGroup(a.groupId);
+  const row: ExpenseRow = {
+    id,
+    groupId: a.groupId,
+    description: a.fields.description,
+    amountMinor: a.spec.amountMinor,
+    date: dateFromIso(a.date),
+    category: a.fields.category,
+    notes: a.fields.notes,
+    splitMethod: a.spec.method,
+    originalCurrency: a.fields.originalCurrency,
+    originalAmountMinor: a.fields.originalAmountMinor,
+    exchangeRate: a.fields.exchangeRate,
+    createdById: a.createdById,
+    createdAt: a.now,
+    updatedAt: a.now,
+    deletedAt: null,
+    occurrenceIndex: a.occurrenceIndex ?? null,
+    shares: lines,
+    recurrence: null,
+  };
+  batch.insert('expenses', {
+    id,
+    group_id: a.groupId,
+    description: row.description,
+    amount_minor: row.amountMinor.toString(),
+    date: a.date,
+    category: row.category,
+    notes: row.notes,
+    split_method: row.splitMethod,
+    original_currency: row.originalCurrency,
+    original_amount_minor: row.originalAmountMinor?.toString() ?? null,
+    exchange_rate: row.exchangeRate,
+    created_by: a.createdById,
+    created_at: a.now.toISOString(),
+    updated_at: a.now.toISOString(),
+    recurrence_id: a.recurrenceId ?? null,
+    occurrence_index: row.occurrenceIndex,
+    import_key: a.importKey ?? null,
   });
-  await db.expenseShare.createMany({
-    data: lines.map((l) => ({
-      expenseId: id,
-      agentId: l.agentId,
-      paidMinor: l.paidMinor,
-      owedMinor: l.owedMinor,
-      splitValue: l.splitValue,
-    })),
-  });
-  await applyDelta(db, a.groupId, new LedgerDelta().addLines(lines, 1n));
-  await appendActivity(db, {
+  for (const l of lines)
+    batch.insert('expense_shares', {
+      expense_id: id,
+      agent_id: l.agentId,
+      paid_minor: l.paidMinor.toString(),
+      owed_minor: l.owedMinor.toString(),
+      split_value: l.splitValue,
+    });
+  const delta = new LedgerDelta().addLines(lines, 1n);
+  batch.ledger(delta);
+  batch.activity({
     groupId: a.groupId,
     actorId: a.actorId,
     action: a.action ?? 'expense.added',
@@ -85,8 +107,23 @@ export async function insertExpense(
     entityId: id,
     after: snapshot(a.fields.description, a.spec.amountMinor, a.date, lines),
   });
-  // The row as written, so callers can answer without reading it back (recurrence: the caller's).
-  return { id, lines, row: { ...created, shares: lines, recurrence: null } };
+  return { id, lines, row, delta };
+}
+
+/**
+ * Inserts an expense with its shares, applies its balance effect and appends the activity, in
+ * the caller's transaction (which holds the group lock): two statements — the MEMBER_LEFT check,
+ * then the staged rows through kitty_apply_batch. Returns the new id, the lines and the row.
+ */
+export async function insertExpense(
+  db: Db,
+  a: ExpenseInsert,
+): Promise<{ id: string; lines: Array<ShareLine & { splitValue: string | null }>; row: ExpenseRow }> {
+  const batch = new WriteBatch();
+  const { id, lines, row, delta } = stageExpense(batch, a);
+  await assertBalancesMayChange(db, a.groupId, delta);
+  await applyBatchIn(db, batch);
+  return { id, lines, row };
 }
 
 /** Loads an expense of a group the caller is a member of (NOT_FOUND otherwise; membership checked by the caller). */

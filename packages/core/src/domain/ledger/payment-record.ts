@@ -1,16 +1,15 @@
 /**
  * Recording a payment (record_payment): one member paid another outside Kitty. Recorded by the
  * payee it is confirmed at once and moves balances; recorded by the payer it waits (pending) for
- * the payee's confirmation. Activity and inbox item in the caller's transaction.
+ * the payee's confirmation. Activity and inbox item in the same batched write.
  */
+import { randomUUID } from 'node:crypto';
 import type { ToolContext } from '../../context.ts';
 import { ToolError, validationError } from '../../errors.ts';
-import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
+import { readGroupForWrite, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
 import { formatMinor } from '../money.ts';
-import { appendActivity } from '../activity.ts';
-import { notify } from '../inbox.ts';
-import { LedgerDelta, applyDelta, applyPending } from './effects.ts';
-import { activeMembersByHandle } from './expense-store.ts';
+import type { WriteBatch } from '../write-batch.ts';
+import { LedgerDelta } from './effects.ts';
 import { toPayments, assertNotOverpaying } from './payments.ts';
 
 /** A payment as validated on the wire: amount_minor > 0 in the group currency's minor units; from_handle defaults to the caller; note 0-200 characters. */
@@ -25,20 +24,22 @@ export interface PaymentRequest {
 
 /**
  * Records `req` in group `req.group_id` on behalf of the caller (ctx.auth), who must be the payer
- * or the payee, holding the group lock. Payee recording → confirmed (balances move, the payer is
- * told); payer recording → pending (balance_pending moves, the payee gets an item requiring action).
- * Returns the group, the payment (wire shape), whether it is confirmed, and the payee's handle.
+ * or the payee: decides from one read of the group and its members and stages the rows in
+ * `batch` (one round trip, guarded by the payer's and payee's balances as read, or by their
+ * still being members with allow_overpayment). Payee recording → confirmed (balances move, the
+ * payer is told); payer recording → pending (balance_pending moves, the payee gets an item
+ * requiring action). Returns the group, the payment (wire shape), whether it is confirmed, and
+ * the payee's handle.
  * Errors: NOT_FOUND (group), FORBIDDEN (not a member; neither payer nor payee), GROUP_ARCHIVED,
  * DIRECT_LEDGER_NOT_ACCEPTED, VALIDATION_ERROR (from_handle/to_handle not an active member; the
  * same member), OVERPAYMENT (more than the payer owes the payee, unless allow_overpayment).
  */
-export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, req: PaymentRequest) {
+export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, batch: WriteBatch, req: PaymentRequest) {
   const { db } = ctx;
   const agentId = ctx.auth!.agentId;
-  const { group } = await requireMembership(db, req.group_id, agentId, { lock: true });
+  const { group, members } = await readGroupForWrite(ctx.services.pool, req.group_id, agentId);
   assertNotArchived(group);
   await assertLedgerAccepted(db, group);
-  const members = await activeMembersByHandle(db, group.id);
   const fromHandle = req.from_handle ?? ctx.auth!.handle;
   const payer = members.get(fromHandle);
   if (!payer) throw validationError('from_handle', `@${fromHandle} is not an active member of this group`, 'not_a_member');
@@ -51,27 +52,51 @@ export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | '
     });
   }
   const amount = BigInt(req.amount_minor);
-  if (!req.allow_overpayment) await assertNotOverpaying(db, group, payer, payee, amount);
+  if (req.allow_overpayment) batch.guard(group.id, { lock: 'share', active: [payer.agentId, payee.agentId] });
+  else {
+    assertNotOverpaying(group, payer, payee, amount);
+    batch.guard(group.id, {
+      lock: 'share',
+      active: [payer.agentId, payee.agentId],
+      balances: [payer, payee].map((m) => ({
+        agent_id: m.agentId,
+        balance_minor: m.balanceMinor.toString(),
+        balance_pending_minor: m.balancePendingMinor.toString(),
+      })),
+    });
+  }
   const now = ctx.services.now();
   const confirmed = agentId === payee.agentId;
-  const p = await db.payment.create({
-    data: {
-      groupId: group.id,
-      payerId: payer.agentId,
-      payeeId: payee.agentId,
-      amountMinor: amount,
-      note: req.note || null,
-      status: confirmed ? 'confirmed' : 'pending',
-      recordedById: agentId,
-      createdAt: now,
-      updatedAt: now,
-      resolvedAt: confirmed ? now : null,
-    },
+  const p = {
+    id: randomUUID(),
+    groupId: group.id,
+    payerId: payer.agentId,
+    payeeId: payee.agentId,
+    amountMinor: amount,
+    note: req.note || null,
+    status: confirmed ? 'confirmed' : 'pending',
+    recordedById: agentId,
+    createdAt: now,
+    updatedAt: now,
+    resolvedAt: confirmed ? now : null,
+  };
+  batch.insert('payments', {
+    id: p.id,
+    group_id: p.groupId,
+    payer_id: p.payerId,
+    payee_id: p.payeeId,
+    amount_minor: amount.toString(),
+    note: p.note,
+    status: p.status,
+    recorded_by: agentId,
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+    resolved_at: p.resolvedAt?.toISOString() ?? null,
   });
   const money = formatMinor(amount, group.currency);
   if (confirmed) {
-    await applyDelta(db, group.id, new LedgerDelta().addPayment(payer.agentId, payee.agentId, amount, 1n));
-    await notify(db, {
+    batch.ledger(new LedgerDelta().addPayment(payer.agentId, payee.agentId, amount, 1n));
+    batch.notify({
       agentId: payer.agentId,
       kind: 'payment_confirmed',
       text: `@${payee.handle} confirmed receiving ${money} from you in "${group.name}"`,
@@ -80,8 +105,8 @@ export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | '
       groupId: group.id,
     });
   } else {
-    await applyPending(db, group.id, payer.agentId, payee.agentId, amount, 1n);
-    await notify(db, {
+    batch.pending(payer.agentId, payee.agentId, amount, 1n);
+    batch.notify({
       agentId: payee.agentId,
       kind: 'payment_to_confirm',
       text: `Payment awaiting your confirmation: @${payer.handle} says they paid you ${money} in "${group.name}"`,
@@ -91,7 +116,7 @@ export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | '
       groupId: group.id,
     });
   }
-  await appendActivity(db, {
+  batch.activity({
     groupId: group.id,
     actorId: agentId,
     action: 'payment.recorded',
@@ -99,6 +124,7 @@ export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | '
     entityId: p.id,
     after: { from: payer.agentId, to: payee.agentId, amount_minor: amount.toString(), status: p.status },
   });
-  const [payment] = await toPayments(db, [p], group.currency);
+  const known = new Map([...members.values()].map((m) => [m.agentId, { id: m.agentId, handle: m.handle, displayName: m.displayName }]));
+  const [payment] = await toPayments(db, [p], group.currency, known);
   return { group, payment: payment!, confirmed, payeeHandle: payee.handle };
 }

@@ -45,11 +45,15 @@ type PaymentRow = {
   resolvedAt: Date | null;
 };
 
-export async function toPayments(db: Db, rows: PaymentRow[], currency: string): Promise<PaymentOut[]> {
-  const agents = await agentsById(
-    db,
-    rows.flatMap((r) => [r.payerId, r.payeeId, r.recordedById]),
-  );
+/** The wire form of payments; the agents they name are loaded in one query unless all are `known`. */
+export async function toPayments(
+  db: Db,
+  rows: PaymentRow[],
+  currency: string,
+  known?: ReadonlyMap<string, { id: string; handle: string; displayName: string }>,
+): Promise<PaymentOut[]> {
+  const ids = rows.flatMap((r) => [r.payerId, r.payeeId, r.recordedById]);
+  const agents = known && ids.every((id) => known.has(id)) ? known : await agentsById(db, ids);
   const ref = (id: string) => toAgentRef(agents.get(id) ?? { id, handle: 'unknown', displayName: 'unknown' });
   return rows.map((r) => ({
     payment_id: r.id,
@@ -89,26 +93,19 @@ export function assertPending(p: { id: string; status: string }, action: string)
 /**
  * Refuses a payment larger than what is owed (OVERPAYMENT, 409): more than the payer owes in the
  * group, or more than the payee is owed — both counting pending payments as if confirmed, so the
- * same debt is not paid twice. Call with the group row locked. Amounts in minor units.
+ * same debt is not paid twice. Balances are the members' as read (minor units); a batched write
+ * guards them, so a payment decided on balances that changed meanwhile is decided again.
  * An overpayment is allowed only when the caller says so (record_payment allow_overpayment).
  */
-export async function assertNotOverpaying(
-  db: Db,
+export function assertNotOverpaying(
   group: { id: string; currency: string },
-  payer: { agentId: string; handle: string },
-  payee: { agentId: string; handle: string },
+  payer: { agentId: string; handle: string; balanceMinor: bigint; balancePendingMinor: bigint },
+  payee: { agentId: string; handle: string; balanceMinor: bigint; balancePendingMinor: bigint },
   amount: bigint,
-): Promise<void> {
-  const rows = await db.membership.findMany({
-    where: { groupId: group.id, agentId: { in: [payer.agentId, payee.agentId] } },
-    select: { agentId: true, balanceMinor: true, balancePendingMinor: true },
-  });
-  const effective = (id: string) => {
-    const r = rows.find((m) => m.agentId === id);
-    return r ? r.balanceMinor + r.balancePendingMinor : 0n;
-  };
-  const payerOwes = effective(payer.agentId) < 0n ? -effective(payer.agentId) : 0n;
-  const payeeIsOwed = effective(payee.agentId) > 0n ? effective(payee.agentId) : 0n;
+): void {
+  const effective = (m: typeof payer) => m.balanceMinor + m.balancePendingMinor;
+  const payerOwes = effective(payer) < 0n ? -effective(payer) : 0n;
+  const payeeIsOwed = effective(payee) > 0n ? effective(payee) : 0n;
   const max = payerOwes < payeeIsOwed ? payerOwes : payeeIsOwed;
   if (amount <= max) return;
   const f = (v: bigint) => `${formatMinor(v, group.currency)} (${v} minor units)`;

@@ -1,16 +1,17 @@
 /**
- * Shared body of confirm/reject/cancel_payment: lock the group, re-read the payment, check role
- * and state, then resolve it (release the pending amounts; a confirmation also moves balances),
- * resolve the payee's confirmation request, notify the payer and log the activity.
+ * Shared body of confirm/reject/cancel_payment: read the payment and its group, check role and
+ * state, then resolve it (release the pending amounts; a confirmation also moves balances),
+ * resolve the payee's confirmation request, notify the payer and log the activity — one batched
+ * write whose guard is "the payment is still pending".
  */
-import type { Db, ToolContext } from '../../context.ts';
+import type { Pool } from 'pg';
+import type { ToolContext } from '../../context.ts';
 import { ToolError } from '../../errors.ts';
-import { requireMembership } from '../groups.ts';
-import { notify, resolveAction } from '../inbox.ts';
+import { readGroupForWrite } from '../groups.ts';
 import { formatMinor } from '../money.ts';
-import { appendActivity } from '../activity.ts';
-import { LedgerDelta, applyDelta, applyPending } from './effects.ts';
-import { findPayment, assertPending, toPayments, type PaymentStatus } from './payments.ts';
+import type { WriteBatch } from '../write-batch.ts';
+import { LedgerDelta } from './effects.ts';
+import { assertPending, toPayments, type PaymentStatus } from './payments.ts';
 
 export type PaymentResolution = Exclude<PaymentStatus, 'pending'>;
 
@@ -21,11 +22,65 @@ const RESOLUTIONS: Record<PaymentResolution, { role: 'payer' | 'payee'; verb: st
   cancelled: { role: 'payer', verb: 'cancel', notifyKind: null },
 };
 
-async function lockPendingPayment(db: Db, paymentId: string, agentId: string, to: PaymentResolution) {
-  const { role, verb } = RESOLUTIONS[to];
-  const first = await findPayment(db, paymentId);
-  const { group } = await requireMembership(db, first.groupId, agentId, { lock: true });
-  const p = await findPayment(db, paymentId); // re-read under the group lock: serialises confirm vs cancel
+/** The payment as stored (minor units as bigint), read on the raw pool; NOT_FOUND when there is none. */
+async function readPayment(pool: Pool, paymentId: string) {
+  const { rows } = await pool.query<{
+    id: string;
+    group_id: string;
+    payer_id: string;
+    payee_id: string;
+    amount_minor: string;
+    note: string | null;
+    status: string;
+    recorded_by: string;
+    created_at: Date;
+    updated_at: Date;
+    resolved_at: Date | null;
+  }>({
+    name: 'kitty_read_payment',
+    text: `SELECT id, group_id, payer_id, payee_id, amount_minor::text, note, status, recorded_by, created_at, updated_at, resolved_at
+           FROM payments WHERE id = $1::uuid`,
+    values: [paymentId],
+  });
+  const r = rows[0];
+  if (!r)
+    throw new ToolError('NOT_FOUND', `No payment with payment_id ${paymentId}.`, {
+      suggestedAction: 'list_payments shows the payments of a group.',
+    });
+  return {
+    id: r.id,
+    groupId: r.group_id,
+    payerId: r.payer_id,
+    payeeId: r.payee_id,
+    amountMinor: BigInt(r.amount_minor),
+    note: r.note,
+    status: r.status,
+    recordedById: r.recorded_by,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    resolvedAt: r.resolved_at,
+  };
+}
+
+/**
+ * Moves a pending payment to `to` (confirmed | rejected | cancelled) on behalf of the caller:
+ * decides from one read of the payment and one of its group, and stages the change in `batch`
+ * (one round trip; the payment must still be pending when it is written, else the call is
+ * decided again and answers PAYMENT_NOT_PENDING). `reason` (reject only) is appended to the
+ * payer's notification and kept in the activity.
+ * Errors: NOT_FOUND, FORBIDDEN (not a member; wrong party), PAYMENT_NOT_PENDING.
+ */
+export async function transitionPayment(
+  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
+  batch: WriteBatch,
+  paymentId: string,
+  to: PaymentResolution,
+  opts: { reason?: string | undefined } = {},
+) {
+  const agentId = ctx.auth!.agentId;
+  const p = await readPayment(ctx.services.pool, paymentId);
+  const { group, members } = await readGroupForWrite(ctx.services.pool, p.groupId, agentId);
+  const { role, verb, notifyKind } = RESOLUTIONS[to];
   const owner = role === 'payee' ? p.payeeId : p.payerId;
   if (owner !== agentId) {
     throw new ToolError('FORBIDDEN', `Only the ${role} of payment ${p.id} can ${verb} it.`, {
@@ -33,32 +88,18 @@ async function lockPendingPayment(db: Db, paymentId: string, agentId: string, to
     });
   }
   assertPending(p, to);
-  return { group, p };
-}
-
-/**
- * Moves a pending payment to `to` (confirmed | rejected | cancelled) on behalf of the caller.
- * `reason` (reject only) is appended to the payer's notification and kept in the activity.
- * Errors: NOT_FOUND, FORBIDDEN (wrong party), PAYMENT_NOT_PENDING.
- */
-export async function transitionPayment(
-  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
-  paymentId: string,
-  to: PaymentResolution,
-  opts: { reason?: string | undefined } = {},
-) {
-  const { db } = ctx;
-  const agentId = ctx.auth!.agentId;
-  const { group, p } = await lockPendingPayment(db, paymentId, agentId, to);
   const now = ctx.services.now();
-  await applyPending(db, group.id, p.payerId, p.payeeId, p.amountMinor, -1n);
-  if (to === 'confirmed') await applyDelta(db, group.id, new LedgerDelta().addPayment(p.payerId, p.payeeId, p.amountMinor, 1n));
-  const updated = await db.payment.update({ where: { id: p.id }, data: { status: to, resolvedAt: now, updatedAt: now } });
-  await resolveAction(db, { entityType: 'payment', entityId: p.id });
-  const { notifyKind } = RESOLUTIONS[to];
+  batch.guard(group.id, {
+    lock: 'share',
+    active: to === 'confirmed' ? [p.payerId, p.payeeId] : [agentId],
+    payment: { id: p.id, from_status: 'pending', to_status: to, at: now.toISOString() },
+  });
+  batch.pending(p.payerId, p.payeeId, p.amountMinor, -1n);
+  if (to === 'confirmed') batch.ledger(new LedgerDelta().addPayment(p.payerId, p.payeeId, p.amountMinor, 1n));
+  batch.resolve('payment', p.id);
   if (notifyKind) {
     const why = to === 'rejected' && opts.reason ? `: ${opts.reason}` : '';
-    await notify(db, {
+    batch.notify({
       agentId: p.payerId,
       kind: notifyKind,
       text: `@${ctx.auth!.handle} ${to} your payment of ${formatMinor(p.amountMinor, group.currency)} in "${group.name}"${why}`,
@@ -67,16 +108,16 @@ export async function transitionPayment(
       groupId: group.id,
     });
   }
-  const after = to === 'rejected' ? { status: to, reason: opts.reason ?? null } : { status: to };
-  await appendActivity(db, {
+  batch.activity({
     groupId: group.id,
     actorId: agentId,
     action: `payment.${to}`,
     entityType: 'payment',
     entityId: p.id,
     before: { status: 'pending' },
-    after,
+    after: to === 'rejected' ? { status: to, reason: opts.reason ?? null } : { status: to },
   });
-  const [payment] = await toPayments(db, [updated], group.currency);
+  const known = new Map([...members.values()].map((m) => [m.agentId, { id: m.agentId, handle: m.handle, displayName: m.displayName }]));
+  const [payment] = await toPayments(ctx.db, [{ ...p, status: to, resolvedAt: now, updatedAt: now }], group.currency, known);
   return { group, payment: payment! };
 }

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { writeTool } from '../../trpc.ts';
+import { batchedWriteTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { isoDate, amountMinor, output, groupId } from '../../text.ts';
 import { expenseSchema, expenseTextFields, payersInput, splitInput, repeatInput, foreignFields } from '../../domain/ledger/expense-wire.ts';
 import { addExpense } from '../../domain/ledger/expense-add.ts';
 import { earliestRepeatStart, MAX_REPEAT_START_AGE_DAYS, MAX_OCCURRENCES_PER_RUN } from '../../domain/ledger/recurrence.ts';
 
-export const add_expense = writeTool
+export const add_expense = batchedWriteTool
   .meta({
     area: 'expenses',
     title: 'Add an expense',
@@ -65,7 +65,7 @@ export const add_expense = writeTool
   )
   .output(output({ expense: expenseSchema }))
   .mutation(async ({ ctx, input }) => {
-    const { group, expense } = await addExpense(ctx, input);
+    const { group, expense } = await addExpense(ctx, ctx.batch, input);
     return {
       expense,
       suggested_next: [

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { writeTool } from '../../trpc.ts';
+import { batchedWriteTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { text, description, currencyCode, output } from '../../text.ts';
 import { groupDetailSchema } from '../../domain/groups.ts';
 import { createGroup } from '../../domain/group-create.ts';
 import type { AuthedContext } from '../../context.ts';
 
-export const create_group = writeTool
+export const create_group = batchedWriteTool
   .meta({
     area: 'groups',
     title: 'Create a group',
@@ -27,7 +27,7 @@ export const create_group = writeTool
   )
   .output(output({ group: groupDetailSchema }))
   .mutation(async ({ ctx, input }) => {
-    const group = await createGroup(ctx as AuthedContext, input);
+    const group = createGroup(ctx as AuthedContext, ctx.batch, input);
     return {
       group,
       suggested_next: [

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { writeTool } from '../../trpc.ts';
+import { batchedWriteTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { output, paymentId } from '../../text.ts';
 import { paymentSchema } from '../../domain/ledger/payments.ts';
 import { transitionPayment } from '../../domain/ledger/transition.ts';
 
-export const cancel_payment = writeTool
+export const cancel_payment = batchedWriteTool
   .meta({
     area: 'payments',
     title: 'Cancel a pending payment',
@@ -22,7 +22,7 @@ export const cancel_payment = writeTool
   .input(z.strictObject({ payment_id: paymentId }))
   .output(output({ payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
-    const { group, payment } = await transitionPayment(ctx, input.payment_id, 'cancelled');
+    const { group, payment } = await transitionPayment(ctx, ctx.batch, input.payment_id, 'cancelled');
     return {
       payment,
       suggested_next: [`record_payment: record the payment again if you do send it`, `get_balances: balances in "${group.name}"`],

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { writeTool } from '../../trpc.ts';
+import { batchedWriteTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { output, paymentId } from '../../text.ts';
 import { paymentSchema } from '../../domain/ledger/payments.ts';
 import { transitionPayment } from '../../domain/ledger/transition.ts';
 
-export const confirm_payment = writeTool
+export const confirm_payment = batchedWriteTool
   .meta({
     area: 'payments',
     title: 'Confirm a payment you received',
@@ -22,7 +22,7 @@ export const confirm_payment = writeTool
   .input(z.strictObject({ payment_id: paymentId }))
   .output(output({ payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
-    const { group, payment } = await transitionPayment(ctx, input.payment_id, 'confirmed');
+    const { group, payment } = await transitionPayment(ctx, ctx.batch, input.payment_id, 'confirmed');
     return {
       payment,
       suggested_next: [`get_balances: balances after this payment in "${group.name}"`, 'suggest_settlements: what is left to settle'],

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { writeTool } from '../../trpc.ts';
+import { batchedWriteTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { handle, text, positiveAmountMinor, output, groupId } from '../../text.ts';
 import { paymentSchema } from '../../domain/ledger/payments.ts';
 import { recordPayment } from '../../domain/ledger/payment-record.ts';
 
-export const record_payment = writeTool
+export const record_payment = batchedWriteTool
   .meta({
     area: 'payments',
     title: 'Record a payment',
@@ -42,7 +42,7 @@ export const record_payment = writeTool
   )
   .output(output({ payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
-    const { group, payment, confirmed, payeeHandle } = await recordPayment(ctx, input);
+    const { group, payment, confirmed, payeeHandle } = await recordPayment(ctx, ctx.batch, input);
     const id = payment.payment_id;
     return {
       payment,

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { writeTool } from '../../trpc.ts';
+import { batchedWriteTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { text, output, paymentId } from '../../text.ts';
 import { paymentSchema } from '../../domain/ledger/payments.ts';
 import { transitionPayment } from '../../domain/ledger/transition.ts';
 
-export const reject_payment = writeTool
+export const reject_payment = batchedWriteTool
   .meta({
     area: 'payments',
     title: 'Reject a payment',
@@ -27,6 +27,6 @@ export const reject_payment = writeTool
   )
   .output(output({ payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
-    const { group, payment } = await transitionPayment(ctx, input.payment_id, 'rejected', { reason: input.reason });
+    const { group, payment } = await transitionPayment(ctx, ctx.batch, input.payment_id, 'rejected', { reason: input.reason });
     return { payment, suggested_next: [`get_balances: balances in "${group.name}" (unchanged)`] };
   });

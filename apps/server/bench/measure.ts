@@ -1,0 +1,54 @@
+/**
+ * Measurement helpers shared by the benchmark sections: autocannon runs, alternating A/B rounds
+ * with medians, and the printed comparison plus its README table row.
+ * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_ROUNDS (3).
+ */
+import autocannon from 'autocannon';
+
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+export const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
+/** Each comparison alternates A, B this many times and reports medians (drift and noise cancel). */
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+export interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+export async function load(opts: autocannon.Options): Promise<Result> {
+  const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts });
+  const non2xx = r.non2xx + r.errors + r.timeouts;
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: non2xx };
+}
+
+export const fmt = (r: Result) =>
+  `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.errors ? `  (${r.errors} non-2xx!)` : ''}`;
+/** README table rows collected over the run, printed at the end. */
+export const rows: string[] = [];
+export const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((x, y) => key(x) - key(y))[Math.floor(xs.length / 2)]!;
+
+/** Runs A and B alternately ROUNDS times; the median of each and the median of the per-round ratios. */
+export async function paired(a: () => Promise<Result>, b: () => Promise<Result>): Promise<[Result, Result, number]> {
+  const as: Result[] = [];
+  const bs: Result[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const ra = await a();
+    const rb = await b();
+    as.push(ra);
+    bs.push(rb);
+    ratios.push(ra.rps / rb.rps);
+  }
+  return [median(as, (r) => r.rps), median(bs, (r) => r.rps), median(ratios, (r) => r)];
+}
+
+export function compare(label: string, a: Result, aName: string, b: Result, bName: string, goal: string, medianRatio?: number) {
+  const ratio = medianRatio ?? a.rps / b.rps;
+  console.log(`\n${label}\n  ${aName.padEnd(34)} ${fmt(a)}\n  ${bName.padEnd(34)} ${fmt(b)}\n  ratio ${ratio.toFixed(2)}x  (goal ${goal})`);
+  rows.push(
+    `| ${label} | ${ratio.toFixed(2)}x | ${goal} | ${a.rps.toFixed(0)} vs ${b.rps.toFixed(0)} req/s; p99 ${a.p99} vs ${b.p99} ms |`,
+  );
+}

@@ -1,0 +1,457 @@
+/**
+ * Write tools against their honest limit: the same rows written by one hand-written statement
+ * (data-modifying CTE, one round trip, its own transaction) on raw pg, CONNECTIONS loops at once.
+ * Each tool is compared with its own limit, alternating rounds (medians):
+ *
+ *   add_expense     (4-member group, equal split)   goal ≥ 0.7x its limit
+ *   record_payment  (pending, payer records)        goal ≥ 0.7x its limit
+ *   confirm_payment                                  goal ≥ 0.7x its limit
+ *   create_group                                     goal ≥ 0.7x its limit
+ *   add_expense all into ONE group                   goal ≥ 500/s (writes to a group serialise on its member rows)
+ *
+ * A limit writes exactly what the tool writes for that call: the idempotency record (with a
+ * response of the same size), the rows, the balance / pending / pair-debt changes, the activity
+ * entry, the inbox items and the recipients' counters, taking the same group lock.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { CONNECTIONS, SECONDS, load, paired, compare, fmt, rows, type Result } from './measure.ts';
+
+type Post = (p: string, body: unknown, key?: string) => Promise<any>;
+interface Agent {
+  id: string;
+  key: string;
+  handle: string;
+}
+
+/** Runs `once(i)` in CONNECTIONS loops on dedicated clients for SECONDS (or until it returns false); throughput and latency. */
+async function rawLoop(pool: pg.Pool, once: (c: pg.PoolClient, i: number) => Promise<boolean | void>): Promise<Result> {
+  const latencies: number[] = [];
+  const end = Date.now() + SECONDS * 1000;
+  let n = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      const client = await pool.connect();
+      try {
+        while (Date.now() < end) {
+          const t = performance.now();
+          if ((await once(client, n++)) === false) break;
+          latencies.push(performance.now() - t);
+        }
+      } finally {
+        client.release();
+      }
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  latencies.sort((x, y) => x - y);
+  const q = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0);
+  return { rps: latencies.length / elapsed, p50: q(0.5), p99: q(0.99), errors: 0 };
+}
+
+/** A response document of the size a tool stores (the limit stores one like it). */
+const response = (bytes: number) => JSON.stringify({ stored: 'x'.repeat(bytes) });
+
+const ADD_EXPENSE_LIMIT = `
+  WITH idem AS (
+    INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response) VALUES ($1, 'add_expense', $2, $3, $4::jsonb) RETURNING 1),
+  lock AS (SELECT 1 FROM groups WHERE id = $5 FOR SHARE),
+  e AS (
+    INSERT INTO expenses (id, group_id, description, amount_minor, date, split_method, created_by, created_at, updated_at)
+    SELECT $6, $5, 'Coffee', 1234, current_date, 'equal', $1, now(), now() FROM lock RETURNING id),
+  s AS (
+    INSERT INTO expense_shares (expense_id, agent_id, paid_minor, owed_minor, split_value)
+    SELECT e.id, x.a, x.p, x.o, '1' FROM e, unnest($7::uuid[], $8::bigint[], $9::bigint[]) x(a, p, o) RETURNING 1),
+  b AS (
+    UPDATE memberships m SET balance_minor = m.balance_minor + d.v
+    FROM unnest($7::uuid[], $10::bigint[]) d(a, v) WHERE m.group_id = $5 AND m.agent_id = d.a RETURNING 1),
+  pd AS (
+    INSERT INTO pair_debts (group_id, agent_a, agent_b, amount_minor)
+    SELECT $5, x.a, x.b, x.v FROM unnest($11::uuid[], $12::uuid[], $13::bigint[]) x(a, b, v)
+    ON CONFLICT (group_id, agent_a, agent_b) DO UPDATE SET amount_minor = pair_debts.amount_minor + excluded.amount_minor RETURNING 1),
+  act AS (
+    INSERT INTO activities (group_id, actor_id, action, entity_type, entity_id, after)
+    VALUES ($5, $1, 'expense.added', 'expense', $6::text, $14::jsonb) RETURNING 1),
+  ib AS (
+    INSERT INTO inbox_items (id, agent_id, kind, text, priority, entity_type, entity_id, group_id)
+    SELECT gen_random_uuid(), x, 'expense_added', '@bench added "Coffee" (€12.34) in "Ledger bench"', 5, 'expense', $6::text, $5
+    FROM unnest($15::uuid[]) x RETURNING 1),
+  c AS (UPDATE agents SET inbox_unread = inbox_unread + 1 WHERE id = ANY($15::uuid[]) RETURNING 1)
+  SELECT (SELECT count(*) FROM idem) + (SELECT count(*) FROM s) + (SELECT count(*) FROM b) + (SELECT count(*) FROM pd)
+       + (SELECT count(*) FROM act) + (SELECT count(*) FROM ib) + (SELECT count(*) FROM c) AS written`;
+
+const RECORD_PAYMENT_LIMIT = `
+  WITH idem AS (
+    INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response) VALUES ($1, 'record_payment', $2, $3, $4::jsonb) RETURNING 1),
+  lock AS (SELECT 1 FROM groups WHERE id = $5 FOR SHARE),
+  p AS (
+    INSERT INTO payments (id, group_id, payer_id, payee_id, amount_minor, status, recorded_by, created_at, updated_at)
+    SELECT $6, $5, $1, $7, 100, 'pending', $1, now(), now() FROM lock RETURNING id),
+  pend AS (
+    UPDATE memberships SET balance_pending_minor = balance_pending_minor + CASE WHEN agent_id = $1 THEN 100 ELSE -100 END,
+      pending_count = pending_count + 1
+    WHERE group_id = $5 AND agent_id IN ($1, $7) RETURNING 1),
+  act AS (
+    INSERT INTO activities (group_id, actor_id, action, entity_type, entity_id, after)
+    VALUES ($5, $1, 'payment.recorded', 'payment', $6::text, '{"status":"pending","amount_minor":"100"}') RETURNING 1),
+  ib AS (
+    INSERT INTO inbox_items (id, agent_id, kind, text, requires_action, priority, entity_type, entity_id, group_id)
+    VALUES (gen_random_uuid(), $7, 'payment_to_confirm', 'Payment awaiting your confirmation: @bench says they paid you €1.00', true, 1, 'payment', $6::text, $5)
+    RETURNING 1),
+  c AS (UPDATE agents SET inbox_unread = inbox_unread + 1, inbox_requires_action = inbox_requires_action + 1 WHERE id = $7 RETURNING 1)
+  SELECT (SELECT count(*) FROM idem) + (SELECT count(*) FROM p) + (SELECT count(*) FROM pend) + (SELECT count(*) FROM act)
+       + (SELECT count(*) FROM ib) + (SELECT count(*) FROM c) AS written`;
+
+const CONFIRM_PAYMENT_LIMIT = `
+  WITH idem AS (
+    INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response) VALUES ($1, 'confirm_payment', $2, $3, $4::jsonb) RETURNING 1),
+  lock AS (SELECT 1 FROM groups WHERE id = $5 FOR SHARE),
+  p AS (
+    UPDATE payments SET status = 'confirmed', resolved_at = now(), updated_at = now()
+    WHERE id = $6 AND status = 'pending' AND EXISTS (SELECT 1 FROM lock) RETURNING payer_id, payee_id, amount_minor),
+  bal AS (
+    UPDATE memberships m SET balance_pending_minor = m.balance_pending_minor + CASE WHEN m.agent_id = p.payer_id THEN -p.amount_minor ELSE p.amount_minor END,
+      pending_count = m.pending_count - 1,
+      balance_minor = m.balance_minor + CASE WHEN m.agent_id = p.payer_id THEN p.amount_minor ELSE -p.amount_minor END
+    FROM p WHERE m.group_id = $5 AND m.agent_id IN (p.payer_id, p.payee_id) RETURNING 1),
+  pd AS (
+    INSERT INTO pair_debts (group_id, agent_a, agent_b, amount_minor)
+    SELECT $5, least(p.payer_id, p.payee_id), greatest(p.payer_id, p.payee_id),
+           CASE WHEN p.payer_id < p.payee_id THEN p.amount_minor ELSE -p.amount_minor END FROM p
+    ON CONFLICT (group_id, agent_a, agent_b) DO UPDATE SET amount_minor = pair_debts.amount_minor + excluded.amount_minor RETURNING 1),
+  res AS (
+    UPDATE inbox_items SET resolved_at = now()
+    WHERE entity_type = 'payment' AND entity_id = $6::text AND requires_action AND resolved_at IS NULL RETURNING agent_id),
+  ib AS (
+    INSERT INTO inbox_items (id, agent_id, kind, text, priority, entity_type, entity_id, group_id)
+    SELECT gen_random_uuid(), p.payer_id, 'payment_confirmed', '@bench confirmed your payment of €1.00', 5, 'payment', $6::text, $5 FROM p
+    RETURNING 1),
+  c AS (
+    UPDATE agents a SET inbox_unread = inbox_unread + CASE WHEN a.id = p.payer_id THEN 1 ELSE 0 END,
+      inbox_requires_action = inbox_requires_action - CASE WHEN a.id = p.payee_id THEN 1 ELSE 0 END
+    FROM p WHERE a.id IN (p.payer_id, p.payee_id) RETURNING 1),
+  act AS (
+    INSERT INTO activities (group_id, actor_id, action, entity_type, entity_id, before, after)
+    VALUES ($5, $1, 'payment.confirmed', 'payment', $6::text, '{"status":"pending"}', '{"status":"confirmed"}') RETURNING 1)
+  SELECT (SELECT count(*) FROM idem) + (SELECT count(*) FROM bal) + (SELECT count(*) FROM pd) + (SELECT count(*) FROM res)
+       + (SELECT count(*) FROM ib) + (SELECT count(*) FROM c) + (SELECT count(*) FROM act) AS written`;
+
+const CREATE_GROUP_LIMIT = `
+  WITH idem AS (
+    INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response) VALUES ($1, 'create_group', $2, $3, $4::jsonb) RETURNING 1),
+  g AS (
+    INSERT INTO groups (id, name, currency, member_count, created_by, created_at, updated_at)
+    VALUES ($5, 'Bench group', 'EUR', 1, $1, now(), now()) RETURNING id),
+  m AS (INSERT INTO memberships (group_id, agent_id, role, joined_at) SELECT g.id, $1, 'admin', now() FROM g RETURNING 1),
+  act AS (
+    INSERT INTO activities (group_id, actor_id, action, entity_type, entity_id, after)
+    SELECT g.id, $1, 'group.created', 'group', g.id::text, '{"name":"Bench group","currency":"EUR","description":null}' FROM g RETURNING 1)
+  SELECT (SELECT count(*) FROM idem) + (SELECT count(*) FROM m) + (SELECT count(*) FROM act) AS written`;
+
+/** Seeds `n` pending payments payer → payee of 100 minor units in `groupId`, as record_payment leaves them; returns their ids. */
+async function seedPending(pool: pg.Pool, groupId: string, payer: string, payee: string, n: number): Promise<string[]> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const r = await c.query<{ id: string }>(
+      `WITH p AS (
+         INSERT INTO payments (id, group_id, payer_id, payee_id, amount_minor, status, recorded_by, created_at, updated_at)
+         SELECT gen_random_uuid(), $1, $2, $3, 100, 'pending', $2, now(), now() FROM generate_series(1, $4) RETURNING id),
+       i AS (
+         INSERT INTO inbox_items (id, agent_id, kind, text, requires_action, priority, entity_type, entity_id, group_id)
+         SELECT gen_random_uuid(), $3, 'payment_to_confirm', 'Payment awaiting your confirmation', true, 1, 'payment', p.id::text, $1 FROM p RETURNING 1)
+       SELECT id FROM p`,
+      [groupId, payer, payee, n],
+    );
+    await c.query(
+      `UPDATE memberships SET balance_pending_minor = balance_pending_minor + CASE WHEN agent_id = $2 THEN 100 * $4 ELSE -100 * $4 END,
+         pending_count = pending_count + $4 WHERE group_id = $1 AND agent_id IN ($2, $3)`,
+      [groupId, payer, payee, n],
+    );
+    await c.query('UPDATE agents SET inbox_unread = inbox_unread + $2, inbox_requires_action = inbox_requires_action + $2 WHERE id = $1', [
+      payee,
+      n,
+    ]);
+    await c.query('COMMIT');
+    return r.rows.map((x) => x.id);
+  } finally {
+    c.release();
+  }
+}
+
+/**
+ * The write section of `pnpm bench`: each hot write tool over REST vs its limit, and add_expense
+ * into one group. `post` calls Kitty (REST), `register` makes an agent. Returns nothing; pushes
+ * README rows into `rows`.
+ */
+export async function benchWrites(kittyUrl: string, databaseUrl: string, post: Post): Promise<void> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS + 2 });
+  const register = async (name: string): Promise<Agent> => {
+    const r = await post('/v1/agents', { handle: `${name}-${randomUUID().slice(0, 8)}`, display_name: name });
+    return { id: r.agent.agent_id, key: r.api_key, handle: r.agent.handle };
+  };
+  const headers = (a: Agent) => ({ authorization: `Bearer ${a.key}`, 'content-type': 'application/json' });
+  try {
+    const payer = await register('bench-payer');
+    const others = [await register('bench-m1'), await register('bench-m2'), await register('bench-m3')];
+    const members = [payer, ...others].sort((x, y) => (x.id < y.id ? -1 : 1));
+    // One 4-member group per connection: writes to different groups do not wait for each other.
+    const groups: string[] = [];
+    for (let i = 0; i < CONNECTIONS; i++) {
+      const g = (
+        await post('/v1/tools/create_group', { name: `Ledger bench ${i}`, currency: 'EUR', idempotency_key: randomUUID() }, payer.key)
+      ).group.group_id as string;
+      const inv = await post('/v1/tools/create_invite', { group_id: g, max_uses: 3, idempotency_key: randomUUID() }, payer.key);
+      for (const o of others) await post('/v1/tools/join_group', { code: inv.invite.code, idempotency_key: randomUUID() }, o.key);
+      groups.push(g);
+    }
+    const sample = await post(
+      '/v1/tools/add_expense',
+      { group_id: groups[0], description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() },
+      payer.key,
+    );
+    const responseBytes = JSON.stringify(sample).length;
+
+    // add_expense: shares of 1234 split 4 ways, the payer paid all.
+    const owed = [309n, 309n, 308n, 308n];
+    const shareArgs = () => {
+      const paid = members.map((m) => (m.id === payer.id ? 1234n : 0n));
+      const net = members.map((_, i) => paid[i]! - owed[i]!);
+      const debtors = members.filter((m) => m.id !== payer.id);
+      const a = debtors.map((d) => (d.id < payer.id ? d.id : payer.id));
+      const b = debtors.map((d) => (d.id < payer.id ? payer.id : d.id));
+      // Canonical pair rows (a < b), positive = b owes a: each debtor owes the payer their share.
+      const v = debtors.map((d) => String((d.id < payer.id ? -1n : 1n) * owed[members.indexOf(d)]!));
+      return {
+        ids: members.map((m) => m.id),
+        paid: paid.map(String),
+        owed: owed.map(String),
+        net: net.map(String),
+        a,
+        b,
+        v,
+        recipients: debtors.map((d) => d.id),
+      };
+    };
+    const sa = shareArgs();
+    const snapshot = JSON.stringify({
+      description: 'Coffee',
+      amount_minor: '1234',
+      shares: sa.ids.map((id, i) => ({ agent_id: id, paid_minor: sa.paid[i], owed_minor: sa.owed[i] })),
+    });
+    let next = 0;
+    const addExpenseKitty = () =>
+      load({
+        url: `${kittyUrl}/v1/tools/add_expense`,
+        method: 'POST',
+        headers: headers(payer),
+        requests: [
+          {
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({
+                group_id: groups[next++ % groups.length],
+                description: 'Coffee',
+                amount_minor: 1234,
+                idempotency_key: randomUUID(),
+              }),
+            }),
+          },
+        ],
+      });
+    const addExpenseLimit = () =>
+      rawLoop(pool, async (c, i) => {
+        await c.query({
+          name: 'limit_add_expense',
+          text: ADD_EXPENSE_LIMIT,
+          values: [
+            payer.id,
+            randomUUID(),
+            'h'.repeat(64),
+            response(responseBytes),
+            groups[i % groups.length],
+            randomUUID(),
+            sa.ids,
+            sa.paid,
+            sa.owed,
+            sa.net,
+            sa.a,
+            sa.b,
+            sa.v,
+            snapshot,
+            sa.recipients,
+          ],
+        });
+      });
+    await addExpenseLimit(); // warm-up (plans, caches)
+    const [ae, aeLimit, aeRatio] = await paired(addExpenseKitty, addExpenseLimit);
+    compare(
+      'add_expense vs its limit (same rows, one hand-written statement)',
+      ae,
+      `REST add_expense (${CONNECTIONS} groups of 4)`,
+      aeLimit,
+      'raw pg, one CTE, same rows',
+      '≥ 0.7x',
+      aeRatio,
+    );
+
+    // record_payment: the payer records a pending payment to the next member (allow_overpayment: no debt needed).
+    const payee = others[0]!;
+    const paySample = await post(
+      '/v1/tools/record_payment',
+      { group_id: groups[0], to_handle: payee.handle, amount_minor: 100, allow_overpayment: true, idempotency_key: randomUUID() },
+      payer.key,
+    );
+    const payBytes = JSON.stringify(paySample).length;
+    const recordKitty = () =>
+      load({
+        url: `${kittyUrl}/v1/tools/record_payment`,
+        method: 'POST',
+        headers: headers(payer),
+        requests: [
+          {
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({
+                group_id: groups[next++ % groups.length],
+                to_handle: payee.handle,
+                amount_minor: 100,
+                allow_overpayment: true,
+                idempotency_key: randomUUID(),
+              }),
+            }),
+          },
+        ],
+      });
+    const recordLimit = () =>
+      rawLoop(pool, async (c, i) => {
+        await c.query({
+          name: 'limit_record_payment',
+          text: RECORD_PAYMENT_LIMIT,
+          values: [payer.id, randomUUID(), 'h'.repeat(64), response(payBytes), groups[i % groups.length], randomUUID(), payee.id],
+        });
+      });
+    const [rp, rpLimit, rpRatio] = await paired(recordKitty, recordLimit);
+    compare('record_payment vs its limit', rp, 'REST record_payment (pending)', rpLimit, 'raw pg, one CTE, same rows', '≥ 0.7x', rpRatio);
+
+    // confirm_payment: the payee confirms pending payments seeded for each side just before it runs.
+    const perSide = Math.ceil(6000 * SECONDS);
+    const seedAll = async () => {
+      const lists = await Promise.all(groups.map((g) => seedPending(pool, g, payer.id, payee.id, Math.ceil(perSide / groups.length))));
+      const ids: Array<[string, string]> = [];
+      for (let i = 0; i < lists[0]!.length; i++) for (let g = 0; g < groups.length; g++) ids.push([groups[g]!, lists[g]![i]!]);
+      return ids;
+    };
+    let kittyIds: Array<[string, string]> = [];
+    let k = 0;
+    const confirmKitty = async () => {
+      kittyIds = await seedAll();
+      k = 0;
+      return load({
+        url: `${kittyUrl}/v1/tools/confirm_payment`,
+        method: 'POST',
+        headers: headers(payee),
+        requests: [
+          {
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({ payment_id: kittyIds[k++ % kittyIds.length]![1], idempotency_key: randomUUID() }),
+            }),
+          },
+        ],
+      });
+    };
+    const confirmLimit = async () => {
+      const ids = await seedAll();
+      return rawLoop(pool, async (c, i) => {
+        const pair = ids[i];
+        if (!pair) return false;
+        await c.query({
+          name: 'limit_confirm_payment',
+          text: CONFIRM_PAYMENT_LIMIT,
+          values: [payee.id, randomUUID(), 'h'.repeat(64), response(payBytes), pair[0], pair[1]],
+        });
+      });
+    };
+    const [cp, cpLimit, cpRatio] = await paired(confirmKitty, confirmLimit);
+    compare('confirm_payment vs its limit', cp, 'REST confirm_payment', cpLimit, 'raw pg, one CTE, same rows', '≥ 0.7x', cpRatio);
+
+    // create_group.
+    const groupBytes = JSON.stringify(
+      await post('/v1/tools/create_group', { name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }, payer.key),
+    ).length;
+    const createKitty = () =>
+      load({
+        url: `${kittyUrl}/v1/tools/create_group`,
+        method: 'POST',
+        headers: headers(payer),
+        requests: [
+          {
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({ name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }),
+            }),
+          },
+        ],
+      });
+    const createLimit = () =>
+      rawLoop(pool, async (c) => {
+        await c.query({
+          name: 'limit_create_group',
+          text: CREATE_GROUP_LIMIT,
+          values: [payer.id, randomUUID(), 'h'.repeat(64), response(groupBytes), randomUUID()],
+        });
+      });
+    const [cg, cgLimit, cgRatio] = await paired(createKitty, createLimit);
+    compare('create_group vs its limit', cg, 'REST create_group', cgLimit, 'raw pg, one CTE, same rows', '≥ 0.7x', cgRatio);
+
+    // add_expense, every connection into the same group.
+    const one = await load({
+      url: `${kittyUrl}/v1/tools/add_expense`,
+      method: 'POST',
+      headers: headers(payer),
+      requests: [
+        {
+          setupRequest: (req) => ({
+            ...req,
+            body: JSON.stringify({ group_id: groups[0], description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() }),
+          }),
+        },
+      ],
+    });
+    const oneLimit = await rawLoop(pool, async (c) => {
+      await c.query({
+        name: 'limit_add_expense',
+        text: ADD_EXPENSE_LIMIT,
+        values: [
+          payer.id,
+          randomUUID(),
+          'h'.repeat(64),
+          response(responseBytes),
+          groups[0],
+          randomUUID(),
+          sa.ids,
+          sa.paid,
+          sa.owed,
+          sa.net,
+          sa.a,
+          sa.b,
+          sa.v,
+          snapshot,
+          sa.recipients,
+        ],
+      });
+    });
+    console.log(
+      `\nadd_expense, all ${CONNECTIONS} connections into ONE group of 4 (every write updates the same member rows, so they serialise)\n` +
+        `  REST add_expense                   ${fmt(one)}\n  raw pg limit, same group           ${fmt(oneLimit)}\n` +
+        `  goal ≥ 500 writes/s: ${one.rps >= 500 ? 'met' : 'NOT met'}; member rows held ≈ ${(1000 / one.rps).toFixed(2)} ms per write`,
+    );
+    rows.push(
+      `| add_expense into ONE group of 4, ${CONNECTIONS} connections | ${one.rps.toFixed(0)}/s | ≥ 500/s | p50 ${one.p50} ms, p99 ${one.p99} ms; its limit ${oneLimit.rps.toFixed(0)}/s |`,
+    );
+  } finally {
+    await pool.end();
+  }
+}
