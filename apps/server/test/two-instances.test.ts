@@ -7,7 +7,7 @@
  * - the same idempotency key sent to both at once has one effect, and the other gets the same response replayed;
  * - a write on one instance shows in the inbox summary read on the other at once (NOTIFY);
  * - both schedulers running create each due occurrence of a repeating expense once;
- * - a people session cookie, an API key and an OAuth access token work on both; the OAuth flow's
+ * - a people session cookie, an API key (REST and stateless MCP) and an OAuth access token work on both; the OAuth flow's
  *   signed cookies and consent form travel between instances;
  * - revoking an API key or disconnecting an app on one instance is refused on the other at once (NOTIFY).
  * Skipped, with the reason, only when no haproxy binary exists (scripts/ensure-haproxy.sh installs it).
@@ -18,6 +18,8 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTRPCClient, httpLink } from '@trpc/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createDb } from '@kitty/db';
 import { createSession, verifyLedger, type AccountRouter } from '@kitty/core';
 import { findHaproxy, startCluster, type Cluster } from './cluster-harness.ts';
@@ -148,11 +150,26 @@ describe.skipIf(!HAPROXY)('two instances behind HAProxy on one PostgreSQL and on
     expect(rows).toBe(1);
   });
 
-  it('an API key registered on one instance works on the other and through the balancer', async () => {
+  it('an API key registered on one instance works on the other and through the balancer, over REST and MCP', async () => {
     const me = await agent(a, 'keyed');
     expect((await ok(b, 'get_me', {}, me.key)).agent.handle).toBe(me.handle);
     const r = await call(lb, 'get_me', {}, me.key);
     expect(r.status).toBe(200);
+    // MCP is stateless (no session id): initialize, list and call land on different instances.
+    const mcp = new Client({ name: 'two-instances', version: '1.0.0' });
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${lb}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${me.key}` } } }),
+    );
+    try {
+      expect((await mcp.listTools()).tools.length).toBeGreaterThan(10);
+      for (let i = 0; i < 2; i++) {
+        const res = await mcp.callTool({ name: 'get_me', arguments: {} });
+        expect(res.isError).toBeFalsy();
+        expect((res.structuredContent as { agent: { handle: string } }).agent.handle).toBe(me.handle);
+      }
+    } finally {
+      await mcp.close();
+    }
   });
 
   describe('rate limits are shared (Redis, one key prefix)', () => {
