@@ -13,26 +13,9 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import { createTestDatabase } from '@kitty/db';
 import { findHaproxy, startCluster, type Cluster } from '../test/cluster-harness.ts';
-
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-
-interface Result {
-  rps: number;
-  p99: number;
-  errors: number;
-}
-
-async function load(opts: autocannon.Options): Promise<Result> {
-  const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts });
-  return { rps: r.requests.average, p99: r.latency.p99, errors: r.non2xx + r.errors + r.timeouts };
-}
-
-const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+import { CONNECTIONS, fmt, load, paired } from './measure.ts';
 
 /**
  * Starts one Kitty instance and two (each group behind its own HAProxy) on one fresh database and
@@ -115,23 +98,12 @@ export async function benchInstances(): Promise<string[]> {
       ['get_me (read) through HAProxy: 2 instances vs 1', getMe],
       [`add_expense (write, ${CONNECTIONS} groups) through HAProxy: 2 instances vs 1`, addExpense],
     ] as const) {
-      const ones: Result[] = [];
-      const twos: Result[] = [];
-      for (let i = 0; i < ROUNDS; i++) {
-        ones.push(await run(one.url)());
-        twos.push(await run(two.url)());
-      }
-      const ratio = median(twos.map((t, i) => t.rps / ones[i]!.rps));
-      const a = median(twos.map((t) => t.rps));
-      const b = median(ones.map((t) => t.rps));
-      const p99a = median(twos.map((t) => t.p99));
-      const p99b = median(ones.map((t) => t.p99));
-      const errors = [...ones, ...twos].reduce((n, r) => n + r.errors, 0);
+      const [twoRes, oneRes, ratio] = await paired(run(two.url), run(one.url));
       console.log(
-        `\n${label}\n  2 instances  ${a.toFixed(0).padStart(7)} req/s  p99 ${p99a} ms\n  1 instance   ${b.toFixed(0).padStart(7)} req/s  p99 ${p99b} ms\n  ratio ${ratio.toFixed(2)}x  (informational: 2 cores shared by the balancer, PostgreSQL, the load and the instances)${errors ? `  (${errors} non-2xx!)` : ''}`,
+        `\n${label}\n  2 instances  ${fmt(twoRes)}\n  1 instance   ${fmt(oneRes)}\n  ratio ${ratio.toFixed(2)}x  (informational: 2 cores shared by the balancer, PostgreSQL, the load and the instances)`,
       );
       rows.push(
-        `| ${label} | ${ratio.toFixed(2)}x | informational (2 cores) | ${a.toFixed(0)} vs ${b.toFixed(0)} req/s; p99 ${p99a} vs ${p99b} ms |`,
+        `| ${label} | ${ratio.toFixed(2)}x | informational (2 cores) | ${twoRes.rps.toFixed(0)} vs ${oneRes.rps.toFixed(0)} req/s; p99 ${twoRes.p99} vs ${oneRes.p99} ms |`,
       );
     }
     return rows;

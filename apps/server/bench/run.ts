@@ -32,6 +32,7 @@ import { oauthAccessToken } from './oauth-token.ts';
 import { benchWrites } from './writes.ts';
 import { SECONDS, CONNECTIONS, BIG, load, fmt, rows, paired, compare, type Result } from './measure.ts';
 import { benchSettle } from './settle.ts';
+import { benchInstances } from './instances.ts';
 
 function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -150,6 +151,7 @@ async function main() {
 
     await microbench(db.databaseUrl, key, rest, token);
     rows.push(...(await benchSettle()));
+    rows.push(...(await benchInstances()));
     console.log(
       `\nPeak RSS of the server process: ${peakRssMiB(child.pid!).toFixed(0)} MiB (bench driver: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB)`,
     );
