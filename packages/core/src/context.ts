@@ -66,6 +66,11 @@ export interface AuthInfo {
 /** Filled by the idempotency middleware for the adapter (e.g. an `Idempotent-Replayed` header). */
 export interface CallInfo {
   replayed: boolean;
+  /**
+   * The caller's inbox summary as a batched write left it (null: nothing unread or to do), returned
+   * by the write itself; absent when the call did not produce one (the adapter then reads it).
+   */
+  inbox?: InboxSummary | null;
 }
 
 export interface ToolContext {

@@ -323,7 +323,11 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
         // After a write the change is committed: a failing inbox read must not turn the answer into an error
         // (the caller would retry something that already happened); the inbox block is left out instead.
         const inbox = await (
-          source ? source.get(agentId, { fresh: tool.kind === 'write' }) : inboxSummaryFor(req.services.prisma, agentId)
+          call.inbox !== undefined
+            ? Promise.resolve(call.inbox ?? undefined) // a batched write answered it with its own statement
+            : source
+              ? source.get(agentId, { fresh: tool.kind === 'write' })
+              : inboxSummaryFor(req.services.prisma, agentId)
         ).catch((e: unknown) => {
           if (tool.kind === 'write') return undefined;
           throw toToolError(e);

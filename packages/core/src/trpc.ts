@@ -210,7 +210,10 @@ const batchedWriteTx = t.middleware(async ({ ctx, meta, path, input, getRawInput
       }
       throw e;
     }
-    if (outcome.status === 'applied') return result;
+    if (outcome.status === 'applied') {
+      ctx.call.inbox = outcome.inbox;
+      return result;
+    }
     return answerStored(ctx, call, { requestHash: outcome.request_hash, response: outcome.response });
   }
 });

@@ -166,3 +166,20 @@ describe('one effect per idempotency key', () => {
     expect((refused.reason as ToolError).kittyCode).toBe('IDEMPOTENCY_KEY_REUSED');
   });
 });
+
+describe('the inbox summary a batched write answers with', () => {
+  it("is the caller's as the write left it, read in the same statement", async () => {
+    const [a, b] = [await h.agent('na'), await h.agent('nb')];
+    const g = await groupWith(h, [a, b]);
+    await h.call(a, 'add_expense', { group_id: g, description: 'Lunch', amount_minor: 2400 }); // b gets an item
+    // b records a pending payment: a gets an item requiring action; b's own inbox is unchanged by it.
+    const paid = await h.call(b, 'record_payment', { group_id: g, to_handle: a.handle, amount_minor: 1200 });
+    const { inboxSummaryFor } = await import('../src/index.ts');
+    expect(paid.inbox).toEqual(await inboxSummaryFor(h.services.prisma, b.agentId));
+    expect(paid.inbox.top.join(' ')).toMatch(/Lunch/);
+    const confirmed = await h.call(a, 'confirm_payment', { payment_id: paid.payment.payment_id });
+    // Confirming resolved a's item requiring action in the same statement.
+    expect(confirmed.inbox).toEqual(await inboxSummaryFor(h.services.prisma, a.agentId));
+    expect(confirmed.inbox?.requires_action ?? 0).toBe(0);
+  });
+});

@@ -2,7 +2,8 @@
  * The inbox summary on every successful response (issue 4): `{unread, requires_action, top}`
  * when the caller has unread items or items requiring action.
  *
- * One round trip: the counters maintained on the agent row (primary key), and — only when they
+ * One round trip (the SQL function kitty_inbox_summary, also called at the end of every batched
+ * write so its answer needs no second read): the counters maintained on the agent row (primary key), and — only when they
  * are non-zero (CASE is evaluated lazily) — the top 3 lines: items still requiring action first
  * (by priority, then newest), then the newest unread items that never required action. An item
  * whose action was taken (a payment confirmed, an invite declined) drops out of `top`: its text
@@ -15,21 +16,6 @@
 import type { Db, InboxSummary } from '../context.ts';
 
 export async function inboxSummaryFor(db: Db, agentId: string): Promise<InboxSummary | undefined> {
-  const rows = await db.$queryRaw<Array<{ unread: number; requires_action: number; top: string[] | null }>>`
-    SELECT a.inbox_unread AS unread, a.inbox_requires_action AS requires_action,
-      CASE WHEN a.inbox_unread > 0 OR a.inbox_requires_action > 0 THEN ARRAY(
-        SELECT t.text FROM (
-          (SELECT text, 0 AS o, priority, created_at FROM inbox_items
-            WHERE agent_id = a.id AND requires_action AND resolved_at IS NULL
-            ORDER BY priority, created_at DESC LIMIT 3)
-          UNION ALL
-          (SELECT text, 1 AS o, 0 AS priority, created_at FROM inbox_items
-            WHERE agent_id = a.id AND read_at IS NULL AND NOT requires_action
-            ORDER BY created_at DESC LIMIT 3)
-        ) t ORDER BY t.o, t.priority, t.created_at DESC LIMIT 3)
-      END AS top
-    FROM agents a WHERE a.id = ${agentId}::uuid`;
-  const r = rows[0];
-  if (!r || (r.unread <= 0 && r.requires_action <= 0)) return undefined;
-  return { unread: r.unread, requires_action: r.requires_action, top: r.top ?? [] };
+  const rows = await db.$queryRaw<Array<{ summary: InboxSummary | null }>>`SELECT kitty_inbox_summary(${agentId}::uuid) AS summary`;
+  return rows[0]?.summary ?? undefined;
 }

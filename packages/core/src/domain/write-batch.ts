@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import type { Db } from '../context.ts';
+import type { Db, InboxSummary } from '../context.ts';
 import { inboxRow, type InboxEvent } from './inbox.ts';
 import { activityRow, type ActivityEntry } from './activity.ts';
 import type { LedgerDelta } from './ledger/effects.ts';
@@ -163,7 +163,10 @@ export class StaleBatchError extends Error {
   }
 }
 
-export type BatchOutcome = { status: 'applied' } | { status: 'duplicate'; request_hash: string; response: unknown };
+/** 'applied' carries the caller's inbox summary after the write (null: nothing unread or to do; only with an idempotency record). */
+export type BatchOutcome =
+  | { status: 'applied'; inbox: InboxSummary | null }
+  | { status: 'duplicate'; request_hash: string; response: unknown };
 
 /**
  * Writes `batch` (and `idempotency`, when given) in one statement, i.e. one transaction and one

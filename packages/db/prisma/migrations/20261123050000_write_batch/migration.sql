@@ -4,6 +4,7 @@
 -- statement's own transaction. Functions are outside Prisma's schema language, so this migration
 -- is written by hand; migration:check ignores functions.
 --
+-- Answer: {"status":"applied","inbox":<the caller's inbox summary or null>} or the duplicate below.
 -- Document keys (all optional but group_id when a guard is given):
 --   idempotency  {agent_id, tool, key, request_hash, response}: inserted first; when the key is
 --                already stored nothing else runs and the stored record is answered
@@ -26,6 +27,27 @@
 --   counters     [{agent_id, unread, requires_action}]: inbox counter changes
 -- Lock order as in every other write: idempotency key, group row, payment row, membership rows
 -- and pair rows in id order, agent rows last in id order.
+-- The inbox summary on every response: the counters kept on the agent row and, only when they are
+-- non-zero, the top 3 lines (items still requiring action first, by priority then newest; then the
+-- newest unread items that never required action). NULL when there is nothing unread or to do.
+CREATE FUNCTION kitty_inbox_summary(agent uuid) RETURNS jsonb LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN a.inbox_unread > 0 OR a.inbox_requires_action > 0 THEN jsonb_build_object(
+    'unread', a.inbox_unread,
+    'requires_action', a.inbox_requires_action,
+    'top', to_jsonb(ARRAY(
+      SELECT t.text FROM (
+        (SELECT text, 0 AS o, priority, created_at FROM inbox_items
+          WHERE agent_id = a.id AND requires_action AND resolved_at IS NULL
+          ORDER BY priority, created_at DESC LIMIT 3)
+        UNION ALL
+        (SELECT text, 1 AS o, 0 AS priority, created_at FROM inbox_items
+          WHERE agent_id = a.id AND read_at IS NULL AND NOT requires_action
+          ORDER BY created_at DESC LIMIT 3)
+      ) t ORDER BY t.o, t.priority, t.created_at DESC LIMIT 3)))
+  END
+  FROM agents a WHERE a.id = agent
+$$;
+
 CREATE FUNCTION kitty_apply_batch(b jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   g uuid := (b->>'group_id')::uuid;
@@ -132,6 +154,14 @@ BEGIN
       entity_type text, entity_id text, group_id uuid);
   END IF;
 
+  -- Member rows of every balance change, locked in id order before any is updated (an UPDATE ... FROM
+  -- join may visit them in physical order, which differs between transactions: a deadlock).
+  IF b ? 'pending' OR b ? 'balances' THEN
+    PERFORM 1 FROM memberships m WHERE m.group_id = g AND m.agent_id IN (
+        SELECT x.agent_id FROM jsonb_to_recordset(coalesce(b->'pending', '[]'::jsonb)) x(agent_id uuid)
+        UNION SELECT x.agent_id FROM jsonb_to_recordset(coalesce(b->'balances', '[]'::jsonb)) x(agent_id uuid))
+      ORDER BY m.agent_id FOR NO KEY UPDATE;
+  END IF;
   IF b ? 'pending' THEN
     UPDATE memberships m SET balance_pending_minor = m.balance_pending_minor + d.delta, pending_count = m.pending_count + d.count
     FROM (SELECT * FROM jsonb_to_recordset(b->'pending') x(agent_id uuid, delta bigint, count int) ORDER BY 1) d
@@ -165,6 +195,8 @@ BEGIN
           FROM jsonb_to_recordset(counters) x(agent_id uuid, unread int, requires_action int) GROUP BY x.agent_id) d
     WHERE a.id = d.agent_id AND (d.u <> 0 OR d.r <> 0);
   END IF;
-  RETURN jsonb_build_object('status', 'applied');
+  -- The caller's inbox summary as this write leaves it (saves the response a second round trip).
+  RETURN jsonb_build_object('status', 'applied', 'inbox',
+    CASE WHEN b ? 'idempotency' THEN kitty_inbox_summary((b#>>'{idempotency,agent_id}')::uuid) END);
 END;
 $$;
