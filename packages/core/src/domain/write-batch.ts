@@ -165,8 +165,7 @@ export class StaleBatchError extends Error {
 
 /** 'applied' carries the caller's inbox summary after the write (null: nothing unread or to do; only with an idempotency record). */
 export type BatchOutcome =
-  | { status: 'applied'; inbox: InboxSummary | null }
-  | { status: 'duplicate'; request_hash: string; response: unknown };
+  { status: 'applied'; inbox: InboxSummary | null } | { status: 'duplicate'; request_hash: string; response: unknown };
 
 /**
  * Writes `batch` (and `idempotency`, when given) in one statement, i.e. one transaction and one
