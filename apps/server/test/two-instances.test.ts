@@ -303,14 +303,15 @@ describe.skipIf(!HAPROXY)('two instances behind HAProxy on one PostgreSQL and on
       CREATE TRIGGER expenses_writer AFTER INSERT ON expenses FOR EACH ROW
         WHEN (NEW.occurrence_index > 0) EXECUTE FUNCTION record_occurrence_writer();`);
     const me = await agent(lb, 'sched');
-    const DAYS = 20;
+    const DAYS = 40;
     const start = new Date(Date.now() - DAYS * 86_400_000).toISOString().slice(0, 10);
     const series: string[] = [];
     // Held back (next_date far ahead) until all exist, then released at once for both schedulers
     // (each runs every second; the whole backlog takes either one longer than that).
+    // 48 series × 40 days: long enough (seconds) that the second scheduler's tick (every second) falls inside the first's run.
     for (let g = 0; g < 6; g++) {
       const group = (await ok(lb, 'create_group', write({ name: `Rent ${g}`, currency: 'EUR' }), me.key)).group.group_id as string;
-      for (let s = 0; s < 5; s++) {
+      for (let s = 0; s < 8; s++) {
         const e = await ok(
           lb,
           'add_expense',
