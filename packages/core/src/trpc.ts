@@ -171,13 +171,15 @@ function answerStored(
 const MAX_BATCH_ATTEMPTS = 8;
 
 /**
- * Write calls of batched tools (`batchedWriteTool`): the idempotency record is looked up (one
- * read), the tool reads what it needs and fills `ctx.batch` without writing, then the batch,
- * the idempotency record and the response are written in one statement (domain/write-batch.ts):
- * one round trip, no interactive transaction, locks held only for that statement. When the state
- * the tool decided on changed in between (a member left, the payment was confirmed meanwhile),
- * nothing was written and the tool runs again on fresh state. A concurrent call with the same key
- * waits on the key and then answers the stored result.
+ * Write calls of batched tools (`batchedWriteTool`): the tool reads what it needs and fills
+ * `ctx.batch` without writing, then the batch, the idempotency record and the response are
+ * written in one statement (domain/write-batch.ts): no interactive transaction, locks held only
+ * for that statement. A key already stored is found by that statement (nothing else is written;
+ * the stored response is answered, or IDEMPOTENCY_KEY_REUSED), or — when the tool refused on the
+ * current state — by a lookup made only then, so a retry of a call that succeeded is answered as
+ * it was. When the state the tool decided on changed in between (a member left, the payment was
+ * confirmed meanwhile), nothing was written and the tool runs again on fresh state. A concurrent
+ * call with the same key waits on the key and then answers the stored result.
  */
 const batchedWriteTx = t.middleware(async ({ ctx, meta, path, input, getRawInput, next }) => {
   const mode = meta?.idempotency === 'never_replay' ? 'never_replay' : 'replay';
@@ -187,16 +189,24 @@ const batchedWriteTx = t.middleware(async ({ ctx, meta, path, input, getRawInput
   const agentId = ctx.auth!.agentId;
   const { pool } = ctx.services;
   const call = { path, key, hash, mode } as const;
-  for (let attempt = 1; ; attempt++) {
+  const lookup = async () => {
     const stored = await pool.query<{ request_hash: string; response: unknown }>({
       name: 'kitty_idempotency_lookup',
       text: 'SELECT request_hash, response FROM idempotency_records WHERE agent_id = $1::uuid AND tool = $2 AND key = $3',
       values: [agentId, path, key],
     });
-    if (stored.rows[0]) return answerStored(ctx, call, { requestHash: stored.rows[0].request_hash, response: stored.rows[0].response });
+    return stored.rows[0];
+  };
+  for (let attempt = 1; ; attempt++) {
     const batch = new WriteBatch();
     const result = await next({ ctx: { db: ctx.services.prisma as unknown as Db, batch } });
-    if (!result.ok) return result;
+    if (!result.ok) {
+      // Refused on the current state — but a call that already succeeded under this key is answered as it was
+      // (a retry after the group was archived, say). Looked up only here: on success the write itself finds a stored key.
+      const stored = await lookup().catch(() => undefined);
+      if (stored) return answerStored(ctx, call, { requestHash: stored.request_hash, response: stored.response });
+      return result;
+    }
     const response = mode === 'never_replay' ? { never_replayed: true } : result.data;
     let outcome;
     try {

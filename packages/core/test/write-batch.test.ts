@@ -149,6 +149,26 @@ describe('one effect per idempotency key', () => {
     await expectLedgerOk(h);
   });
 
+  it('a retry after the state changed (group archived) answers the stored result, not the refusal', async () => {
+    const [a, b] = [await h.agent('ka'), await h.agent('kb')];
+    const g = await groupWith(h, [a, b]);
+    const key = `retry-${randomUUID()}`;
+    // Only a shares it, so everyone stays settled and the group can be archived.
+    const args = {
+      group_id: g,
+      description: 'Before archiving',
+      amount_minor: 500,
+      split: { method: 'equal', participants: [{ handle: a.handle }] },
+      idempotency_key: key,
+    };
+    const first = await h.registry.callTool('add_expense', args, { services: h.services, auth: a.auth, requestId: 'r1' });
+    await h.call(a, 'archive_group', { group_id: g });
+    expect((await h.fail(a, 'add_expense', { ...args, idempotency_key: `other-${randomUUID()}` })).kittyCode).toBe('GROUP_ARCHIVED');
+    const again = await h.registry.callTool('add_expense', args, { services: h.services, auth: a.auth, requestId: 'r2' });
+    expect(again.call.replayed).toBe(true);
+    expect((again.data as any).expense).toEqual((first.data as any).expense);
+  });
+
   it('the same key with other arguments is IDEMPOTENCY_KEY_REUSED, also when both arrive at once', async () => {
     const a = await h.agent('ra');
     const key = `reuse-${randomUUID()}`;
