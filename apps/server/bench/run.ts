@@ -12,7 +12,7 @@
  *   add_expense all into one group                                                goal ≥ 500/s
  *   get_balances with 10⁶ expenses          vs with 10 expenses (latency)        goal ≤ 1.2x
  *   authentication and inbox summary cost per request, next to a read tool
- *   peak RSS of the server process
+ *   peak RSS of the bench target process; Kitty alone (./kitty serve): start-up, idle and loaded RSS (memory.ts)
  *
  * Each comparison alternates its two sides BENCH_ROUNDS times (default 3) and reports medians.
  * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_BIG (1000000), BENCH_ROUNDS (3).
@@ -33,6 +33,7 @@ import { benchWrites } from './writes.ts';
 import { SECONDS, CONNECTIONS, BIG, load, fmt, rows, paired, compare, type Result } from './measure.ts';
 import { benchSettle } from './settle.ts';
 import { benchInstances } from './instances.ts';
+import { benchMemory } from './memory.ts';
 
 function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -153,8 +154,9 @@ async function main() {
     rows.push(...(await benchSettle()));
     rows.push(...(await benchInstances()));
     console.log(
-      `\nPeak RSS of the server process: ${peakRssMiB(child.pid!).toFixed(0)} MiB (bench driver: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB)`,
+      `\nPeak RSS of the bench target process (Kitty + the bare baselines + a pg pool in one process): ${peakRssMiB(child.pid!).toFixed(0)} MiB (bench driver: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB)`,
     );
+    rows.push(...(await benchMemory()));
     console.log('\n| comparison | ratio | goal | figures |\n|---|---|---|---|\n' + rows.join('\n'));
   } finally {
     child.kill('SIGTERM');

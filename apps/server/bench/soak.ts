@@ -18,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase } from '@kitty/db';
 import { generateApiKey } from '@kitty/core';
+import { launcherSettings } from './memory.ts';
 
 const MINUTES = Number(process.argv[2] ?? process.env.SOAK_MINUTES ?? 10);
 const RATE = Number(process.env.SOAK_RATE ?? 40);
@@ -34,9 +35,11 @@ interface Sample {
 }
 
 const db = await createTestDatabase();
-const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/soak-target.ts'], {
+// Node 24 on the sources with the launcher's V8 flags and malloc settings, as `./kitty serve` runs.
+const launcher = launcherSettings();
+const child = spawn(process.execPath, [...launcher.flags, '--expose-gc', 'bench/soak-target.ts'], {
   cwd: serverDir,
-  env: { ...process.env, DATABASE_URL: db.databaseUrl, SOAK_SAMPLE_MS: String(SAMPLE_MS) },
+  env: { ...process.env, ...launcher.env, DATABASE_URL: db.databaseUrl, SOAK_SAMPLE_MS: String(SAMPLE_MS) },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 const samples: Sample[] = [];

@@ -61,7 +61,10 @@ export class AbuseLimiter {
   private readonly registerHour: RateLimiterAbstract | undefined;
   private readonly registerDay: RateLimiterAbstract | undefined;
 
-  constructor(private readonly opts: AbuseLimitOptions) {
+  private readonly opts: AbuseLimitOptions;
+
+  constructor(opts: AbuseLimitOptions) {
+    this.opts = opts;
     const { redis } = opts;
     this.authFail = opts.authFailPoints > 0 ? createLimiter(opts.authFailPoints, opts.authFailWindowSeconds, 'authfail', redis) : undefined;
     this.registerHour = opts.registerPerHour > 0 ? createLimiter(opts.registerPerHour, 3600, 'reg_h', redis) : undefined;

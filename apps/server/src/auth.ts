@@ -10,6 +10,7 @@
  * not cached.
  */
 import { LRUCache } from 'lru-cache';
+import { upTo } from './lru.ts';
 import type { PrismaClient } from '@kitty/db';
 import { ToolError, digestApiKey, isWellFormedApiKey, type AuthInfo } from '@kitty/core';
 
@@ -29,18 +30,19 @@ export class ApiKeyAuthenticator {
   private readonly cache: LRUCache<string, Entry>;
   private readonly byAgent = new Map<string, Set<string>>();
   /** Key id → epoch ms its last use was last written (per instance; outlives the 30 s auth cache). */
-  private readonly touched = new LRUCache<string, number>({ max: 50_000 });
+  private readonly touched = new LRUCache<string, number>(upTo(50_000));
   private lastTouch: Promise<unknown> = Promise.resolve();
   /** Bumped by every invalidation: a database read that started before one is answered but not cached. */
   private generation = 0;
 
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly now: () => Date = () => new Date(),
-    ttlMs = 30_000,
-  ) {
+  private readonly prisma: PrismaClient;
+  private readonly now: () => Date;
+
+  constructor(prisma: PrismaClient, now: () => Date = () => new Date(), ttlMs = 30_000) {
+    this.prisma = prisma;
+    this.now = now;
     this.cache = new LRUCache<string, Entry>({
-      max: 20_000, // keys used in the last 30 s; an evicted one costs one indexed lookup
+      ...upTo(20_000), // keys used in the last 30 s; an evicted one costs one indexed lookup
       ttl: ttlMs,
       // Keep the per-agent index exactly as large as the cache: an emptied agent entry is dropped.
       dispose: (v, digest) => {

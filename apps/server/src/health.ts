@@ -15,16 +15,20 @@ export class DatabaseHealth {
   private last: { at: number; state: HealthState } | undefined;
   private inFlight: Promise<HealthState> | undefined;
 
+  private readonly pool: pg.Pool;
+  private readonly timeoutMs: number;
+  private readonly cacheMs: number;
+
   /**
    * @param pool the server's pg pool
    * @param timeoutMs a check slower than this counts as down (default 1000 ms)
    * @param cacheMs a result is reused for this long (default 1000 ms)
    */
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly timeoutMs = 1000,
-    private readonly cacheMs = 1000,
-  ) {}
+  constructor(pool: pg.Pool, timeoutMs = 1000, cacheMs = 1000) {
+    this.pool = pool;
+    this.timeoutMs = timeoutMs;
+    this.cacheMs = cacheMs;
+  }
 
   /** The database's state, at most `cacheMs` old. Never throws. */
   check(): Promise<HealthState> {

@@ -12,6 +12,7 @@
  */
 import pg from 'pg';
 import { LRUCache } from 'lru-cache';
+import { upTo } from './lru.ts';
 import type { PrismaClient } from '@kitty/db';
 import { inboxSummaryFor, type InboxSummary } from '@kitty/core';
 
@@ -19,8 +20,8 @@ const INBOX_CHANNEL = 'kitty_inbox';
 
 export class InboxSummaryCache {
   // 20k summaries ≈ a few MB; an evicted agent's summary is read again from its row (one indexed read).
-  private readonly cache = new LRUCache<string, { value: InboxSummary | null }>({ max: 20_000, ttl: 5 * 60_000 });
-  private readonly epochs = new LRUCache<string, number>({ max: 100_000 });
+  private readonly cache = new LRUCache<string, { value: InboxSummary | null }>({ ...upTo(20_000), ttl: 5 * 60_000 });
+  private readonly epochs = new LRUCache<string, number>(upTo(100_000));
   private client: pg.Client | undefined;
   private listening = false;
   private stopped = false;
@@ -29,11 +30,15 @@ export class InboxSummaryCache {
   /** Counters for tests and the benchmark. */
   readonly stats = { hits: 0, misses: 0, invalidations: 0 };
 
-  constructor(
-    private readonly databaseUrl: string,
-    private readonly prisma: PrismaClient,
-    private readonly log: { warn(obj: unknown, msg: string): void } = { warn: () => {} },
-  ) {}
+  private readonly databaseUrl: string;
+  private readonly prisma: PrismaClient;
+  private readonly log: { warn(obj: unknown, msg: string): void };
+
+  constructor(databaseUrl: string, prisma: PrismaClient, log: { warn(obj: unknown, msg: string): void } = { warn: () => {} }) {
+    this.databaseUrl = databaseUrl;
+    this.prisma = prisma;
+    this.log = log;
+  }
 
   /** Opens the LISTEN connection. Resolves once listening (or after the first failure, then retries in the background). */
   async start(): Promise<void> {

@@ -48,6 +48,11 @@ function parseCommand(): string {
 
 const command = parseCommand();
 
+// The ./kitty launcher tunes glibc malloc for this process through environment variables it names in
+// KITTY_LAUNCHER_ENV (glibc has read them by now); child processes (the embedded PostgreSQL) get the defaults.
+for (const name of (process.env.KITTY_LAUNCHER_ENV ?? '').split(/\s+/)) if (name) delete process.env[name];
+delete process.env.KITTY_LAUNCHER_ENV;
+
 async function main(): Promise<void> {
   if (command === 'serve') {
     const kitty = await startKitty();

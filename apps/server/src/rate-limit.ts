@@ -53,7 +53,10 @@ export class KittyRateLimiter {
   private readonly user: RateLimiterAbstract;
   private readonly anon: RateLimiterAbstract;
 
-  constructor(private readonly opts: RateLimiterOptions) {
+  private readonly opts: RateLimiterOptions;
+
+  constructor(opts: RateLimiterOptions) {
+    this.opts = opts;
     this.user = createLimiter(opts.points, opts.windowSeconds, 'user', opts.redis);
     this.anon = createLimiter(opts.anonPoints, opts.windowSeconds, 'anon', opts.redis);
   }

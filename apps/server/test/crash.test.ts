@@ -14,8 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { createDb, createTestDatabase } from '@kitty/db';
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** `node --import tsx main.ts`: one process (the tsx CLI would put a second one between us and the server). */
-const cli = (...args: string[]) => [process.execPath, ['--import', 'tsx', 'src/main.ts', ...args]] as const;
+/** `./kitty …` (README line 1): one Node process running main.ts (the launcher execs it). */
+const cli = (...args: string[]) => [path.resolve(serverDir, '..', '..', 'kitty'), args] as const;
 const children: ChildProcess[] = [];
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {

@@ -29,11 +29,12 @@ afterAll(async () => {
 
 /** The failure both transports report: the error envelope's code and details. */
 class CallError extends Error {
-  constructor(
-    readonly code: string,
-    readonly details: any,
-  ) {
+  readonly code: string;
+  readonly details: any;
+  constructor(code: string, details: any) {
     super(code);
+    this.code = code;
+    this.details = details;
   }
 }
 

@@ -63,7 +63,10 @@ afterAll(async () => {
 
 /** A JSON fragment sent verbatim (numbers JSON.stringify cannot write: -0, 1e309, 2^63 exactly). */
 class Raw {
-  constructor(readonly text: string) {}
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
 }
 
 /** JSON text of `v` with Raw fragments spliced in. */

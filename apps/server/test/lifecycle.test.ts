@@ -1,10 +1,10 @@
 /**
- * The server as a user runs it: `main.ts serve` in its own process with the embedded PostgreSQL
- * (no DATABASE_URL). Two servers with two data folders side by side; `verify` next to a running
+ * The server as a user runs it: `./kitty serve` (README line 1), one Node process with the embedded
+ * PostgreSQL (no DATABASE_URL). Two servers with two data folders side by side; `verify` next to a running
  * server; SIGTERM/SIGINT with requests in flight must drain them and exit 0 without error output.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const SERVER_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const LAUNCHER = path.resolve(SERVER_DIR, '..', '..', 'kitty');
 
 /** Environment for a child: nothing from the test run that would pick another database. */
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -34,7 +35,7 @@ interface Proc {
 }
 
 function run(args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+  const child = spawn(LAUNCHER, args, {
     cwd: SERVER_DIR,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -143,6 +144,24 @@ describe('the server process (embedded PostgreSQL)', () => {
     // The key exists only in A's database.
     expect((await post(`${a.url}/v1/tools/get_me`, {}, keyA)).status).toBe(200);
     expect((await post(`${b.url}/v1/tools/get_me`, {}, keyA)).status).toBe(401);
+  });
+
+  it('./kitty leaves one process: Node 24 running main.ts, with the launcher memory settings, no wrapper', () => {
+    const pid = a.proc.child.pid!;
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    expect(path.basename(cmdline[0]!)).toBe('node');
+    expect(cmdline).toContain('--max-semi-space-size=4');
+    expect(cmdline.at(-2)).toMatch(/apps\/server\/src\/main\.ts$/);
+    // The launcher's malloc settings reach Node, and Node keeps them from its children.
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    expect(environ).toContain('MALLOC_ARENA_MAX=2');
+    // Its children are the embedded PostgreSQL only.
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    expect(children.length).toBeGreaterThan(0);
+    for (const c of children) {
+      expect(readFileSync(`/proc/${c}/cmdline`, 'utf8')).toMatch(/postgres/);
+      expect(readFileSync(`/proc/${c}/environ`, 'utf8')).not.toContain('MALLOC_ARENA_MAX');
+    }
   });
 
   it('verify next to a running server checks its database, says which, leaves it running and exits at once', async () => {

@@ -108,12 +108,16 @@ export class TestOAuthProvider implements OAuthClientProvider {
   saved: OAuthTokens | undefined;
   verifier = '';
   lastRedirect: URL | undefined;
-  constructor(
-    readonly redirectUrl: string,
-    private readonly browser: (authorizationUrl: URL) => Promise<URL>,
-    readonly clientMetadataUrl?: string,
-    readonly name = 'Test MCP client',
-  ) {}
+  readonly redirectUrl: string;
+  private readonly browser: (authorizationUrl: URL) => Promise<URL>;
+  readonly clientMetadataUrl: string | undefined;
+  readonly name: string;
+  constructor(redirectUrl: string, browser: (authorizationUrl: URL) => Promise<URL>, clientMetadataUrl?: string, name = 'Test MCP client') {
+    this.redirectUrl = redirectUrl;
+    this.browser = browser;
+    this.clientMetadataUrl = clientMetadataUrl;
+    this.name = name;
+  }
   get clientMetadata(): OAuthClientMetadata {
     return {
       client_name: this.name,

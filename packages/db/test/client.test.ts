@@ -53,3 +53,15 @@ describe('createDb', () => {
     }
   });
 });
+
+describe('generated client', () => {
+  it('loads the query compiler from its .wasm file, not from the base64 string module (9 MB less heap)', async () => {
+    const { readFileSync, statSync } = await import('node:fs');
+    const internal = new URL('../src/generated/prisma/internal/', import.meta.url);
+    const source = readFileSync(new URL('class.ts', internal), 'utf8');
+    expect(source).not.toMatch(/wasm-base64/);
+    const file = /new URL\('\.\/(query_compiler_\w+\.postgresql\.wasm)', import\.meta\.url\)/.exec(source)?.[1];
+    expect(file).toBeDefined();
+    expect(statSync(new URL(file!, internal)).size).toBeGreaterThan(1_000_000);
+  });
+});

@@ -11,16 +11,20 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 export class ServerPool {
   private readonly idle: Server[] = [];
 
+  private readonly create: () => Server;
+  private readonly reuse: boolean;
+  private readonly maxIdle: number;
+
   /**
    * @param create  builds a Server with all its request handlers
    * @param reuse   false: every acquire() builds a new Server and release() drops it
    * @param maxIdle at most this many idle Servers are kept (the rest are dropped)
    */
-  constructor(
-    private readonly create: () => Server,
-    private readonly reuse = true,
-    private readonly maxIdle = 256,
-  ) {}
+  constructor(create: () => Server, reuse = true, maxIdle = 256) {
+    this.create = create;
+    this.reuse = reuse;
+    this.maxIdle = maxIdle;
+  }
 
   /** An unconnected Server (idle one if any, else a new one). */
   acquire(): Server {

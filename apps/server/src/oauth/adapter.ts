@@ -22,12 +22,16 @@ function storedId(model: string, id: string): string {
 }
 
 export class PrismaOidcAdapter implements Adapter {
-  constructor(
-    private readonly model: string,
-    private readonly prisma: PrismaClient,
-    /** Called after a grant is destroyed (this instance drops its cached verdicts at once). */
-    private readonly onGrantRevoked?: (grantId: string) => void,
-  ) {}
+  private readonly model: string;
+  private readonly prisma: PrismaClient;
+  /** Called after a grant is destroyed (this instance drops its cached verdicts at once). */
+  private readonly onGrantRevoked: ((grantId: string) => void) | undefined;
+
+  constructor(model: string, prisma: PrismaClient, onGrantRevoked?: (grantId: string) => void) {
+    this.model = model;
+    this.prisma = prisma;
+    this.onGrantRevoked = onGrantRevoked;
+  }
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     const rowId = storedId(this.model, id);

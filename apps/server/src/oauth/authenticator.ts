@@ -8,10 +8,13 @@ import type { ApiKeyAuthenticator } from '../auth.ts';
 import type { OAuthTokenVerifier } from './verify.ts';
 
 export class BearerAuthenticator {
-  constructor(
-    private readonly apiKeys: ApiKeyAuthenticator,
-    private readonly oauth: OAuthTokenVerifier | undefined,
-  ) {}
+  private readonly apiKeys: ApiKeyAuthenticator;
+  private readonly oauth: OAuthTokenVerifier | undefined;
+
+  constructor(apiKeys: ApiKeyAuthenticator, oauth: OAuthTokenVerifier | undefined) {
+    this.apiKeys = apiKeys;
+    this.oauth = oauth;
+  }
 
   /** @throws ToolError UNAUTHENTICATED (see the two authenticators) */
   authenticate(token: string): Promise<AuthInfo> {

@@ -16,6 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { upTo } from '../lru.ts';
 import { createLocalJWKSet, jwtVerify, type JWK } from 'jose';
 import type { PrismaClient } from '@kitty/db';
 import { ToolError, type AuthInfo } from '@kitty/core';
@@ -52,20 +53,29 @@ const invalid = (why: string) =>
   });
 
 export class OAuthTokenVerifier {
-  private readonly tokens = new LRUCache<string, TokenEntry>({ max: 50_000 });
+  private readonly tokens = new LRUCache<string, TokenEntry>(upTo(50_000));
   private readonly connections: LRUCache<string, ConnectionEntry>;
   private readonly jwks: ReturnType<typeof createLocalJWKSet>;
   /** Bumped by every invalidation: a connection read that started before one is answered but not cached. */
   private generation = 0;
 
+  private readonly prisma: PrismaClient;
+  private readonly baseUrl: string;
+  private readonly now: () => Date;
+  private readonly recheckMs: number;
+
   constructor(
-    private readonly prisma: PrismaClient,
-    private readonly baseUrl: string,
+    prisma: PrismaClient,
+    baseUrl: string,
     privateJwks: { keys: JWK[] },
-    private readonly now: () => Date = () => new Date(),
-    private readonly recheckMs = CONNECTION_RECHECK_SECONDS * 1000,
+    now: () => Date = () => new Date(),
+    recheckMs = CONNECTION_RECHECK_SECONDS * 1000,
   ) {
-    this.connections = new LRUCache<string, ConnectionEntry>({ max: 50_000 });
+    this.prisma = prisma;
+    this.baseUrl = baseUrl;
+    this.now = now;
+    this.recheckMs = recheckMs;
+    this.connections = new LRUCache<string, ConnectionEntry>(upTo(50_000));
     this.jwks = createLocalJWKSet({
       keys: privateJwks.keys.map(({ kty, crv, x, y, n, e, kid, alg }) => ({ kty, crv, x, y, n, e, kid, alg, use: 'sig' }) as JWK),
     });
