@@ -31,11 +31,15 @@ export class CredentialNotifications {
   private retryMs = 500;
   private retryTimer: NodeJS.Timeout | undefined;
 
-  constructor(
-    private readonly databaseUrl: string,
-    private readonly caches: CredentialCaches,
-    private readonly log: { warn(obj: unknown, msg: string): void } = { warn: () => {} },
-  ) {}
+  private readonly databaseUrl: string;
+  private readonly caches: CredentialCaches;
+  private readonly log: { warn(obj: unknown, msg: string): void };
+
+  constructor(databaseUrl: string, caches: CredentialCaches, log: { warn(obj: unknown, msg: string): void } = { warn: () => {} }) {
+    this.databaseUrl = databaseUrl;
+    this.caches = caches;
+    this.log = log;
+  }
 
   /** Opens the LISTEN connection. Resolves once listening (or after the first failure, then retries in the background). */
   async start(): Promise<void> {
