@@ -208,98 +208,84 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
     const r = await post('/v1/agents', { handle: `${name}-${randomUUID().slice(0, 8)}`, display_name: name });
     return { id: r.agent.agent_id, key: r.api_key, handle: r.agent.handle };
   };
-  const headers = (a: Agent) => ({ authorization: `Bearer ${a.key}`, 'content-type': 'application/json' });
+  const json = { 'content-type': 'application/json' };
+  const as = (a: Agent) => ({ ...json, authorization: `Bearer ${a.key}` });
   try {
-    const payer = await register('bench-payer');
-    const others = [await register('bench-m1'), await register('bench-m2'), await register('bench-m3')];
-    const members = [payer, ...others].sort((x, y) => (x.id < y.id ? -1 : 1));
-    // One 4-member group per connection: writes to different groups do not wait for each other.
-    const groups: string[] = [];
+    // One group of 4 agents per connection, nobody in two groups (as in life: writes to different groups
+    // share no member or agent rows). The first member pays; the second is the payee of payments.
+    const groups: Array<{ id: string; payer: Agent; others: Agent[]; members: Agent[] }> = [];
     for (let i = 0; i < CONNECTIONS; i++) {
-      const g = (
+      const payer = await register(`bench-p${i}`);
+      const others = [await register(`bench-a${i}`), await register(`bench-b${i}`), await register(`bench-c${i}`)];
+      const id = (
         await post('/v1/tools/create_group', { name: `Ledger bench ${i}`, currency: 'EUR', idempotency_key: randomUUID() }, payer.key)
       ).group.group_id as string;
-      const inv = await post('/v1/tools/create_invite', { group_id: g, max_uses: 3, idempotency_key: randomUUID() }, payer.key);
+      const inv = await post('/v1/tools/create_invite', { group_id: id, max_uses: 3, idempotency_key: randomUUID() }, payer.key);
       for (const o of others) await post('/v1/tools/join_group', { code: inv.invite.code, idempotency_key: randomUUID() }, o.key);
-      groups.push(g);
+      groups.push({ id, payer, others, members: [payer, ...others].sort((x, y) => (x.id < y.id ? -1 : 1)) });
     }
+    const g0 = groups[0]!;
     const sample = await post(
       '/v1/tools/add_expense',
-      { group_id: groups[0], description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() },
-      payer.key,
+      { group_id: g0.id, description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() },
+      g0.payer.key,
     );
     const responseBytes = JSON.stringify(sample).length;
 
-    // add_expense: shares of 1234 split 4 ways, the payer paid all.
-    const owed = [309n, 309n, 308n, 308n];
-    const shareArgs = () => {
+    // add_expense: 1234 split 4 ways (largest remainder: two owe 309, two 308), the payer paid all.
+    const expenseArgs = (g: (typeof groups)[number]) => {
+      const { members, payer } = g;
+      const owed = [309n, 309n, 308n, 308n];
       const paid = members.map((m) => (m.id === payer.id ? 1234n : 0n));
-      const net = members.map((_, i) => paid[i]! - owed[i]!);
       const debtors = members.filter((m) => m.id !== payer.id);
-      const a = debtors.map((d) => (d.id < payer.id ? d.id : payer.id));
-      const b = debtors.map((d) => (d.id < payer.id ? payer.id : d.id));
+      const snapshot = JSON.stringify({
+        description: 'Coffee',
+        amount_minor: '1234',
+        shares: members.map((m, i) => ({ agent_id: m.id, paid_minor: String(paid[i]), owed_minor: String(owed[i]) })),
+      });
       // Canonical pair rows (a < b), positive = b owes a: each debtor owes the payer their share.
-      const v = debtors.map((d) => String((d.id < payer.id ? -1n : 1n) * owed[members.indexOf(d)]!));
-      return {
-        ids: members.map((m) => m.id),
-        paid: paid.map(String),
-        owed: owed.map(String),
-        net: net.map(String),
-        a,
-        b,
-        v,
-        recipients: debtors.map((d) => d.id),
-      };
+      return (id: string) => [
+        payer.id,
+        randomUUID(),
+        'h'.repeat(64),
+        response(responseBytes),
+        id,
+        randomUUID(),
+        members.map((m) => m.id),
+        paid.map(String),
+        owed.map(String),
+        members.map((_, i) => String(paid[i]! - owed[i]!)),
+        debtors.map((d) => (d.id < payer.id ? d.id : payer.id)),
+        debtors.map((d) => (d.id < payer.id ? payer.id : d.id)),
+        debtors.map((d) => String((d.id < payer.id ? -1n : 1n) * owed[members.indexOf(d)]!)),
+        snapshot,
+        debtors.map((d) => d.id),
+      ];
     };
-    const sa = shareArgs();
-    const snapshot = JSON.stringify({
-      description: 'Coffee',
-      amount_minor: '1234',
-      shares: sa.ids.map((id, i) => ({ agent_id: id, paid_minor: sa.paid[i], owed_minor: sa.owed[i] })),
-    });
+    const limitValues = groups.map((g) => expenseArgs(g));
     let next = 0;
+    /** autocannon requests cycling over the groups, each as `who(group)`, with `body(group)`. */
+    const cycling = (who: (g: (typeof groups)[number]) => Agent, body: (g: (typeof groups)[number]) => unknown) => [
+      {
+        setupRequest: (req: any) => {
+          const g = groups[next++ % groups.length]!;
+          return { ...req, headers: as(who(g)), body: JSON.stringify(body(g)) };
+        },
+      },
+    ];
     const addExpenseKitty = () =>
       load({
         url: `${kittyUrl}/v1/tools/add_expense`,
         method: 'POST',
-        headers: headers(payer),
-        requests: [
-          {
-            setupRequest: (req) => ({
-              ...req,
-              body: JSON.stringify({
-                group_id: groups[next++ % groups.length],
-                description: 'Coffee',
-                amount_minor: 1234,
-                idempotency_key: randomUUID(),
-              }),
-            }),
-          },
-        ],
+        requests: cycling(
+          (g) => g.payer,
+          (g) => ({ group_id: g.id, description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() }),
+        ),
       });
     const addExpenseLimit = () =>
       rawLoop(pool, async (c, i) => {
-        await c.query({
-          name: 'limit_add_expense',
-          text: ADD_EXPENSE_LIMIT,
-          values: [
-            payer.id,
-            randomUUID(),
-            'h'.repeat(64),
-            response(responseBytes),
-            groups[i % groups.length],
-            randomUUID(),
-            sa.ids,
-            sa.paid,
-            sa.owed,
-            sa.net,
-            sa.a,
-            sa.b,
-            sa.v,
-            snapshot,
-            sa.recipients,
-          ],
-        });
+        const g = i % groups.length;
+        await c.query({ name: 'limit_add_expense', text: ADD_EXPENSE_LIMIT, values: limitValues[g]!(groups[g]!.id) });
       });
     await addExpenseLimit(); // warm-up (plans, caches)
     const [ae, aeLimit, aeRatio] = await paired(addExpenseKitty, addExpenseLimit);
@@ -313,152 +299,122 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
       aeRatio,
     );
 
-    // record_payment: the payer records a pending payment to the next member (allow_overpayment: no debt needed).
-    const payee = others[0]!;
+    // record_payment: each group's payer records a pending payment to its second member (allow_overpayment: no debt needed).
     const paySample = await post(
       '/v1/tools/record_payment',
-      { group_id: groups[0], to_handle: payee.handle, amount_minor: 100, allow_overpayment: true, idempotency_key: randomUUID() },
-      payer.key,
+      { group_id: g0.id, to_handle: g0.others[0]!.handle, amount_minor: 100, allow_overpayment: true, idempotency_key: randomUUID() },
+      g0.payer.key,
     );
     const payBytes = JSON.stringify(paySample).length;
     const recordKitty = () =>
       load({
         url: `${kittyUrl}/v1/tools/record_payment`,
         method: 'POST',
-        headers: headers(payer),
-        requests: [
-          {
-            setupRequest: (req) => ({
-              ...req,
-              body: JSON.stringify({
-                group_id: groups[next++ % groups.length],
-                to_handle: payee.handle,
-                amount_minor: 100,
-                allow_overpayment: true,
-                idempotency_key: randomUUID(),
-              }),
-            }),
-          },
-        ],
+        requests: cycling(
+          (g) => g.payer,
+          (g) => ({
+            group_id: g.id,
+            to_handle: g.others[0]!.handle,
+            amount_minor: 100,
+            allow_overpayment: true,
+            idempotency_key: randomUUID(),
+          }),
+        ),
       });
     const recordLimit = () =>
       rawLoop(pool, async (c, i) => {
+        const g = groups[i % groups.length]!;
         await c.query({
           name: 'limit_record_payment',
           text: RECORD_PAYMENT_LIMIT,
-          values: [payer.id, randomUUID(), 'h'.repeat(64), response(payBytes), groups[i % groups.length], randomUUID(), payee.id],
+          values: [g.payer.id, randomUUID(), 'h'.repeat(64), response(payBytes), g.id, randomUUID(), g.others[0]!.id],
         });
       });
     const [rp, rpLimit, rpRatio] = await paired(recordKitty, recordLimit);
     compare('record_payment vs its limit', rp, 'REST record_payment (pending)', rpLimit, 'raw pg, one CTE, same rows', '≥ 0.7x', rpRatio);
 
-    // confirm_payment: the payee confirms pending payments seeded for each side just before it runs.
-    const perSide = Math.ceil(6000 * SECONDS);
+    // confirm_payment: each group's payee confirms pending payments seeded for each side just before it runs.
+    const perGroup = Math.ceil((6000 * SECONDS) / groups.length);
     const seedAll = async () => {
-      const lists = await Promise.all(groups.map((g) => seedPending(pool, g, payer.id, payee.id, Math.ceil(perSide / groups.length))));
-      const ids: Array<[string, string]> = [];
-      for (let i = 0; i < lists[0]!.length; i++) for (let g = 0; g < groups.length; g++) ids.push([groups[g]!, lists[g]![i]!]);
-      return ids;
+      const lists = await Promise.all(groups.map((g) => seedPending(pool, g.id, g.payer.id, g.others[0]!.id, perGroup)));
+      return groups.map((g, i) => ({ g, ids: lists[i]!, next: 0 }));
     };
-    let kittyIds: Array<[string, string]> = [];
-    let k = 0;
+    let kittyQueues: Awaited<ReturnType<typeof seedAll>> = [];
     const confirmKitty = async () => {
-      kittyIds = await seedAll();
-      k = 0;
+      kittyQueues = await seedAll();
       return load({
         url: `${kittyUrl}/v1/tools/confirm_payment`,
         method: 'POST',
-        headers: headers(payee),
         requests: [
           {
-            setupRequest: (req) => ({
-              ...req,
-              body: JSON.stringify({ payment_id: kittyIds[k++ % kittyIds.length]![1], idempotency_key: randomUUID() }),
-            }),
+            setupRequest: (req: any) => {
+              const q = kittyQueues[next++ % kittyQueues.length]!;
+              return {
+                ...req,
+                headers: as(q.g.others[0]!),
+                body: JSON.stringify({ payment_id: q.ids[q.next++ % q.ids.length], idempotency_key: randomUUID() }),
+              };
+            },
           },
         ],
       });
     };
     const confirmLimit = async () => {
-      const ids = await seedAll();
+      const queues = await seedAll();
       return rawLoop(pool, async (c, i) => {
-        const pair = ids[i];
-        if (!pair) return false;
+        const q = queues[i % queues.length]!;
+        const id = q.ids[q.next++];
+        if (!id) return false;
         await c.query({
           name: 'limit_confirm_payment',
           text: CONFIRM_PAYMENT_LIMIT,
-          values: [payee.id, randomUUID(), 'h'.repeat(64), response(payBytes), pair[0], pair[1]],
+          values: [q.g.others[0]!.id, randomUUID(), 'h'.repeat(64), response(payBytes), q.g.id, id],
         });
       });
     };
     const [cp, cpLimit, cpRatio] = await paired(confirmKitty, confirmLimit);
     compare('confirm_payment vs its limit', cp, 'REST confirm_payment', cpLimit, 'raw pg, one CTE, same rows', '≥ 0.7x', cpRatio);
 
-    // create_group.
+    // create_group, by the groups' payers in turn.
     const groupBytes = JSON.stringify(
-      await post('/v1/tools/create_group', { name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }, payer.key),
+      await post('/v1/tools/create_group', { name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }, g0.payer.key),
     ).length;
     const createKitty = () =>
       load({
         url: `${kittyUrl}/v1/tools/create_group`,
         method: 'POST',
-        headers: headers(payer),
-        requests: [
-          {
-            setupRequest: (req) => ({
-              ...req,
-              body: JSON.stringify({ name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }),
-            }),
-          },
-        ],
+        requests: cycling(
+          (g) => g.payer,
+          () => ({ name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }),
+        ),
       });
     const createLimit = () =>
-      rawLoop(pool, async (c) => {
+      rawLoop(pool, async (c, i) => {
         await c.query({
           name: 'limit_create_group',
           text: CREATE_GROUP_LIMIT,
-          values: [payer.id, randomUUID(), 'h'.repeat(64), response(groupBytes), randomUUID()],
+          values: [groups[i % groups.length]!.payer.id, randomUUID(), 'h'.repeat(64), response(groupBytes), randomUUID()],
         });
       });
     const [cg, cgLimit, cgRatio] = await paired(createKitty, createLimit);
     compare('create_group vs its limit', cg, 'REST create_group', cgLimit, 'raw pg, one CTE, same rows', '≥ 0.7x', cgRatio);
 
-    // add_expense, every connection into the same group.
+    // add_expense, every connection into the same group (the same member and agent rows every time).
     const one = await load({
       url: `${kittyUrl}/v1/tools/add_expense`,
       method: 'POST',
-      headers: headers(payer),
+      headers: as(g0.payer),
       requests: [
         {
-          setupRequest: (req) => ({
+          setupRequest: (req: any) => ({
             ...req,
-            body: JSON.stringify({ group_id: groups[0], description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() }),
+            body: JSON.stringify({ group_id: g0.id, description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() }),
           }),
         },
       ],
     });
     const oneLimit = await rawLoop(pool, async (c) => {
-      await c.query({
-        name: 'limit_add_expense',
-        text: ADD_EXPENSE_LIMIT,
-        values: [
-          payer.id,
-          randomUUID(),
-          'h'.repeat(64),
-          response(responseBytes),
-          groups[0],
-          randomUUID(),
-          sa.ids,
-          sa.paid,
-          sa.owed,
-          sa.net,
-          sa.a,
-          sa.b,
-          sa.v,
-          snapshot,
-          sa.recipients,
-        ],
-      });
+      await c.query({ name: 'limit_add_expense', text: ADD_EXPENSE_LIMIT, values: limitValues[0]!(g0.id) });
     });
     console.log(
       `\nadd_expense, all ${CONNECTIONS} connections into ONE group of 4 (every write updates the same member rows, so they serialise)\n` +
