@@ -239,30 +239,25 @@ const stripKey = t.middleware(async ({ getRawInput, next }) => {
 
 /** Base for read tools (scope svc:read; no side effects; ctx.auth is non-null). */
 export const readTool = t.procedure.use(authed).use(readDb);
-/**
- * Base for write tools (scope svc:write; ctx.auth is non-null): declares the `idempotency_key`
- * argument (from `idempotencyKey`, text.ts) and runs the call in one transaction with its
- * idempotency record. The tool's own `.input()` is a strict object without the key.
- */
-export const writeTool = t.procedure
+/** What every keyed write shares: scope svc:write (ctx.auth non-null), the Idempotency-Key header merged, the `idempotency_key` argument declared and parsed (from `idempotencyKey`, text.ts), then taken out of the arguments. */
+const keyedWrite = t.procedure
   .use(authed)
   .use(mergeIdempotencyHeader)
   .input(z.object({ idempotency_key: idempotencyKey }))
-  .use(stripKey)
-  .use(writeTx);
+  .use(stripKey);
+/**
+ * Base for write tools: a keyed write run in one interactive transaction with its idempotency
+ * record. The tool's own `.input()` is a strict object without the key.
+ */
+export const writeTool = keyedWrite.use(writeTx);
+/**
+ * Base for the hot write tools that decide from one read and write in one round trip (see
+ * `batchedWriteTx`): a keyed write whose handler gets `ctx.batch` to fill and `ctx.db` for reads
+ * only — it must not write through it.
+ */
+export const batchedWriteTool = keyedWrite.use(batchedWriteTx);
 /**
  * Base for the one public write (register_agent): no credential, no idempotency key, one
  * transaction. Its metadata says so (auth 'none', idempotency 'none') for the catalogue.
  */
-/**
- * Base for the hot write tools that decide from one read and write in one round trip (see
- * `batchedWriteTx`): like writeTool (scope svc:write, the `idempotency_key` argument), but the
- * handler gets `ctx.batch` to fill and `ctx.db` for reads only — it must not write through it.
- */
-export const batchedWriteTool = t.procedure
-  .use(authed)
-  .use(mergeIdempotencyHeader)
-  .input(z.object({ idempotency_key: idempotencyKey }))
-  .use(stripKey)
-  .use(batchedWriteTx);
 export const publicWriteTool = t.procedure.meta({ auth: 'none', idempotency: 'none' } as ToolMeta).use(writeTx);
