@@ -10,7 +10,7 @@
  * - a people session cookie, an API key (REST and stateless MCP) and an OAuth access token work on both; the OAuth flow's
  *   signed cookies and consent form travel between instances;
  * - revoking an API key or disconnecting an app on one instance is refused on the other at once (NOTIFY).
- * Skipped, with the reason, only when no haproxy binary exists (scripts/ensure-haproxy.sh installs it).
+ * Skipped, with the reason, only when no haproxy binary exists (scripts/ensure-test-packages.sh installs it).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -26,7 +26,7 @@ import { findHaproxy, startCluster, type Cluster } from './cluster-harness.ts';
 import { CookieJar, consentOverHttp } from './oauth-harness.ts';
 
 const HAPROXY = findHaproxy();
-if (!HAPROXY) console.warn('two-instances.test.ts skipped: no haproxy binary (run scripts/ensure-haproxy.sh or apt-get install haproxy)');
+if (!HAPROXY) console.warn('two-instances.test.ts skipped: no haproxy binary (run scripts/ensure-test-packages.sh or apt-get install haproxy)');
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.REDIS_URL_FOR_TESTS ?? 'redis://127.0.0.1:6379';
