@@ -26,7 +26,8 @@ import { findHaproxy, startCluster, type Cluster } from './cluster-harness.ts';
 import { CookieJar, consentOverHttp } from './oauth-harness.ts';
 
 const HAPROXY = findHaproxy();
-if (!HAPROXY) console.warn('two-instances.test.ts skipped: no haproxy binary (run scripts/ensure-test-packages.sh or apt-get install haproxy)');
+if (!HAPROXY)
+  console.warn('two-instances.test.ts skipped: no haproxy binary (run scripts/ensure-test-packages.sh or apt-get install haproxy)');
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.REDIS_URL_FOR_TESTS ?? 'redis://127.0.0.1:6379';
