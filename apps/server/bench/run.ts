@@ -238,12 +238,14 @@ async function microbench(url: string, key: string, rest: Result, token: string)
     const tTokenFirst = await time(200, () => new OAuthTokenVerifier(db.prisma, issuer, jwks).authenticate(token));
     const { inboxSummaryFor } = await import('@kitty/core');
     const { InboxSummaryCache } = await import('../src/inbox-cache.ts');
+    const { PgListener } = await import('../src/pg-listener.ts');
     const agent = await cached.authenticate(key);
     const tInboxDb = await time(500, () => inboxSummaryFor(db.prisma, agent.agentId));
-    const inboxCache = new InboxSummaryCache(url, db.prisma);
-    await inboxCache.start();
+    const listener = new PgListener(url);
+    const inboxCache = new InboxSummaryCache(listener, db.prisma);
+    await listener.start();
     const tInbox = await time(20000, () => inboxCache.get(agent.agentId, { fresh: false }));
-    await inboxCache.stop();
+    await listener.stop();
     const perRequestUs = (1e6 / rest.rps) * CONNECTIONS;
     console.log(`\nPer-request costs (sequential, µs) next to a REST get_me at ~${perRequestUs.toFixed(0)} µs per request under load:`);
     console.log(

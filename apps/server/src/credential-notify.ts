@@ -5,13 +5,14 @@
  * (migration 20261123044000_credentials_notify) NOTIFY channel `kitty_credentials` on commit:
  * `agent:<id>` (a key of the agent revoked, rotated, re-scoped or given an expiry; the agent's
  * handle or name changed) or `grant:<id>` (an OAuth connection revoked or deleted). Each instance
- * LISTENs on a dedicated connection and drops the entries at once (milliseconds).
+ * LISTENs on its one dedicated connection (pg-listener.ts, shared with inbox-cache.ts) and drops
+ * the entries at once (milliseconds).
  *
  * While the LISTEN connection is down a notification can be missed: the caches are emptied when it
  * drops and again when it is back (reconnect with backoff), and meanwhile the caches' own bounds
  * hold (30 s for a key, 5 s for a connection), as on a single instance.
  */
-import pg from 'pg';
+import type { PgListener } from './pg-listener.ts';
 
 const CHANNEL = 'kitty_credentials';
 
@@ -25,79 +26,23 @@ export interface CredentialCaches {
   clear(): void;
 }
 
-export class CredentialNotifications {
-  private client: pg.Client | undefined;
-  private stopped = false;
-  private retryMs = 500;
-  private retryTimer: NodeJS.Timeout | undefined;
-
-  private readonly databaseUrl: string;
-  private readonly caches: CredentialCaches;
-  private readonly log: { warn(obj: unknown, msg: string): void };
-
-  constructor(databaseUrl: string, caches: CredentialCaches, log: { warn(obj: unknown, msg: string): void } = { warn: () => {} }) {
-    this.databaseUrl = databaseUrl;
-    this.caches = caches;
-    this.log = log;
-  }
-
-  /** Opens the LISTEN connection. Resolves once listening (or after the first failure, then retries in the background). */
-  async start(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl });
-    client.on('notification', (msg) => {
-      if (msg.channel !== CHANNEL || !msg.payload) return;
-      const i = msg.payload.indexOf(':');
-      const kind = msg.payload.slice(0, i);
-      const id = msg.payload.slice(i + 1);
-      if (kind === 'agent') this.caches.invalidateAgent(id);
-      else if (kind === 'grant') this.caches.invalidateGrant(id);
-    });
-    const down = (err?: Error) => {
-      if (this.client !== client) return;
-      this.client = undefined;
-      client.removeAllListeners();
-      client.on('error', () => {}); // a late error (e.g. 57P01 at server shutdown) must not crash the process
-      client.end().catch(() => {});
-      this.caches.clear();
-      if (!this.stopped) {
-        if (err)
-          this.log.warn(
-            { err },
-            'credentials LISTEN connection lost; revocations reach this instance within the cache lifetime until it is back',
-          );
-        this.retry();
-      }
-    };
-    client.on('error', down);
-    client.on('end', () => down());
-    this.client = client;
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
-      // Anything cached before (or while reconnecting) may have missed a notification.
-      this.caches.clear();
-      this.retryMs = 500;
-    } catch (err) {
-      this.log.warn({ err }, 'credentials LISTEN failed; retrying');
-      down();
-    }
-  }
-
-  private retry(): void {
-    this.retryTimer = setTimeout(() => void this.start(), this.retryMs);
-    this.retryTimer.unref();
-    this.retryMs = Math.min(this.retryMs * 2, 30_000);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.retryTimer);
-    const c = this.client;
-    this.client = undefined;
-    if (c) {
-      c.removeAllListeners();
-      c.on('error', () => {}); // an 'error' event without a listener would crash the process
-      await c.end().catch(() => {});
-    }
-  }
+/**
+ * Subscribes `caches` to `kitty_credentials` on `listener`, which must not be started yet
+ * (PgListener.subscribe throws otherwise). Payloads other than `agent:<id>` / `grant:<id>` are ignored.
+ */
+export function subscribeCredentialNotifications(listener: PgListener, caches: CredentialCaches): void {
+  listener.subscribe(CHANNEL, {
+    notify: (payload) => {
+      const i = payload.indexOf(':');
+      const kind = payload.slice(0, i);
+      const id = payload.slice(i + 1);
+      if (kind === 'agent') caches.invalidateAgent(id);
+      else if (kind === 'grant') caches.invalidateGrant(id);
+    },
+    // Anything cached may have missed a notification: emptied when the connection drops, and again
+    // once listening (entries cached while it was down were never covered).
+    down: () => caches.clear(),
+    listening: () => caches.clear(),
+    whileDown: 'revoked credentials reach this instance within the cache lifetime (30 s for a key, 5 s for a connection)',
+  });
 }

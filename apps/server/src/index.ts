@@ -11,7 +11,8 @@ import { ApiKeyAuthenticator } from './auth.ts';
 import { KittyRateLimiter } from './rate-limit.ts';
 import { buildApp } from './http.ts';
 import { InboxSummaryCache } from './inbox-cache.ts';
-import { CredentialNotifications } from './credential-notify.ts';
+import { subscribeCredentialNotifications } from './credential-notify.ts';
+import { PgListener } from './pg-listener.ts';
 import { openDatabase } from './database.ts';
 import { AbuseLimiter } from './abuse-limits.ts';
 import { DatabaseHealth } from './health.ts';
@@ -81,9 +82,10 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     const kittyConfig = { baseUrl: config.baseUrl ?? '', inviteOnly: config.inviteOnly, platformInviteCodes: config.platformInviteCodes };
     const registry = buildRegistry(appRouter);
     const authenticator = new ApiKeyAuthenticator(db.prisma);
-    const inboxCache = new InboxSummaryCache(databaseUrl, db.prisma);
-    await inboxCache.start();
-    cleanups.push(() => inboxCache.stop());
+    // One LISTEN connection for the instance (pg-listener.ts): the inbox cache and the authentication
+    // caches subscribe below; it starts once both have.
+    const listener = new PgListener(databaseUrl, { warn: (o, m) => log.warn(o, m) });
+    const inboxCache = new InboxSummaryCache(listener, db.prisma);
     const services: Services = {
       prisma: db.prisma,
       pool: db.pool,
@@ -150,20 +152,16 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       };
     }
     // Revocations and rotations made on other instances reach this one's authentication caches at once.
-    const credentialNotifications = new CredentialNotifications(
-      databaseUrl,
-      {
-        invalidateAgent: (agentId) => authenticator.invalidate(agentId),
-        invalidateGrant: (grantId) => verifier?.invalidateGrant(grantId),
-        clear: () => {
-          authenticator.clear();
-          verifier?.clearConnections();
-        },
+    subscribeCredentialNotifications(listener, {
+      invalidateAgent: (agentId) => authenticator.invalidate(agentId),
+      invalidateGrant: (grantId) => verifier?.invalidateGrant(grantId),
+      clear: () => {
+        authenticator.clear();
+        verifier?.clearConnections();
       },
-      { warn: (o, m) => log.warn(o, m) },
-    );
-    await credentialNotifications.start();
-    cleanups.push(() => credentialNotifications.stop());
+    });
+    await listener.start();
+    cleanups.push(() => listener.stop());
     const app = await buildApp({
       registry,
       services,

@@ -34,7 +34,7 @@ async function statusWithin(key: string, status: number, ms: number): Promise<{ 
 const listeners = async () =>
   (
     await sql.query(
-      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN kitty_credentials' AND pid <> pg_backend_pid()`,
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%kitty_credentials%' AND pid <> pg_backend_pid()`,
     )
   ).rows as Array<{ pid: number }>;
 
