@@ -2,7 +2,7 @@
  * The caller's own overview (get_me): profile, pending invite count and newest active groups, in
  * one statement.
  */
-import type { Db } from '../context.ts';
+import type { Pool } from 'pg';
 import { toAgent } from './agents.ts';
 import { toGroupSummary } from './groups.ts';
 
@@ -46,9 +46,11 @@ interface GroupJson {
  * The overview of agent `agentId` at `now`: { agent (wire profile), groups (up to 100 active,
  * non-archived groups, newest first, with the agent's balance in minor units), pending_invites_count
  * (active invites addressed to the agent) }. Errors: none (the agent is the authenticated caller).
+ * Runs on the raw pool as a named prepared statement: the hottest read, measured against a bare
+ * route running the same statement (`pnpm bench`); through Prisma it cost ~12% of the request.
  */
-export async function getMe(db: Db, agentId: string, now: Date) {
-  const rows = await db.$queryRawUnsafe<GetMeRow[]>(GET_ME_SQL, agentId, now);
+export async function getMe(pool: Pool, agentId: string, now: Date) {
+  const { rows } = await pool.query<GetMeRow>({ name: 'kitty_get_me', text: GET_ME_SQL, values: [agentId, now] });
   const me = rows[0]!;
   const groups = me.groups.map((g) =>
     toGroupSummary(

@@ -20,7 +20,7 @@ export const get_me = readTool
   .output(output({ agent: agentSchema, groups: z.array(groupSummarySchema), pending_invites_count: z.number().int() }))
   .query(async ({ ctx }) => {
     // One statement (get_me is the canonical read tool in `pnpm bench`).
-    const me = await getMe(ctx.db, ctx.auth.agentId, ctx.services.now());
+    const me = await getMe(ctx.services.pool, ctx.auth.agentId, ctx.services.now());
     const pending = me.pending_invites_count;
     const suggested_next =
       pending > 0
