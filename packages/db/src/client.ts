@@ -34,7 +34,9 @@ export function createDb(databaseUrl: string, opts: { poolMax?: number; onPoolEr
   // Named statements: PostgreSQL parses and plans each distinct query once per connection instead
   // of on every execution (measured on get_me's query: 373 µs unnamed → 128 µs prepared).
   const prisma = new PrismaClient({
-    adapter: serialiseTransactionQueries(new PrismaPg(pool, { statementNameGenerator: (q) => statementName(q.sql) })),
+    adapter: serialiseTransactionQueries(
+      new PrismaPg(pool, { statementNameGenerator: (q) => statementName(q.sql) ?? '' }) /* '' = the unnamed statement */,
+    ),
   });
   // pool.end() resolves once its clients are told to end, not when their connections have
   // closed; whoever stops the server right after (the embedded database at shutdown) would then
@@ -62,19 +64,30 @@ export function createDb(databaseUrl: string, opts: { poolMax?: number; onPoolEr
 
 const statementNames = new Map<string, string>();
 
+/** Most distinct SQL texts that get a prepared-statement name (per process; so at most this many per connection). */
+export const MAX_NAMED_STATEMENTS = 500;
+
 /**
- * A stable prepared-statement name for a SQL text (hash of the text). The set of distinct texts
- * is bounded by the code's query shapes; the memo is capped so a pathological workload cannot
- * grow it without bound (names stay stable either way: they are derived, not counted).
+ * Texts whose shape varies with the data: an `IN ($1, $2, …)` list or a multi-row `VALUES (…), (…)`
+ * (Prisma writes one text per list length or batch size). Naming them would keep one prepared
+ * statement per length on every pooled connection, in node-postgres (it remembers each name's text
+ * per client for good) and in each PostgreSQL backend: memory that grows with the data, not the code.
  */
-function statementName(sql: string): string {
-  let name = statementNames.get(sql);
-  if (name === undefined) {
-    name = `k_${createHash('sha256').update(sql).digest('base64url').slice(0, 24)}`;
-    if (statementNames.size >= 10_000) statementNames.clear();
-    statementNames.set(sql, name);
-  }
-  return name;
+const VARIABLE_SHAPE = /\bIN \(\$\d+\s*,|\)\s*,\s*\(\s*\$\d+/i;
+
+/**
+ * A stable prepared-statement name for a SQL text (hash of the text), or undefined (an unnamed
+ * statement, planned on each execution) for texts of variable shape and for new texts once
+ * MAX_NAMED_STATEMENTS are named: the code's fixed query shapes get names at once and keep them, and
+ * what a connection remembers stays bounded (measured growth in the 10-minute soak before this rule).
+ */
+export function statementName(sql: string): string | undefined {
+  const name = statementNames.get(sql);
+  if (name !== undefined) return name;
+  if (VARIABLE_SHAPE.test(sql) || statementNames.size >= MAX_NAMED_STATEMENTS) return undefined;
+  const fresh = `k_${createHash('sha256').update(sql).digest('base64url').slice(0, 24)}`;
+  statementNames.set(sql, fresh);
+  return fresh;
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, createTestDatabase, type Db } from '../src/index.ts';
+import { statementName, MAX_NAMED_STATEMENTS } from '../src/client.ts';
 
 describe('createDb', () => {
   let dbh: { databaseUrl: string; drop(): Promise<void> };
@@ -63,5 +64,34 @@ describe('generated client', () => {
     const file = /new URL\('\.\/(query_compiler_\w+\.postgresql\.wasm)', import\.meta\.url\)/.exec(source)?.[1];
     expect(file).toBeDefined();
     expect(statSync(new URL(file!, internal)).size).toBeGreaterThan(1_000_000);
+  });
+});
+
+describe('prepared-statement names', () => {
+  it('names each fixed query shape once, never shapes that vary with the data, and at most MAX_NAMED_STATEMENTS', () => {
+    const fixed = 'SELECT "id" FROM "agents" WHERE "id" = $1';
+    expect(statementName(fixed)).toMatch(/^k_/);
+    expect(statementName(fixed)).toBe(statementName(fixed));
+    expect(statementName('SELECT 1 FROM "agents" WHERE "id" IN ($1,$2,$3)')).toBeUndefined();
+    expect(statementName('INSERT INTO "t" ("a") VALUES ($1), ($2)')).toBeUndefined();
+    for (let i = 0; i < MAX_NAMED_STATEMENTS + 50; i++) statementName(`SELECT ${i} AS n WHERE $1::int > 0`);
+    expect(statementName(`SELECT 'one more' WHERE $1::int > 0`)).toBeUndefined();
+    expect(statementName(fixed)).toMatch(/^k_/); // named before the cap: keeps its name
+  });
+
+  it('a pooled connection keeps no prepared statement per IN-list length', async () => {
+    const dbh = await createTestDatabase();
+    const one = createDb(dbh.databaseUrl, { poolMax: 1 });
+    try {
+      for (let n = 1; n <= 40; n++) {
+        const ids = Array.from({ length: n }, () => crypto.randomUUID());
+        await one.prisma.agent.findMany({ where: { id: { in: ids } }, select: { id: true } });
+      }
+      const { rows } = await one.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements');
+      expect(rows[0]!.n).toBeLessThan(5);
+    } finally {
+      await one.close();
+      await dbh.drop();
+    }
   });
 });
