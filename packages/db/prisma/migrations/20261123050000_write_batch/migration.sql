@@ -30,6 +30,10 @@
 -- The inbox summary on every response: the counters kept on the agent row and, only when they are
 -- non-zero, the top 3 lines (items still requiring action first, by priority then newest; then the
 -- newest unread items that never required action). NULL when there is nothing unread or to do.
+-- Each half is read in the order of its index (inbox_items (agent_id, requires_action, resolved_at, priority,
+-- created_at DESC) and (agent_id, read_at, created_at DESC); the ORDER BY names the columns the WHERE fixes,
+-- because PostgreSQL does not treat IS NULL as fixing a column's order), so it stops after 3 rows however many
+-- items are unread or open.
 CREATE FUNCTION kitty_inbox_summary(agent uuid) RETURNS jsonb LANGUAGE sql STABLE AS $$
   SELECT CASE WHEN a.inbox_unread > 0 OR a.inbox_requires_action > 0 THEN jsonb_build_object(
     'unread', a.inbox_unread,
@@ -38,11 +42,11 @@ CREATE FUNCTION kitty_inbox_summary(agent uuid) RETURNS jsonb LANGUAGE sql STABL
       SELECT t.text FROM (
         (SELECT text, 0 AS o, priority, created_at FROM inbox_items
           WHERE agent_id = a.id AND requires_action AND resolved_at IS NULL
-          ORDER BY priority, created_at DESC LIMIT 3)
+          ORDER BY requires_action, resolved_at, priority, created_at DESC LIMIT 3)
         UNION ALL
         (SELECT text, 1 AS o, 0 AS priority, created_at FROM inbox_items
           WHERE agent_id = a.id AND read_at IS NULL AND NOT requires_action
-          ORDER BY created_at DESC LIMIT 3)
+          ORDER BY read_at, created_at DESC LIMIT 3)
       ) t ORDER BY t.o, t.priority, t.created_at DESC LIMIT 3)))
   END
   FROM agents a WHERE a.id = agent
