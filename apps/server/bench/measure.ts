@@ -45,10 +45,33 @@ export async function paired(a: () => Promise<Result>, b: () => Promise<Result>)
   return [median(as, (r) => r.rps), median(bs, (r) => r.rps), median(ratios, (r) => r)];
 }
 
-export function compare(label: string, a: Result, aName: string, b: Result, bName: string, goal: string, medianRatio?: number) {
+/** Prints A next to B with the ratio and its goal, and adds the README row (`note` is appended to its figures). */
+export function compare(
+  label: string,
+  a: Result,
+  aName: string,
+  b: Result,
+  bName: string,
+  goal: string,
+  medianRatio?: number,
+  note?: string,
+) {
   const ratio = medianRatio ?? a.rps / b.rps;
-  console.log(`\n${label}\n  ${aName.padEnd(34)} ${fmt(a)}\n  ${bName.padEnd(34)} ${fmt(b)}\n  ratio ${ratio.toFixed(2)}x  (goal ${goal})`);
-  rows.push(
-    `| ${label} | ${ratio.toFixed(2)}x | ${goal} | ${a.rps.toFixed(0)} vs ${b.rps.toFixed(0)} req/s; p99 ${a.p99} vs ${b.p99} ms |`,
+  console.log(
+    `\n${label}\n  ${aName.padEnd(34)} ${fmt(a)}\n  ${bName.padEnd(34)} ${fmt(b)}\n  ratio ${ratio.toFixed(2)}x  (goal ${goal})${note ? `\n  ${note}` : ''}`,
   );
+  rows.push(
+    `| ${label} | ${ratio.toFixed(2)}x | ${goal} | ${a.rps.toFixed(0)} vs ${b.rps.toFixed(0)} req/s; p99 ${a.p99} vs ${b.p99} ms${note ? `; ${note}` : ''} |`,
+  );
+}
+
+/**
+ * What a tool over HTTP could reach if its own code cost nothing: the limit's statement plus one
+ * bare Fastify request, both paid from the same two cores (1/(1/limit + 1/bare)), as a ratio of the
+ * limit. On a machine where the load generator, the server and PostgreSQL share the cores, this
+ * bounds every HTTP-vs-raw-SQL ratio.
+ */
+export function httpCeiling(limit: Result, bareRps: number): string {
+  const ceiling = 1 / (1 / limit.rps + 1 / bareRps);
+  return `HTTP ceiling (the limit + a bare Fastify request at ${bareRps.toFixed(0)} req/s, same cores) ≈ ${ceiling.toFixed(0)} req/s = ${(ceiling / limit.rps).toFixed(2)}x`;
 }

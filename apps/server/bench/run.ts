@@ -146,7 +146,7 @@ async function main() {
       compare('MCP tools/call vs REST (get_me)', mcp, 'MCP tools/call get_me', rest2, 'REST get_me', '≥ 0.5x', mcpRatio);
     } else console.log(`\nMCP: /mcp answered ${probe.status}; skipped`);
 
-    await benchWrites(kittyUrl, db.databaseUrl, post);
+    await benchWrites(kittyUrl, db.databaseUrl, post, bare.rps);
     const registry = buildRegistry(appRouter);
     if (registry.has('get_balances')) await benchBalances(post, key, kittyUrl, auth, db.databaseUrl);
 
