@@ -59,6 +59,7 @@ DECLARE
   rows jsonb := coalesce(b->'rows', '{}'::jsonb);
   counters jsonb := coalesce(b->'counters', '[]'::jsonb);
   rec record;
+  item record;
 BEGIN
   IF b ? 'idempotency' THEN
     INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response)
@@ -183,14 +184,17 @@ BEGIN
   END IF;
 
   -- Inbox items whose action was taken, then every counter change: agent rows last, in id order.
+  -- One entity at a time, by equality on the (entity_type, entity_id) index: joined to the recordset, the planner
+  -- guessed 100 entities and scanned the whole table (inbox_items is the largest table; measured 8 ms at 30,000 rows).
   IF b ? 'resolve' THEN
-    WITH resolved AS (
-      UPDATE inbox_items i SET resolved_at = now()
-      FROM jsonb_to_recordset(b->'resolve') r(entity_type text, entity_id text)
-      WHERE i.entity_type = r.entity_type AND i.entity_id = r.entity_id AND i.requires_action AND i.resolved_at IS NULL
-      RETURNING i.agent_id)
-    SELECT counters || coalesce(jsonb_agg(jsonb_build_object('agent_id', s.agent_id, 'unread', 0, 'requires_action', -s.n)), '[]'::jsonb)
-    INTO counters FROM (SELECT agent_id, count(*) AS n FROM resolved GROUP BY agent_id) s;
+    FOR item IN SELECT r.entity_type, r.entity_id FROM jsonb_to_recordset(b->'resolve') r(entity_type text, entity_id text) LOOP
+      WITH resolved AS (
+        UPDATE inbox_items i SET resolved_at = now()
+        WHERE i.entity_type = item.entity_type AND i.entity_id = item.entity_id AND i.requires_action AND i.resolved_at IS NULL
+        RETURNING i.agent_id)
+      SELECT counters || coalesce(jsonb_agg(jsonb_build_object('agent_id', s.agent_id, 'unread', 0, 'requires_action', -s.n)), '[]'::jsonb)
+      INTO counters FROM (SELECT agent_id, count(*) AS n FROM resolved GROUP BY agent_id) s;
+    END LOOP;
   END IF;
   IF jsonb_array_length(counters) > 0 THEN
     PERFORM 1 FROM agents WHERE id IN (SELECT x.agent_id FROM jsonb_to_recordset(counters) x(agent_id uuid)) ORDER BY id FOR NO KEY UPDATE;
