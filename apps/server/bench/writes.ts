@@ -191,6 +191,8 @@ async function seedPending(pool: pg.Pool, groupId: string, payer: string, payee:
       n,
     ]);
     await c.query('COMMIT');
+    // Bulk-seeded rows: refresh the planner's statistics at once, as autovacuum would soon after (both sides get this).
+    await c.query('ANALYZE payments, inbox_items, memberships, agents');
     return r.rows.map((x) => x.id);
   } finally {
     c.release();
