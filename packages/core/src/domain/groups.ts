@@ -104,10 +104,31 @@ interface GroupMembershipRow {
   role: string | null;
   joined_at: Date | null;
   left_at: Date | null;
-  balance_minor: bigint | null;
-  balance_pending_minor: bigint | null;
+  /** Minor units as text (exact; the raw pool and Prisma would otherwise type int8 differently). */
+  balance_minor: string | null;
+  balance_pending_minor: string | null;
   pending_count: number | null;
 }
+
+/** The group (with its creator) and the caller's membership: $1 = group id, $2 = agent id. */
+const GROUP_ACCESS_COLUMNS = `g.id, g.name, g.description, g.currency, g.kind, g.direct_key, g.members_can_edit, g.member_count,
+       g.created_by, g.created_at, g.updated_at, g.archived_at,
+       a.handle AS cb_handle, a.display_name AS cb_display_name,
+       m.role, m.joined_at, m.left_at, m.balance_minor::text AS balance_minor,
+       m.balance_pending_minor::text AS balance_pending_minor, m.pending_count`;
+const GROUP_ACCESS_FROM = `FROM groups g
+  JOIN agents a ON a.id = g.created_by
+  LEFT JOIN memberships m ON m.group_id = g.id AND m.agent_id = $2::uuid
+  WHERE g.id = $1::uuid`;
+const GROUP_ACCESS_SQL = `SELECT ${GROUP_ACCESS_COLUMNS} ${GROUP_ACCESS_FROM}`;
+/** The same, plus the group's active members with their balances (minor units as text), in joining order. */
+const GROUP_FOR_WRITE_SQL = `SELECT ${GROUP_ACCESS_COLUMNS},
+  (SELECT coalesce(json_agg(json_build_object('id', ma.id, 'handle', ma.handle, 'display_name', ma.display_name,
+            'balance_minor', mm.balance_minor::text, 'balance_pending_minor', mm.balance_pending_minor::text)
+          ORDER BY mm.joined_at, mm.agent_id), '[]'::json)
+     FROM memberships mm JOIN agents ma ON ma.id = mm.agent_id
+    WHERE mm.group_id = g.id AND mm.left_at IS NULL) AS members
+  ${GROUP_ACCESS_FROM}`;
 
 /**
  * Loads a group (with its creator) and the caller's active membership in one statement — this
@@ -122,15 +143,7 @@ interface GroupMembershipRow {
  */
 export async function requireMembership(db: Db, groupId: string, agentId: string, opts: { lock?: boolean } = {}) {
   if (opts.lock) await db.$executeRaw`SELECT 1 FROM groups WHERE id = ${groupId}::uuid FOR NO KEY UPDATE`;
-  const rows = await db.$queryRaw<GroupMembershipRow[]>`
-    SELECT g.id, g.name, g.description, g.currency, g.kind, g.direct_key, g.members_can_edit, g.member_count,
-           g.created_by, g.created_at, g.updated_at, g.archived_at,
-           a.handle AS cb_handle, a.display_name AS cb_display_name,
-           m.role, m.joined_at, m.left_at, m.balance_minor, m.balance_pending_minor, m.pending_count
-    FROM groups g
-    JOIN agents a ON a.id = g.created_by
-    LEFT JOIN memberships m ON m.group_id = g.id AND m.agent_id = ${agentId}::uuid
-    WHERE g.id = ${groupId}::uuid`;
+  const rows = await db.$queryRawUnsafe<GroupMembershipRow[]>(GROUP_ACCESS_SQL, groupId, agentId);
   return groupAccess(rows[0], groupId, agentId);
 }
 
@@ -164,8 +177,8 @@ function groupAccess(r: GroupMembershipRow | undefined, groupId: string, agentId
     role: r.role,
     joinedAt: r.joined_at!,
     leftAt: null,
-    balanceMinor: r.balance_minor!,
-    balancePendingMinor: r.balance_pending_minor!,
+    balanceMinor: BigInt(r.balance_minor!),
+    balancePendingMinor: BigInt(r.balance_pending_minor!),
     pendingCount: r.pending_count!,
   };
   return { group, membership };
@@ -180,38 +193,12 @@ function groupAccess(r: GroupMembershipRow | undefined, groupId: string, agentId
  */
 export async function readGroupForWrite(pool: Pool, groupId: string, agentId: string) {
   const { rows } = await pool.query<
-    Omit<GroupMembershipRow, 'balance_minor' | 'balance_pending_minor'> & {
-      balance_minor: string | null;
-      balance_pending_minor: string | null;
+    GroupMembershipRow & {
       members: Array<{ id: string; handle: string; display_name: string; balance_minor: string; balance_pending_minor: string }>;
     }
-  >({
-    name: 'kitty_read_group_for_write',
-    text: `SELECT g.id, g.name, g.description, g.currency, g.kind, g.direct_key, g.members_can_edit, g.member_count,
-             g.created_by, g.created_at, g.updated_at, g.archived_at,
-             a.handle AS cb_handle, a.display_name AS cb_display_name,
-             m.role, m.joined_at, m.left_at, m.balance_minor::text, m.balance_pending_minor::text, m.pending_count,
-             (SELECT coalesce(json_agg(json_build_object('id', ma.id, 'handle', ma.handle, 'display_name', ma.display_name,
-                       'balance_minor', mm.balance_minor::text, 'balance_pending_minor', mm.balance_pending_minor::text)
-                     ORDER BY mm.joined_at, mm.agent_id), '[]'::json)
-                FROM memberships mm JOIN agents ma ON ma.id = mm.agent_id
-               WHERE mm.group_id = g.id AND mm.left_at IS NULL) AS members
-      FROM groups g
-      JOIN agents a ON a.id = g.created_by
-      LEFT JOIN memberships m ON m.group_id = g.id AND m.agent_id = $2::uuid
-      WHERE g.id = $1::uuid`,
-    values: [groupId, agentId],
-  });
+  >({ name: 'kitty_read_group_for_write', text: GROUP_FOR_WRITE_SQL, values: [groupId, agentId] });
   const r = rows[0];
-  const access = groupAccess(
-    r && {
-      ...r,
-      balance_minor: r.balance_minor === null ? null : BigInt(r.balance_minor),
-      balance_pending_minor: r.balance_pending_minor === null ? null : BigInt(r.balance_pending_minor),
-    },
-    groupId,
-    agentId,
-  );
+  const access = groupAccess(r, groupId, agentId);
   const members = r!.members.map((x) => ({
     agentId: x.id,
     handle: x.handle,
@@ -219,7 +206,13 @@ export async function readGroupForWrite(pool: Pool, groupId: string, agentId: st
     balanceMinor: BigInt(x.balance_minor),
     balancePendingMinor: BigInt(x.balance_pending_minor),
   }));
-  return { ...access, members: new Map(members.map((x) => [x.handle, x])) };
+  return {
+    ...access,
+    /** Active members by handle, in joining order. */
+    members: new Map(members.map((x) => [x.handle, x])),
+    /** The same members as agent references by id (to answer without loading agents). */
+    refs: new Map(members.map((x) => [x.agentId, { id: x.agentId, handle: x.handle, displayName: x.displayName }])),
+  };
 }
 
 /** Refuses writes to archived groups (GROUP_ARCHIVED, 409). */

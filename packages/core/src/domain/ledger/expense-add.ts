@@ -52,7 +52,7 @@ export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
   const { db } = ctx;
   const agentId = ctx.auth!.agentId;
   const now = ctx.services.now();
-  const { group, members } = await readGroupForWrite(ctx.services.pool, req.group_id, agentId);
+  const { group, members, refs } = await readGroupForWrite(ctx.services.pool, req.group_id, agentId);
   assertNotArchived(group);
   await assertLedgerAccepted(db, group);
   const { amountMinor, foreign } = resolveAmount(group.currency, req);
@@ -120,7 +120,6 @@ export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
     },
   );
   // Answer from what will be written (no read-back): members are known, the recurrence is staged.
-  const known = new Map([...members.values()].map((m) => [m.agentId, { id: m.agentId, handle: m.handle, displayName: m.displayName }]));
-  const [expense] = await toExpenses(db, [{ ...row, recurrence }], group.currency, known);
+  const [expense] = await toExpenses(db, [{ ...row, recurrence }], group.currency, refs);
   return { group, expense: expense! };
 }

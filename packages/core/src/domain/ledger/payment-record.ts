@@ -37,7 +37,7 @@ export interface PaymentRequest {
 export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, batch: WriteBatch, req: PaymentRequest) {
   const { db } = ctx;
   const agentId = ctx.auth!.agentId;
-  const { group, members } = await readGroupForWrite(ctx.services.pool, req.group_id, agentId);
+  const { group, members, refs } = await readGroupForWrite(ctx.services.pool, req.group_id, agentId);
   assertNotArchived(group);
   await assertLedgerAccepted(db, group);
   const fromHandle = req.from_handle ?? ctx.auth!.handle;
@@ -124,7 +124,6 @@ export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | '
     entityId: p.id,
     after: { from: payer.agentId, to: payee.agentId, amount_minor: amount.toString(), status: p.status },
   });
-  const known = new Map([...members.values()].map((m) => [m.agentId, { id: m.agentId, handle: m.handle, displayName: m.displayName }]));
-  const [payment] = await toPayments(db, [p], group.currency, known);
+  const [payment] = await toPayments(db, [p], group.currency, refs);
   return { group, payment: payment!, confirmed, payeeHandle: payee.handle };
 }

@@ -72,12 +72,16 @@ export async function toPayments(
   }));
 }
 
+/** NOT_FOUND for a payment id that names no payment. */
+export function paymentNotFound(paymentId: string): ToolError {
+  return new ToolError('NOT_FOUND', `No payment with payment_id ${paymentId}.`, {
+    suggestedAction: 'list_payments shows the payments of a group.',
+  });
+}
+
 export async function findPayment(db: Db, paymentId: string) {
   const p = await db.payment.findUnique({ where: { id: paymentId } });
-  if (!p)
-    throw new ToolError('NOT_FOUND', `No payment with payment_id ${paymentId}.`, {
-      suggestedAction: 'list_payments shows the payments of a group.',
-    });
+  if (!p) throw paymentNotFound(paymentId);
   return p;
 }
 

@@ -11,7 +11,7 @@ import { readGroupForWrite } from '../groups.ts';
 import { formatMinor } from '../money.ts';
 import type { WriteBatch } from '../write-batch.ts';
 import { LedgerDelta } from './effects.ts';
-import { assertPending, toPayments, type PaymentStatus } from './payments.ts';
+import { assertPending, paymentNotFound, toPayments, type PaymentStatus } from './payments.ts';
 
 export type PaymentResolution = Exclude<PaymentStatus, 'pending'>;
 
@@ -43,10 +43,7 @@ async function readPayment(pool: Pool, paymentId: string) {
     values: [paymentId],
   });
   const r = rows[0];
-  if (!r)
-    throw new ToolError('NOT_FOUND', `No payment with payment_id ${paymentId}.`, {
-      suggestedAction: 'list_payments shows the payments of a group.',
-    });
+  if (!r) throw paymentNotFound(paymentId);
   return {
     id: r.id,
     groupId: r.group_id,
@@ -79,7 +76,7 @@ export async function transitionPayment(
 ) {
   const agentId = ctx.auth!.agentId;
   const p = await readPayment(ctx.services.pool, paymentId);
-  const { group, members } = await readGroupForWrite(ctx.services.pool, p.groupId, agentId);
+  const { group, refs } = await readGroupForWrite(ctx.services.pool, p.groupId, agentId);
   const { role, verb, notifyKind } = RESOLUTIONS[to];
   const owner = role === 'payee' ? p.payeeId : p.payerId;
   if (owner !== agentId) {
@@ -117,7 +114,6 @@ export async function transitionPayment(
     before: { status: 'pending' },
     after: to === 'rejected' ? { status: to, reason: opts.reason ?? null } : { status: to },
   });
-  const known = new Map([...members.values()].map((m) => [m.agentId, { id: m.agentId, handle: m.handle, displayName: m.displayName }]));
-  const [payment] = await toPayments(ctx.db, [{ ...p, status: to, resolvedAt: now, updatedAt: now }], group.currency, known);
+  const [payment] = await toPayments(ctx.db, [{ ...p, status: to, resolvedAt: now, updatedAt: now }], group.currency, refs);
   return { group, payment: payment! };
 }
