@@ -11,7 +11,10 @@ import { readGroupForWrite, assertNotArchived, assertLedgerAccepted } from '../g
 import { formatMinor } from '../money.ts';
 import type { WriteBatch } from '../write-batch.ts';
 import type { payersInput, splitInput, repeatInput } from './expense-wire.ts';
-import { resolveAmount, resolvePayers, resolveSplit, todayUtc, dateFromIso, type ExpenseFields } from './expense-spec.ts';
+import { resolveAmount, resolvePayers, resolveSplit, todayUtc, dateFromIso, type ExpenseFields, type ExpenseSpec } from './expense-spec.ts';
+import { resolveItems, assertNoForeign, type ItemsInput } from './expense-items.ts';
+import { itemizedTotal } from './itemized.ts';
+import { resolveCategoryId } from './categories.ts';
 import { toExpenses, type ExpenseRow } from './expense-view.ts';
 import { stageExpense } from './expense-store.ts';
 import { occurrenceDate, occurrenceExists, toTemplate, type RecurrenceRule } from './recurrence.ts';
@@ -27,6 +30,7 @@ export interface NewExpense {
   group_id: string;
   description: string;
   category?: string | undefined;
+  category_id?: string | undefined;
   notes?: string | undefined;
   amount_minor?: number | undefined;
   date?: string | undefined;
@@ -36,6 +40,9 @@ export interface NewExpense {
   original_amount_minor?: number | undefined;
   exchange_rate?: string | undefined;
   repeat?: z.infer<typeof repeatInput> | undefined;
+  items?: ItemsInput['items'] | undefined;
+  tax_minor?: number | undefined;
+  tip_minor?: number | undefined;
 }
 
 /**
@@ -55,11 +62,31 @@ export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
   const { group, members, refs } = await readGroupForWrite(ctx.services.pool, req.group_id, agentId);
   assertNotArchived(group);
   await assertLedgerAccepted(db, group);
-  const { amountMinor, foreign } = resolveAmount(group.currency, req);
-  const payers = resolvePayers(members, amountMinor, req.payers, agentId);
-  const split = resolveSplit(members, amountMinor, req.split);
-  const spec = { amountMinor, payers, ...split };
-  const fields: ExpenseFields = { description: req.description, category: req.category || null, notes: req.notes || null, ...foreign };
+  let spec: ExpenseSpec;
+  let foreign: Pick<ExpenseFields, 'originalCurrency' | 'originalAmountMinor' | 'exchangeRate'>;
+  if (req.items) {
+    assertNoForeign(req);
+    const itemized = resolveItems(members, { items: req.items, tax_minor: req.tax_minor, tip_minor: req.tip_minor }, req.split, req.amount_minor);
+    const amountMinor = itemizedTotal(itemized);
+    const payers = resolvePayers(members, amountMinor, req.payers, agentId);
+    spec = { amountMinor, payers, method: 'itemized', participants: [], itemized };
+    foreign = { originalCurrency: null, originalAmountMinor: null, exchangeRate: null };
+  } else {
+    for (const f of ['tax_minor', 'tip_minor'] as const)
+      if (req[f] !== undefined) throw validationError(f, 'only with items', 'requires_items');
+    const r = resolveAmount(group.currency, req);
+    foreign = r.foreign;
+    const payers = resolvePayers(members, r.amountMinor, req.payers, agentId);
+    spec = { amountMinor: r.amountMinor, payers, ...resolveSplit(members, r.amountMinor, req.split) };
+  }
+  const amountMinor = spec.amountMinor;
+  const fields: ExpenseFields = {
+    description: req.description,
+    category: req.category || null,
+    categoryId: resolveCategoryId(req.category_id, req.category),
+    notes: req.notes || null,
+    ...foreign,
+  };
   const date = req.date ?? todayUtc(now);
   batch.guard(group.id, { lock: 'share', roster: [...members.values()].map((m) => m.agentId).sort() });
 
@@ -123,3 +150,4 @@ export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
   const [expense] = await toExpenses(db, [{ ...row, recurrence }], group.currency, refs);
   return { group, expense: expense! };
 }
+

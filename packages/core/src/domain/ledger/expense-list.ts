@@ -7,6 +7,7 @@ import { requireMembership } from '../groups.ts';
 import { decodeCursor, olderThan, pageOf, parseUpdatedAfter, UUID_CURSOR_ID } from '../cursor.ts';
 import { dateFromIso } from './expense-spec.ts';
 import { toExpenses, EXPENSE_INCLUDE } from './expense-view.ts';
+import { categoryWithChildren } from './categories.ts';
 
 /** Filters as validated on the wire: participant is a handle; date_from/date_to are YYYY-MM-DD (inclusive); updated_after an RFC 3339 timestamp; limit defaults to 20. */
 export interface ExpenseQuery {
@@ -17,6 +18,7 @@ export interface ExpenseQuery {
   updated_after?: string | undefined;
   include_deleted?: boolean | undefined;
   category?: string | undefined;
+  category_id?: string | undefined;
   cursor?: string | undefined;
   limit?: number | undefined;
 }
@@ -37,6 +39,7 @@ export async function listExpenses(db: Db, agentId: string, q: ExpenseQuery) {
   const and: Prisma.ExpenseWhereInput[] = [];
   if (!q.include_deleted) where.deletedAt = null;
   if (q.category) where.category = q.category;
+  if (q.category_id) where.categoryId = { in: categoryWithChildren(q.category_id) };
   if (q.participant) {
     const a = await db.agent.findUnique({ where: { handle: q.participant }, select: { id: true } });
     if (!a) return { group, expenses: [], next_cursor: null, unknownParticipant: true };

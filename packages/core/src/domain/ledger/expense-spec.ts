@@ -8,21 +8,25 @@ import type { z } from 'zod';
 import { validationError } from '../../errors.ts';
 import { MAX_AMOUNT_MINOR } from '../../text.ts';
 import { requireCurrency, currencyInfo } from '../money.ts';
-import { allocate, parseScaled, scaledToString, convertAmount, HUNDRED_PERCENT, type ShareLine } from './split.ts';
-import type { SplitMethod, payersInput, splitInput } from './expense-wire.ts';
+import { parseScaled, scaledToString, convertAmount, HUNDRED_PERCENT, type ShareLine } from './split.ts';
+import type { SplitMethod, StoredSplitMethod, payersInput, splitInput } from './expense-wire.ts';
+import { owedOf, idealOf, itemizedOwed, sortedParts, type Itemization } from './itemized.ts';
 
 /** A fully resolved expense: what is stored and what a recurrence repeats. */
 export interface ExpenseSpec {
   amountMinor: bigint;
   payers: Array<{ agentId: string; paidMinor: bigint }>;
-  method: SplitMethod;
-  /** value: "1" (equal), exact amount, percent or shares as canonical decimal strings. */
+  method: StoredSplitMethod;
+  /** value: "1" (equal), exact amount, percent or shares as canonical decimal strings, adjustment in minor units. Empty when itemized. */
   participants: Array<{ agentId: string; value: string }>;
+  /** An itemized bill (method "itemized"): the items with their splits, tax and tip. */
+  itemized?: Itemization | null;
 }
 
 export interface ExpenseFields {
   description: string;
   category: string | null;
+  categoryId: string;
   notes: string | null;
   originalCurrency: string | null;
   originalAmountMinor: bigint | null;
@@ -125,24 +129,24 @@ export function resolveSplit(
   members: Map<string, MemberRef>,
   amount: bigint,
   split: z.input<typeof splitInput> | undefined,
-): Pick<ExpenseSpec, 'method' | 'participants'> {
+  path = 'split',
+): { method: SplitMethod; participants: ExpenseSpec['participants'] } {
   const method: SplitMethod = split?.method ?? 'equal';
   const list = split?.participants;
   if (!list) {
-    if (method !== 'equal') throw validationError('split.participants', `required for method ${method}`, 'required');
+    if (method !== 'equal') throw validationError(`${path}.participants`, `required for method ${method}`, 'required');
     return { method, participants: [...members.values()].map((m) => ({ agentId: m.agentId, value: '1' })) };
   }
   const seen = new Set<string>();
   const participants: ExpenseSpec['participants'] = [];
   let total = 0n;
   list.forEach((p, i) => {
-    const base = `split.participants.${i}`;
+    const base = `${path}.participants.${i}`;
     const m = memberAt(members, p.handle, `${base}.handle`);
     if (seen.has(m.agentId)) throw validationError(`${base}.handle`, `@${p.handle} is listed twice`, 'duplicate');
     seen.add(m.agentId);
-    const extra = (['amount_minor', 'percent', 'shares'] as const).filter(
-      (f) => p[f] !== undefined && f !== ({ equal: '', exact: 'amount_minor', percent: 'percent', shares: 'shares' } as const)[method],
-    );
+    const own = ({ equal: '', exact: 'amount_minor', percent: 'percent', shares: 'shares', adjustment: 'adjustment_minor' } as const)[method];
+    const extra = (['amount_minor', 'percent', 'shares', 'adjustment_minor'] as const).filter((f) => p[f] !== undefined && f !== own);
     if (extra.length) throw validationError(`${base}.${extra[0]}`, `not used by method ${method}`, 'unexpected');
     if (method === 'equal') {
       participants.push({ agentId: m.agentId, value: '1' });
@@ -150,6 +154,9 @@ export function resolveSplit(
       if (p.amount_minor === undefined) throw validationError(`${base}.amount_minor`, 'required for method exact', 'required');
       total += BigInt(p.amount_minor);
       participants.push({ agentId: m.agentId, value: String(p.amount_minor) });
+    } else if (method === 'adjustment') {
+      if (p.adjustment_minor === undefined) throw validationError(`${base}.adjustment_minor`, 'required for method adjustment', 'required');
+      participants.push({ agentId: m.agentId, value: String(p.adjustment_minor) });
     } else {
       const raw = method === 'percent' ? p.percent : p.shares;
       if (raw === undefined) throw validationError(`${base}.${method}`, `required for method ${method}`, 'required');
@@ -160,32 +167,38 @@ export function resolveSplit(
     }
   });
   if (method === 'exact' && total !== amount)
-    throw validationError('split.participants', `exact amounts sum to ${total} but the amount is ${amount}`, 'sum_mismatch');
+    throw validationError(`${path}.participants`, `exact amounts sum to ${total} but the amount is ${amount}`, 'sum_mismatch');
   if (method === 'percent' && total !== HUNDRED_PERCENT)
-    throw validationError('split.participants', `percentages sum to ${scaledToString(total)}, not 100`, 'sum_mismatch');
-  if (method === 'shares' && total === 0n) throw validationError('split.participants', 'shares must not all be zero', 'zero_shares');
+    throw validationError(`${path}.participants`, `percentages sum to ${scaledToString(total)}, not 100`, 'sum_mismatch');
+  if (method === 'shares' && total === 0n) throw validationError(`${path}.participants`, 'shares must not all be zero', 'zero_shares');
+  if (method === 'adjustment') {
+    // Nobody's ideal share may have the opposite sign of the amount (adjustments larger than the amount).
+    const parts = sortedParts(participants);
+    const { nums } = idealOf(amount, method, parts);
+    const k = nums.findIndex((v) => (amount > 0n ? v < 0n : v > 0n));
+    if (k >= 0) {
+      const i = list.findIndex((p) => members.get(p.handle)!.agentId === parts[k]!.agentId);
+      throw validationError(`${base(path, i)}.adjustment_minor`, 'the adjustments leave this member a share of the opposite sign to the amount', 'adjustment_too_big');
+    }
+  }
   return { method, participants };
+}
+
+function base(path: string, i: number): string {
+  return `${path}.participants.${i}`;
 }
 
 /** The share lines of an expense (rounding seeded by its id). Exact: both sides sum to the amount. */
 export function computeShares(spec: ExpenseSpec, expenseId: string): Array<ShareLine & { splitValue: string | null }> {
-  const parts = [...spec.participants].sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
-  let owed: bigint[];
-  if (spec.method === 'exact') owed = parts.map((p) => BigInt(p.value));
-  else if (spec.method === 'equal')
-    owed = allocate(
-      spec.amountMinor,
-      parts.map(() => 1n),
-      expenseId,
-    );
-  else
-    owed = allocate(
-      spec.amountMinor,
-      parts.map((p) => parseScaled(p.value)!),
-      expenseId,
-    );
   const lines = new Map<string, ShareLine & { splitValue: string | null }>();
-  parts.forEach((p, i) => lines.set(p.agentId, { agentId: p.agentId, paidMinor: 0n, owedMinor: owed[i]!, splitValue: p.value }));
+  if (spec.itemized) {
+    for (const [agentId, owedMinor] of itemizedOwed(spec.itemized, expenseId).owed)
+      lines.set(agentId, { agentId, paidMinor: 0n, owedMinor, splitValue: null });
+  } else {
+    const parts = sortedParts(spec.participants);
+    const owed = owedOf(spec.amountMinor, spec.method as SplitMethod, parts, expenseId);
+    parts.forEach((p, i) => lines.set(p.agentId, { agentId: p.agentId, paidMinor: 0n, owedMinor: owed[i]!, splitValue: p.value }));
+  }
   for (const p of spec.payers) {
     const l = lines.get(p.agentId) ?? { agentId: p.agentId, paidMinor: 0n, owedMinor: 0n, splitValue: null };
     l.paidMinor += p.paidMinor;
@@ -199,10 +212,12 @@ export function specFromRows(
   amountMinor: bigint,
   method: string,
   shares: Array<{ agentId: string; paidMinor: bigint; splitValue: string | null }>,
+  itemized: Itemization | null = null,
 ): ExpenseSpec {
   return {
     amountMinor,
-    method: method as SplitMethod,
+    itemized,
+    method: method as StoredSplitMethod,
     payers: shares.filter((s) => s.paidMinor !== 0n).map((s) => ({ agentId: s.agentId, paidMinor: s.paidMinor })),
     participants: shares.filter((s) => s.splitValue !== null).map((s) => ({ agentId: s.agentId, value: s.splitValue! })),
   };

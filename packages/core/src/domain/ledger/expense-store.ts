@@ -15,6 +15,7 @@ import { WriteBatch, applyBatchIn } from '../write-batch.ts';
 import type { ShareLine } from './split.ts';
 import { computeShares, dateFromIso, isoFromDate, snapshot, type ExpenseSpec, type ExpenseFields, type MemberRef } from './expense-spec.ts';
 import { EXPENSE_INCLUDE, toExpenses, type ExpenseRow } from './expense-view.ts';
+import { toStoredItems } from './expense-items.ts';
 
 /** Active members of a group keyed by handle. */
 export async function activeMembersByHandle(db: Db, groupId: string): Promise<Map<string, MemberRef>> {
@@ -57,8 +58,10 @@ export function stageExpense(batch: WriteBatch, a: ExpenseInsert) {
     amountMinor: a.spec.amountMinor,
     date: dateFromIso(a.date),
     category: a.fields.category,
+    categoryId: a.fields.categoryId,
     notes: a.fields.notes,
     splitMethod: a.spec.method,
+    items: a.spec.itemized ? toStoredItems(a.spec.itemized, id) : null,
     originalCurrency: a.fields.originalCurrency,
     originalAmountMinor: a.fields.originalAmountMinor,
     exchangeRate: a.fields.exchangeRate,
@@ -77,6 +80,8 @@ export function stageExpense(batch: WriteBatch, a: ExpenseInsert) {
     amount_minor: row.amountMinor.toString(),
     date: a.date,
     category: row.category,
+    category_id: row.categoryId,
+    items: row.items,
     notes: row.notes,
     split_method: row.splitMethod,
     original_currency: row.originalCurrency,

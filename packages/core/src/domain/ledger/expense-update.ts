@@ -21,8 +21,13 @@ import {
   isoFromDate,
   dateFromIso,
   type ExpenseSpec,
+  type MemberRef,
 } from './expense-spec.ts';
 import { toExpenses } from './expense-view.ts';
+import { Prisma } from '@kitty/db';
+import { resolveItems, checkItemized, assertNoForeign, toStoredItems, fromStoredItems, type ItemsInput, type StoredItems } from './expense-items.ts';
+import { itemizedTotal, idealOf, sortedParts, type Itemization } from './itemized.ts';
+import { categoryFromLabel } from './categories.ts';
 import { activeMembersByHandle, findExpense } from './expense-store.ts';
 
 /**
@@ -35,6 +40,7 @@ import { activeMembersByHandle, findExpense } from './expense-store.ts';
 export interface ExpensePatch {
   description?: string | undefined;
   category?: string | null | undefined;
+  category_id?: string | undefined;
   notes?: string | null | undefined;
   amount_minor?: number | undefined;
   date?: string | undefined;
@@ -44,6 +50,9 @@ export interface ExpensePatch {
   original_amount_minor?: number | null | undefined;
   exchange_rate?: string | null | undefined;
   repeat?: null | undefined;
+  items?: ItemsInput['items'] | null | undefined;
+  tax_minor?: number | undefined;
+  tip_minor?: number | undefined;
 }
 
 /**
@@ -74,51 +83,12 @@ export async function updateExpense(ctx: Pick<ToolContext, 'db' | 'services' | '
   const changes = Object.keys(patch).filter((k) => k !== 'expense_id' && k !== 'idempotency_key');
   if (!changes.length) throw validationError('(root)', 'give at least one field to change', 'nothing_to_change');
 
-  const old = specFromRows(e.amountMinor, e.splitMethod, e.shares);
-  const foreignTouched =
-    patch.original_currency !== undefined || patch.original_amount_minor !== undefined || patch.exchange_rate !== undefined;
-  let amount = e.amountMinor;
-  let foreign = { originalCurrency: e.originalCurrency, originalAmountMinor: e.originalAmountMinor, exchangeRate: e.exchangeRate };
-  if (patch.amount_minor !== undefined || foreignTouched) {
-    const merged = {
-      amount_minor: patch.amount_minor,
-      original_currency: patch.original_currency !== undefined ? patch.original_currency : e.originalCurrency,
-      original_amount_minor:
-        patch.original_amount_minor !== undefined
-          ? patch.original_amount_minor
-          : e.originalAmountMinor === null
-            ? null
-            : Number(e.originalAmountMinor),
-      exchange_rate: patch.exchange_rate !== undefined ? patch.exchange_rate : e.exchangeRate,
-    };
-    if (
-      merged.original_currency == null &&
-      merged.original_amount_minor == null &&
-      merged.exchange_rate == null &&
-      merged.amount_minor === undefined
-    ) {
-      merged.amount_minor = Number(e.amountMinor);
-    }
-    const r = resolveAmount(group.currency, merged);
-    amount = r.amountMinor;
-    foreign = r.foreign;
-  }
-  const amountChanged = amount !== e.amountMinor;
   const members = await activeMembersByHandle(db, group.id);
-
-  let payers: ExpenseSpec['payers'];
-  if (patch.payers) payers = resolvePayers(members, amount, patch.payers, agentId);
-  else if (!amountChanged) payers = old.payers;
-  else if (old.payers.length === 1) payers = [{ agentId: old.payers[0]!.agentId, paidMinor: amount }];
-  else throw validationError('payers', 'the amount changed and there are several payers: give payers with their new amounts', 'required');
-
-  let split: Pick<ExpenseSpec, 'method' | 'participants'>;
-  if (patch.split) split = resolveSplit(members, amount, patch.split);
-  else if (amountChanged && old.method === 'exact')
-    throw validationError('split', 'the amount changed and the split is exact: give the new exact split', 'required');
-  else split = { method: old.method, participants: old.participants };
-
-  const spec: ExpenseSpec = { amountMinor: amount, payers, ...split };
+  const stored = fromStoredItems(e.items as StoredItems | null);
+  const { spec, foreign } =
+    patch.items || (stored && patch.items !== null)
+      ? itemizedSpec(e, stored, members, patch, agentId)
+      : plainSpec(group.currency, e, members, patch, agentId);
   const lines = computeShares(spec, e.id);
   await applyDelta(db, group.id, new LedgerDelta().addLines(e.shares, -1n).addLines(lines, 1n));
 
@@ -128,8 +98,10 @@ export async function updateExpense(ctx: Pick<ToolContext, 'db' | 'services' | '
     data: {
       description: patch.description ?? e.description,
       category: patch.category !== undefined ? patch.category || null : e.category,
+      categoryId: patch.category_id ?? categoryFromLabel(patch.category) ?? e.categoryId,
+      items: spec.itemized ? (toStoredItems(spec.itemized, e.id) as object) : Prisma.DbNull,
       notes: patch.notes !== undefined ? patch.notes || null : e.notes,
-      amountMinor: amount,
+      amountMinor: spec.amountMinor,
       date: dateFromIso(date),
       splitMethod: spec.method,
       ...foreign,
@@ -164,7 +136,7 @@ export async function updateExpense(ctx: Pick<ToolContext, 'db' | 'services' | '
     entityType: 'expense',
     entityId: e.id,
     before: snapshot(e.description, e.amountMinor, isoFromDate(e.date), e.shares),
-    after: snapshot(patch.description ?? e.description, amount, date, lines),
+    after: snapshot(patch.description ?? e.description, spec.amountMinor, date, lines),
   });
   const involved = [...new Set([...e.shares.map((s) => s.agentId), ...lines.map((l) => l.agentId)])].sort();
   await notifyAll(db, involved, agentId, {
@@ -176,4 +148,88 @@ export async function updateExpense(ctx: Pick<ToolContext, 'db' | 'services' | '
   });
   const [expense] = await toExpenses(db, [await findExpense(db, e.id)], group.currency);
   return { group, expense: expense! };
+}
+
+type StoredExpense = Awaited<ReturnType<typeof findExpense>>;
+
+/** The new spec of an expense that is not (or no longer) itemized. */
+function plainSpec(currency: string, e: StoredExpense, members: Map<string, MemberRef>, patch: ExpensePatch, agentId: string) {
+  for (const f of ['tax_minor', 'tip_minor'] as const)
+    if (patch[f] !== undefined) throw validationError(f, 'only with items', 'requires_items');
+  const old = specFromRows(e.amountMinor, e.splitMethod, e.shares);
+  const foreignTouched =
+    patch.original_currency !== undefined || patch.original_amount_minor !== undefined || patch.exchange_rate !== undefined;
+  let amount = e.amountMinor;
+  let foreign = { originalCurrency: e.originalCurrency, originalAmountMinor: e.originalAmountMinor, exchangeRate: e.exchangeRate };
+  if (patch.amount_minor !== undefined || foreignTouched) {
+    const merged = {
+      amount_minor: patch.amount_minor,
+      original_currency: patch.original_currency !== undefined ? patch.original_currency : e.originalCurrency,
+      original_amount_minor:
+        patch.original_amount_minor !== undefined
+          ? patch.original_amount_minor
+          : e.originalAmountMinor === null
+            ? null
+            : Number(e.originalAmountMinor),
+      exchange_rate: patch.exchange_rate !== undefined ? patch.exchange_rate : e.exchangeRate,
+    };
+    if (
+      merged.original_currency == null &&
+      merged.original_amount_minor == null &&
+      merged.exchange_rate == null &&
+      merged.amount_minor === undefined
+    ) {
+      merged.amount_minor = Number(e.amountMinor);
+    }
+    const r = resolveAmount(currency, merged);
+    amount = r.amountMinor;
+    foreign = r.foreign;
+  }
+  const amountChanged = amount !== e.amountMinor;
+
+  let payers: ExpenseSpec['payers'];
+  if (patch.payers) payers = resolvePayers(members, amount, patch.payers, agentId);
+  else if (!amountChanged) payers = old.payers;
+  else if (old.payers.length === 1) payers = [{ agentId: old.payers[0]!.agentId, paidMinor: amount }];
+  else throw validationError('payers', 'the amount changed and there are several payers: give payers with their new amounts', 'required');
+
+  let split: Pick<ExpenseSpec, 'method' | 'participants'>;
+  if (patch.split) split = resolveSplit(members, amount, patch.split);
+  else if (amountChanged && old.method === 'exact')
+    throw validationError('split', 'the amount changed and the split is exact: give the new exact split', 'required');
+  else if (old.method === 'itemized') split = resolveSplit(members, amount, undefined);
+  else if (amountChanged && old.method === 'adjustment' && idealOf(amount, 'adjustment', sortedParts(old.participants)).nums.some((v) => (amount > 0n ? v < 0n : v > 0n)))
+    throw validationError('split', 'the adjustments do not fit the new amount: give a new split', 'adjustment_too_big');
+  else split = { method: old.method, participants: old.participants };
+
+  return { spec: { amountMinor: amount, payers, ...split } as ExpenseSpec, foreign };
+}
+
+/**
+ * The new spec of an itemized expense: new items (with tax and tip given, else the stored ones), or
+ * the stored items with new tax or tip. A changed total with several payers needs payers.
+ */
+function itemizedSpec(
+  e: StoredExpense,
+  stored: Itemization | null,
+  members: Map<string, MemberRef>,
+  patch: ExpensePatch,
+  agentId: string,
+) {
+  assertNoForeign(patch);
+  const taxMinor = patch.tax_minor ?? Number(stored?.taxMinor ?? 0n);
+  const tipMinor = patch.tip_minor ?? Number(stored?.tipMinor ?? 0n);
+  let itemized: Itemization;
+  if (patch.items) itemized = resolveItems(members, { items: patch.items, tax_minor: taxMinor, tip_minor: tipMinor }, patch.split, patch.amount_minor);
+  else if (patch.split) throw validationError('split', 'this expense is itemized: give items with their splits, or items: null to drop them', 'itemized');
+  else itemized = checkItemized({ ...stored!, taxMinor: BigInt(taxMinor), tipMinor: BigInt(tipMinor) }, patch.amount_minor);
+  const amount = itemizedTotal(itemized);
+  const old = specFromRows(e.amountMinor, e.splitMethod, e.shares);
+  let payers: ExpenseSpec['payers'];
+  if (patch.payers) payers = resolvePayers(members, amount, patch.payers, agentId);
+  else if (amount === e.amountMinor) payers = old.payers;
+  else if (old.payers.length === 1) payers = [{ agentId: old.payers[0]!.agentId, paidMinor: amount }];
+  else throw validationError('payers', 'the amount changed and there are several payers: give payers with their new amounts', 'required');
+  const spec: ExpenseSpec = { amountMinor: amount, payers, method: 'itemized', participants: [], itemized };
+  return { spec, foreign: { originalCurrency: null, originalAmountMinor: null, exchangeRate: null } };
 }

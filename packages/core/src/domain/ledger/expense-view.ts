@@ -5,8 +5,9 @@
 import type { Db } from '../../context.ts';
 import { formatMinor, toNumber } from '../money.ts';
 import { toAgentRef } from '../agents.ts';
-import type { ExpenseOut, RepeatUnit, SplitMethod } from './expense-wire.ts';
+import type { ExpenseOut, RepeatUnit, StoredSplitMethod } from './expense-wire.ts';
 import { isoFromDate } from './expense-spec.ts';
+import { itemsOut, storedItemAgents, type StoredItems } from './expense-items.ts';
 
 export const EXPENSE_INCLUDE = { shares: true, recurrence: true } as const;
 
@@ -17,8 +18,11 @@ export type ExpenseRow = {
   amountMinor: bigint;
   date: Date;
   category: string | null;
+  categoryId: string;
   notes: string | null;
   splitMethod: string;
+  /** The stored itemized bill (jsonb), null when not itemized. */
+  items: unknown;
   originalCurrency: string | null;
   originalAmountMinor: bigint | null;
   exchangeRate: string | null;
@@ -55,7 +59,7 @@ export async function toExpenses(
   currency: string,
   known?: ReadonlyMap<string, AgentRefRow>,
 ): Promise<ExpenseOut[]> {
-  const ids = rows.flatMap((r) => [r.createdById, ...r.shares.map((s) => s.agentId)]);
+  const ids = rows.flatMap((r) => [r.createdById, ...r.shares.map((s) => s.agentId), ...storedItemAgents(r.items as StoredItems | null)]);
   const agents = known && ids.every((id) => known.has(id)) ? known : await agentsById(db, ids);
   const ref = (id: string) => toAgentRef(agents.get(id) ?? { id, handle: 'unknown', displayName: 'unknown' });
   return rows.map((r) => ({
@@ -67,8 +71,9 @@ export async function toExpenses(
     currency,
     date: isoFromDate(r.date),
     category: r.category,
+    category_id: r.categoryId,
     notes: r.notes,
-    split_method: r.splitMethod as SplitMethod,
+    split_method: r.splitMethod as StoredSplitMethod,
     original_currency: r.originalCurrency,
     original_amount_minor: r.originalAmountMinor === null ? null : toNumber(r.originalAmountMinor),
     exchange_rate: r.exchangeRate,
@@ -84,6 +89,7 @@ export async function toExpenses(
           split_value: s.splitValue,
         };
       }),
+    ...itemsOut(r.items as StoredItems | null, (id) => ref(id).handle),
     created_by: ref(r.createdById),
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),

@@ -3,10 +3,13 @@
  * split, repeat, foreign currency, text fields) and the output schema of an expense.
  */
 import { z } from 'zod';
-import { uuid, handle, text, longText, isoDate, currencyCode, amountMinor, timestamp, agentRef } from '../../text.ts';
+import { uuid, handle, text, longText, isoDate, currencyCode, amountMinor, positiveAmountMinor, timestamp, agentRef } from '../../text.ts';
+import { isCategoryId } from './categories.ts';
 
-export type SplitMethod = 'equal' | 'exact' | 'percent' | 'shares';
-const SPLIT_METHODS = ['equal', 'exact', 'percent', 'shares'] as const;
+export type SplitMethod = 'equal' | 'exact' | 'percent' | 'shares' | 'adjustment';
+const SPLIT_METHODS = ['equal', 'exact', 'percent', 'shares', 'adjustment'] as const;
+/** What an expense's split_method may be: a split method, or "itemized" (each item has its own split). */
+export type StoredSplitMethod = SplitMethod | 'itemized';
 export type RepeatUnit = 'day' | 'week' | 'month' | 'year';
 
 // ───────────── input schemas ─────────────
@@ -33,7 +36,10 @@ export const payersInput = z
 
 export const splitInput = z
   .strictObject({
-    method: z.enum(SPLIT_METHODS).default('equal').describe('equal | exact | percent | shares (default equal).'),
+    method: z
+      .enum(SPLIT_METHODS)
+      .default('equal')
+      .describe('Default equal. adjustment: each pays their adjustment_minor plus an equal part of the rest.'),
     participants: z
       .array(
         z.strictObject({
@@ -45,6 +51,9 @@ export const splitInput = z
             .optional()
             .describe("method percent: this member's percentage (up to 6 decimals; all must sum to exactly 100)."),
           shares: decimalInput.optional().describe("method shares: this member's weight (e.g. 2 for two people; up to 6 decimals; > 0)."),
+          adjustment_minor: amountMinor
+            .optional()
+            .describe('method adjustment: paid by this member on top of an equal part of the rest (minor units; may be negative).'),
         }),
       )
       .min(1)
@@ -111,13 +120,27 @@ export const expenseSchema = z.object({
   amount: z.string().describe('Formatted amount.'),
   currency: z.string(),
   date: z.string().describe('YYYY-MM-DD'),
-  category: z.string().nullable(),
+  category: z.string().nullable().describe('The free label as given.'),
   notes: z.string().nullable(),
-  split_method: z.enum(SPLIT_METHODS),
+  category_id: z.string().describe('Category id (list_categories); "general" when none was given.'),
+  split_method: z.enum([...SPLIT_METHODS, 'itemized']).describe('itemized: the items carry the splits.'),
   original_currency: z.string().nullable(),
   original_amount_minor: z.number().int().nullable(),
   exchange_rate: z.string().nullable(),
   shares: z.array(shareSchema),
+  items: z
+    .array(
+      z.object({
+        description: z.string(),
+        amount_minor: z.number().int(),
+        split_method: z.enum(SPLIT_METHODS),
+        shares: z.array(z.object({ handle: z.string(), owed_minor: z.number().int() })),
+      }),
+    )
+    .nullable()
+    .describe("An itemized bill's items, each with its own split rounded alone; null when not itemized."),
+  tax_minor: z.number().int().nullable().describe('Itemized: tax, shared in proportion to item subtotals; else null.'),
+  tip_minor: z.number().int().nullable().describe('Itemized: tip, shared like tax; else null.'),
   created_by: agentRef,
   created_at: timestamp,
   updated_at: timestamp,
@@ -128,8 +151,32 @@ export const expenseSchema = z.object({
 });
 export type ExpenseOut = z.infer<typeof expenseSchema>;
 
+/** A category id from list_categories (checked in the schema, so the sandbox refuses it too). */
+export const categoryIdInput = z.string().max(50).refine(isCategoryId, { message: 'unknown category_id: list_categories lists them', params: { code: 'unknown_category' } });
+
 export const expenseTextFields = {
   description: text(1, 200, 'description').describe('What it was for, 1-200 chars.'),
-  category: text(0, 50, 'category').optional().describe('Free category label, e.g. "food", 0-50 chars.'),
+  category: text(0, 50, 'category').optional().describe('Free label, 0-50 chars; one naming a known category (e.g. "Groceries") sets category_id.'),
+  category_id: categoryIdInput.optional().describe('A category id from list_categories, e.g. "food/groceries"; default general.'),
   notes: longText(0, 1000, 'notes').optional().describe('Notes, 0-1000 chars (newlines allowed).'),
+};
+
+
+/** The itemized-bill arguments of add_expense and update_expense. */
+export const itemsFields = {
+  items: z
+    .array(
+      z.strictObject({
+        description: text(1, 200, 'description').describe('The item, 1-200 chars.'),
+        amount_minor: positiveAmountMinor.describe('Price in minor units, > 0.'),
+        split: splitInput.optional().describe("This item's split, shaped like split; default the expense's split."),
+      }),
+    )
+    .min(1)
+    .max(100)
+    .describe(
+      "Itemized bill: the amount is Σ items + tax_minor + tip_minor; each member owes their item subtotal's share of it, rounded once (largest remainder).",
+    ),
+  tax_minor: amountMinor.optional().describe('With items: tax, shared in proportion to item subtotals; negative for a discount. Default 0.'),
+  tip_minor: amountMinor.optional().describe('With items: tip, shared like tax_minor. Default 0.'),
 };

@@ -12,6 +12,7 @@ import { appendActivity } from '../activity.ts';
 import { LedgerDelta, applyDelta } from './effects.ts';
 import { activeMembersByHandle, insertExpense } from './expense-store.ts';
 import { parseImport, type ImportIssue, type ParseContext } from './import.ts';
+import { resolveCategoryId } from './categories.ts';
 
 /** Most rows one import may hold. */
 const MAX_IMPORT_ROWS = 2000;
@@ -102,7 +103,7 @@ export async function importLedger(ctx: Pick<ToolContext, 'db' | 'services' | 'a
           now,
           importKey: r.importKey,
           action: 'expense.imported',
-          fields: { description: r.description, category: r.category, notes: `imported from ${req.format} (line ${r.line})`, ...r.foreign },
+          fields: { description: r.description, category: r.category, categoryId: resolveCategoryId(undefined, r.category), notes: `imported from ${req.format} (line ${r.line})`, ...r.foreign },
         });
         expense_ids.push(id);
       } else {

@@ -20,6 +20,8 @@ import { notify, beginInboxCounters, flushInboxCounters } from '../inbox.ts';
 import { type RepeatUnit } from './expense-wire.ts';
 import { todayUtc, isoFromDate, dateFromIso, type ExpenseSpec, type ExpenseFields } from './expense-spec.ts';
 import { insertExpense } from './expense-store.ts';
+import { toStoredItems, fromStoredItems, type StoredItems } from './expense-items.ts';
+import { resolveCategoryId } from './categories.ts';
 
 /**
  * A series may start at most this many days before today (UTC). A start in year 0001 would
@@ -73,6 +75,8 @@ export function occurrenceExists(r: RecurrenceRule, k: number): boolean {
 export interface RecurrenceTemplate {
   description: string;
   category: string | null;
+  /** Absent in templates stored before categories: then the label's category, else general. */
+  category_id?: string;
   notes: string | null;
   original_currency: string | null;
   original_amount_minor: string | null;
@@ -81,12 +85,15 @@ export interface RecurrenceTemplate {
   method: ExpenseSpec['method'];
   payers: Array<{ agent_id: string; paid_minor: string }>;
   participants: Array<{ agent_id: string; value: string }>;
+  /** An itemized bill's items, splits, tax and tip (their shares are recomputed for each copy). */
+  items?: StoredItems | null;
 }
 
 export function toTemplate(spec: ExpenseSpec, f: ExpenseFields): RecurrenceTemplate {
   return {
     description: f.description,
     category: f.category,
+    category_id: f.categoryId,
     notes: f.notes,
     original_currency: f.originalCurrency,
     original_amount_minor: f.originalAmountMinor?.toString() ?? null,
@@ -95,6 +102,7 @@ export function toTemplate(spec: ExpenseSpec, f: ExpenseFields): RecurrenceTempl
     method: spec.method,
     payers: spec.payers.map((p) => ({ agent_id: p.agentId, paid_minor: p.paidMinor.toString() })),
     participants: spec.participants.map((p) => ({ agent_id: p.agentId, value: p.value })),
+    items: spec.itemized ? toStoredItems(spec.itemized, 'template') : null,
   };
 }
 
@@ -105,10 +113,12 @@ function fromTemplate(t: RecurrenceTemplate): { spec: ExpenseSpec; fields: Expen
       method: t.method,
       payers: t.payers.map((p) => ({ agentId: p.agent_id, paidMinor: BigInt(p.paid_minor) })),
       participants: t.participants.map((p) => ({ agentId: p.agent_id, value: p.value })),
+      itemized: fromStoredItems(t.items ?? null),
     },
     fields: {
       description: t.description,
       category: t.category,
+      categoryId: t.category_id ?? resolveCategoryId(undefined, t.category),
       notes: t.notes,
       originalCurrency: t.original_currency,
       originalAmountMinor: t.original_amount_minor === null ? null : BigInt(t.original_amount_minor),

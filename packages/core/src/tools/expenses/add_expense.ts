@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { batchedWriteTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { isoDate, amountMinor, output, groupId } from '../../text.ts';
-import { expenseSchema, expenseTextFields, payersInput, splitInput, repeatInput, foreignFields } from '../../domain/ledger/expense-wire.ts';
+import { expenseSchema, expenseTextFields, payersInput, splitInput, repeatInput, foreignFields, itemsFields } from '../../domain/ledger/expense-wire.ts';
 import { addExpense } from '../../domain/ledger/expense-add.ts';
 import { earliestRepeatStart, MAX_REPEAT_START_AGE_DAYS, MAX_OCCURRENCES_PER_RUN } from '../../domain/ledger/recurrence.ts';
 
@@ -50,6 +50,9 @@ export const add_expense = batchedWriteTool
         split: splitInput.optional(),
         ...foreignFields,
         repeat: repeatInput.optional(),
+        items: itemsFields.items.optional(),
+        tax_minor: itemsFields.tax_minor,
+        tip_minor: itemsFields.tip_minor,
       })
       // In the schema, so the sandbox refuses what the tool refuses.
       .superRefine((v, ctx) => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
 import { handle, cursor, limit, isoDate, timestamp, output, groupId } from '../../text.ts';
-import { expenseSchema } from '../../domain/ledger/expense-wire.ts';
+import { expenseSchema, categoryIdInput } from '../../domain/ledger/expense-wire.ts';
 import { listExpenses } from '../../domain/ledger/expense-list.ts';
 
 export const list_expenses = readTool
@@ -28,7 +28,8 @@ export const list_expenses = readTool
       date_to: isoDate.optional().describe('Only expenses dated on or before this day, YYYY-MM-DD.'),
       updated_after: timestamp.optional(),
       include_deleted: z.boolean().optional().describe('Default false.'),
-      category: z.string().max(50).optional().describe('Only expenses with exactly this category.'),
+      category: z.string().max(50).optional().describe('Only expenses with exactly this free label.'),
+      category_id: categoryIdInput.optional().describe('Only expenses in this category; a parent (e.g. "food") includes its children.'),
       cursor: cursor.optional(),
       limit: limit.optional(),
     }),

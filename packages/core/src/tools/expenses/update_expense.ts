@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { text, longText, isoDate, amountMinor, output, currencyCode, expenseId } from '../../text.ts';
-import { expenseSchema, payersInput, splitInput, foreignFields } from '../../domain/ledger/expense-wire.ts';
+import { expenseSchema, payersInput, splitInput, foreignFields, itemsFields, categoryIdInput } from '../../domain/ledger/expense-wire.ts';
 import { updateExpense } from '../../domain/ledger/expense-update.ts';
 
 export const update_expense = writeTool
@@ -32,7 +32,8 @@ export const update_expense = writeTool
     z.strictObject({
       expense_id: expenseId,
       description: text(1, 200, 'description').optional().describe('What the expense was for, 1-200 characters.'),
-      category: text(0, 50, 'category').nullable().optional().describe('Category, 0-50 characters; null clears it.'),
+      category: text(0, 50, 'category').nullable().optional().describe('Free label, 0-50 characters; null clears it; one naming a known category sets category_id.'),
+      category_id: categoryIdInput.optional().describe('A category id from list_categories.'),
       notes: longText(0, 1000, 'notes')
         .nullable()
         .optional()
@@ -52,6 +53,9 @@ export const update_expense = writeTool
         .optional()
         .describe('Decimal string: group-currency units per original unit, e.g. "0.92".'),
       repeat: z.null().optional().describe('null stops the repeating series.'),
+      items: itemsFields.items.nullable().optional().describe('New items (as in add_expense; tax and tip kept unless given); null makes it a plain expense again.'),
+      tax_minor: itemsFields.tax_minor,
+      tip_minor: itemsFields.tip_minor,
     }),
   )
   .output(output({ expense: expenseSchema }))
