@@ -62,27 +62,28 @@ export interface ToolDescriptor {
   output_schema: JsonSchema;
 }
 
-/** The tool's own input schema plus writeTool's `idempotency_key` property (listed last, required). */
-function withKey(own: JsonSchema, key: JsonSchema): JsonSchema {
-  const props = (key.properties ?? {}) as Record<string, unknown>;
+/** The tool's own input schema plus the base's properties (writeTool's required `idempotency_key`, a previewable tool's `dry_run`), listed last. */
+function withBase(own: JsonSchema, bases: JsonSchema[]): JsonSchema {
+  const props = Object.assign({}, ...bases.map((b) => b.properties ?? {})) as Record<string, unknown>;
   return {
     ...own,
     properties: { ...(own.properties as Record<string, unknown>), ...props },
-    required: [...((own.required as string[] | undefined) ?? []), ...Object.keys(props)],
+    required: [...((own.required as string[] | undefined) ?? []), ...bases.flatMap((b) => (b.required as string[] | undefined) ?? [])],
   };
 }
 
 /**
- * Parses args with each of a tool's input schemas, as the tool call does: writeTool's key schema
- * sees the arguments, the tool's own strict schema sees them without `idempotency_key`. All issues.
+ * Parses args with each of a tool's input schemas, as the tool call does: the base's schemas
+ * (`idempotency_key`, `dry_run`) see the arguments, the tool's own strict schema sees them without
+ * the base's keys. All issues.
  */
-function parseIssues(parsers: z.ZodType[], args: unknown): ValidationIssue[] {
+function parseIssues(parsers: z.ZodType[], baseKeys: readonly string[], args: unknown): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   parsers.forEach((p, i) => {
     let input = args;
     if (parsers.length > 1 && i === parsers.length - 1 && args && typeof args === 'object' && !Array.isArray(args)) {
       const rest: Record<string, unknown> = { ...(args as Record<string, unknown>) };
-      delete rest.idempotency_key;
+      for (const k of baseKeys) delete rest[k];
       input = rest;
     }
     const r = p.safeParse(input);
@@ -191,7 +192,7 @@ function idempotencyErrors(meta: ToolMeta, kind: 'read' | 'write'): ErrorCode[] 
 export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
   const procedures = (appRouter._def as unknown as { procedures: Record<string, { _def: ProcedureDef }> }).procedures;
   const tools = new Map<string, ToolDescriptor>();
-  const inputSchemas = new Map<string, z.ZodType[]>();
+  const inputSchemas = new Map<string, { parsers: z.ZodType[]; baseKeys: string[] }>();
 
   for (const [name, proc] of Object.entries(procedures)) {
     const def = proc._def;
@@ -203,9 +204,9 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     const kind = def.type === 'query' ? 'read' : 'write';
     const auth = meta.auth ?? 'required';
     const idempotency = kind === 'write' ? (meta.idempotency ?? 'replay') : null;
-    // writeTool declares idempotency_key as its own input (trpc.ts); the tool adds exactly one more.
+    // writeTool declares idempotency_key as its own input (trpc.ts), a previewable write also dry_run; the tool adds exactly one more.
     const keyed = idempotency !== null && idempotency !== 'none';
-    if (def.inputs.length !== (keyed ? 2 : 1) || def.inputs.some((i) => !i)) {
+    if (!(keyed ? [2, 3] : [1]).includes(def.inputs.length) || def.inputs.some((i) => !i)) {
       throw new Error(`registry: tool "${name}" must have exactly one input schema of its own`);
     }
     if (meta.annotations.readOnlyHint !== (kind === 'read'))
@@ -215,7 +216,8 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     if (own.type !== 'object' || own.additionalProperties !== false) {
       throw new Error(`registry: tool "${name}" input must be a z.strictObject`);
     }
-    const inputSchema = keyed ? withKey(own, toJsonSchema(parsers[0]!, 'input')) : own;
+    const bases = parsers.slice(0, -1).map((p) => toJsonSchema(p, 'input'));
+    const inputSchema = keyed ? withBase(own, bases) : own;
     const outputSchema = toJsonSchema(def.output, 'output');
     const sentence = errorsSentence(meta.errors);
     tools.set(name, {
@@ -233,7 +235,7 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
       input_schema: inputSchema,
       output_schema: outputSchema,
     });
-    inputSchemas.set(name, parsers);
+    inputSchemas.set(name, { parsers, baseKeys: bases.flatMap((b) => Object.keys(b.properties ?? {})) });
   }
 
   // One order wherever the module is loaded (tsx sorts each area's namespace by name, vitest keeps
@@ -269,11 +271,11 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     has: (name) => tools.has(name),
     unknownTool,
     validateArgs(name, args) {
-      const parsers = inputSchemas.get(name);
-      if (!parsers) throw unknownTool(name);
+      const schemas = inputSchemas.get(name);
+      if (!schemas) throw unknownTool(name);
       const unsafe = inputIssues(args ?? {});
       if (unsafe.length) return { ok: false, issues: unsafe };
-      const issues = parseIssues(parsers, args ?? {});
+      const issues = parseIssues(schemas.parsers, schemas.baseKeys, args ?? {});
       return issues.length === 0 ? { ok: true } : { ok: false, issues: explainIssues(issues, tools.get(name)!.input_schema) };
     },
     async callTool(name, args, req) {

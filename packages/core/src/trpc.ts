@@ -13,6 +13,8 @@ import { ToolError, validationError, isKnownRollback, outcomeUnknownError } from
 import { idempotencyKey } from './text.ts';
 import { beginInboxCounters, flushInboxCounters } from './domain/inbox.ts';
 import { WriteBatch, applyBatch, StaleBatchError } from './domain/write-batch.ts';
+import { dryRunArg, PreviewRollback } from './preview.ts';
+import { addDeltas, balanceChanges, trackBalanceDeltas, type BalanceChange, type BalanceDeltas } from './domain/ledger/balance-changes.ts';
 
 const t = initTRPC.context<ToolContext>().meta<ToolMeta>().create({ isServer: true, allowOutsideOfServer: true });
 
@@ -101,7 +103,7 @@ const writeTx = t.middleware(async ({ ctx, meta, path, input, getRawInput, next 
   if (mode === 'none') {
     return inTransaction(ctx.services, async (tx) => {
       beginInboxCounters(tx);
-      const result = await next({ ctx: { db: tx } });
+      const result = await next({ ctx: { db: tx, dryRun: false } });
       if (!result.ok) throw result.error;
       await flushInboxCounters(tx);
       return result;
@@ -113,32 +115,54 @@ const writeTx = t.middleware(async ({ ctx, meta, path, input, getRawInput, next 
   const toolArgs = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
   const agentId = ctx.auth!.agentId;
   const hash = requestHash(toolArgs);
+  const dryRun = isDryRun(input);
 
-  return inTransaction(ctx.services, async (tx) => {
-    const inserted = await tx.$executeRaw`
+  try {
+    return await inTransaction(ctx.services, async (tx) => {
+      const inserted = await tx.$executeRaw`
       INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response)
       VALUES (${agentId}::uuid, ${path}, ${key}, ${hash}, 'null'::jsonb)
       ON CONFLICT DO NOTHING`;
-    if (inserted === 0) {
-      const rec = await tx.idempotencyRecord.findUnique({ where: { agentId_tool_key: { agentId, tool: path, key } } });
-      if (!rec)
-        throw new ToolError('REQUEST_IN_PROGRESS', 'The same idempotency key is in use by a call that has not finished.', {
-          retryAfter: 1,
-        });
-      return answerStored(ctx, { path, key, hash, mode }, rec);
-    }
-    beginInboxCounters(tx);
-    const result = await next({ ctx: { db: tx } });
-    if (!result.ok) throw result.error;
-    // Agent-row locks last and in id order (domain/inbox.ts): the inbox counters of everyone notified.
-    await flushInboxCounters(tx);
-    const stored = mode === 'never_replay' ? { never_replayed: true } : result.data;
-    await tx.$executeRaw`
+      if (inserted === 0) {
+        const rec = await tx.idempotencyRecord.findUnique({ where: { agentId_tool_key: { agentId, tool: path, key } } });
+        if (!rec)
+          throw new ToolError('REQUEST_IN_PROGRESS', 'The same idempotency key is in use by a call that has not finished.', {
+            retryAfter: 1,
+          });
+        const answer = answerStored(ctx, { path, key, hash, mode }, rec);
+        return dryRun ? previewOf(answer, []) : answer;
+      }
+      beginInboxCounters(tx);
+      const deltas = dryRun ? trackBalanceDeltas(tx) : undefined;
+      const result = await next({ ctx: { db: tx, dryRun } });
+      if (!result.ok) throw result.error;
+      // Agent-row locks last and in id order (domain/inbox.ts): the inbox counters of everyone notified.
+      await flushInboxCounters(tx);
+      // A preview: everything was done as by the real call; answer it, and roll all of it back.
+      if (deltas) throw new PreviewRollback(previewOf(result, await balanceChanges(tx, deltas, 'after')));
+      const stored = mode === 'never_replay' ? { never_replayed: true } : result.data;
+      await tx.$executeRaw`
       UPDATE idempotency_records SET response = ${JSON.stringify(stored)}::jsonb
       WHERE agent_id = ${agentId}::uuid AND tool = ${path} AND key = ${key}`;
-    return result;
-  });
+      return result;
+    });
+  } catch (e) {
+    if (e instanceof PreviewRollback) return e.answer as never;
+    throw e;
+  }
 });
+
+/** Whether the parsed arguments ask for a preview (`dry_run: true`, previewable tools only). */
+function isDryRun(input: unknown): boolean {
+  return (input as { dry_run?: unknown } | undefined)?.dry_run === true;
+}
+
+/** A tool's answer as a preview: the same data plus dry_run: true and the balance changes. */
+function previewOf<R extends { ok: boolean }>(result: R, changes: BalanceChange[]): R {
+  if (!result.ok) return result;
+  const data = (result as unknown as { data: Record<string, unknown> }).data;
+  return { ...result, data: { ...data, dry_run: true, balance_changes: changes } };
+}
 
 /**
  * The answer to a call whose idempotency key is already stored: the stored response (marked
@@ -197,9 +221,22 @@ const batchedWriteTx = t.middleware(async ({ ctx, meta, path, input, getRawInput
     });
     return stored.rows[0];
   };
+  if (isDryRun(input)) {
+    // A preview: a stored key answers as the real call would (replay or IDEMPOTENCY_KEY_REUSED); otherwise the
+    // handler decides and stages its batch as the real call does, and the batch is not sent.
+    const stored = await lookup();
+    if (stored) return previewOf(answerStored(ctx, call, { requestHash: stored.request_hash, response: stored.response }), []);
+    const batch = new WriteBatch();
+    const result = await next({ ctx: { db: ctx.services.prisma as unknown as Db, batch, dryRun: true } });
+    if (!result.ok) return result;
+    const { groupId, balances } = batch.balanceDeltas();
+    const deltas: BalanceDeltas = new Map();
+    if (groupId) addDeltas(deltas, groupId, balances);
+    return previewOf(result, await balanceChanges(ctx.services.prisma as unknown as Db, deltas, 'before'));
+  }
   for (let attempt = 1; ; attempt++) {
     const batch = new WriteBatch();
-    const result = await next({ ctx: { db: ctx.services.prisma as unknown as Db, batch } });
+    const result = await next({ ctx: { db: ctx.services.prisma as unknown as Db, batch, dryRun: false } });
     if (!result.ok) {
       // Refused on the current state — but a call that already succeeded under this key is answered as it was
       // (a retry after the group was archived, say). Looked up only here: on success the write itself finds a stored key.
@@ -256,6 +293,20 @@ export const writeTool = keyedWrite.use(writeTx);
  * only — it must not write through it.
  */
 export const batchedWriteTool = keyedWrite.use(batchedWriteTx);
+
+/** Takes `dry_run` out of the raw arguments once the previewable base has parsed it (the tool's strict input never sees it, nor the request hash). */
+const stripDryRun = t.middleware(async ({ getRawInput, next }) => {
+  const raw = await getRawInput();
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return next();
+  const rest: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  delete rest.dry_run;
+  return next({ getRawInput: async () => rest });
+});
+const previewable = keyedWrite.input(z.object({ dry_run: dryRunArg })).use(stripDryRun);
+/** `writeTool` with the `dry_run` argument (preview.ts): the transaction runs as for real and is rolled back. Add `...previewOutput` to the output. */
+export const previewWriteTool = previewable.use(writeTx);
+/** `batchedWriteTool` with the `dry_run` argument (preview.ts): the batch is staged and not sent. Add `...previewOutput` to the output. */
+export const previewBatchedWriteTool = previewable.use(batchedWriteTx);
 /**
  * Base for the one public write (register_agent): no credential, no idempotency key, one
  * transaction. Its metadata says so (auth 'none', idempotency 'none') for the catalogue.

@@ -19,6 +19,7 @@ import { inboxRow, type InboxEvent } from './inbox.ts';
 import { activityRow, type ActivityEntry } from './activity.ts';
 import type { LedgerDelta } from './ledger/effects.ts';
 import { outcomeUnknownError } from '../errors.ts';
+import { noteBalanceDeltas } from './ledger/balance-changes.ts';
 
 /** SQLSTATE raised by kitty_apply_batch when the guard no longer holds. */
 const STALE_SQLSTATE = 'KB001';
@@ -124,6 +125,11 @@ export class WriteBatch {
     return this;
   }
 
+  /** The group and the balance changes (agent id → minor units) this batch would make. */
+  balanceDeltas(): { groupId: string | undefined; balances: ReadonlyMap<string, bigint> } {
+    return { groupId: this.groupId, balances: this.balanceChanges };
+  }
+
   private count(agentId: string, unread: number, requiresAction: number): void {
     const c = this.counters.get(agentId) ?? { unread: 0, requires_action: 0 };
     c.unread += unread;
@@ -205,6 +211,8 @@ export async function applyBatch(pool: Pool, batch: WriteBatch, idempotency?: Ba
  * caller's transaction provides both. Inbox counters in the batch are applied at once.
  */
 export async function applyBatchIn(db: Db, batch: WriteBatch): Promise<void> {
+  const { groupId, balances } = batch.balanceDeltas();
+  if (groupId) noteBalanceDeltas(db, groupId, balances);
   const doc = JSON.stringify(batch.toDocument());
   await db.$queryRaw`SELECT kitty_apply_batch(${doc}::jsonb)`;
 }

@@ -9,6 +9,7 @@
  */
 import type { Db } from '../../context.ts';
 import { ToolError } from '../../errors.ts';
+import { noteBalanceDeltas } from './balance-changes.ts';
 import { pairEdges, type ShareLine, type DebtEdge } from './split.ts';
 
 /** Balance and pair-debt changes keyed by agent and by canonical pair. */
@@ -55,6 +56,7 @@ export class LedgerDelta {
  */
 export async function applyDelta(db: Db, groupId: string, delta: LedgerDelta): Promise<void> {
   await assertBalancesMayChange(db, groupId, delta);
+  noteBalanceDeltas(db, groupId, delta.balances);
   const changed = [...delta.balances].filter(([, v]) => v !== 0n).sort(([a], [b]) => (a < b ? -1 : 1));
   if (changed.length) {
     const ids = changed.map(([k]) => k);

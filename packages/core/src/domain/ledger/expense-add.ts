@@ -66,7 +66,12 @@ export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
   let foreign: Pick<ExpenseFields, 'originalCurrency' | 'originalAmountMinor' | 'exchangeRate'>;
   if (req.items) {
     assertNoForeign(req);
-    const itemized = resolveItems(members, { items: req.items, tax_minor: req.tax_minor, tip_minor: req.tip_minor }, req.split, req.amount_minor);
+    const itemized = resolveItems(
+      members,
+      { items: req.items, tax_minor: req.tax_minor, tip_minor: req.tip_minor },
+      req.split,
+      req.amount_minor,
+    );
     const amountMinor = itemizedTotal(itemized);
     const payers = resolvePayers(members, amountMinor, req.payers, agentId);
     spec = { amountMinor, payers, method: 'itemized', participants: [], itemized };
@@ -150,4 +155,3 @@ export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
   const [expense] = await toExpenses(db, [{ ...row, recurrence }], group.currency, refs);
   return { group, expense: expense! };
 }
-

@@ -33,7 +33,8 @@ export function resolveItems(
     const amount = BigInt(it.amount_minor);
     const { method, participants } = resolveSplit(members, amount, it.split ?? defaultSplit, path);
     const { nums } = idealOf(amount, method, sortedParts(participants));
-    if (nums.some((v) => v < 0n)) throw validationError(`${path}.participants`, `gives a member a negative part of item ${i}`, 'negative_share');
+    if (nums.some((v) => v < 0n))
+      throw validationError(`${path}.participants`, `gives a member a negative part of item ${i}`, 'negative_share');
     return { description: it.description, amountMinor: amount, method, participants };
   });
   return checkItemized({ items, taxMinor: BigInt(req.tax_minor ?? 0), tipMinor: BigInt(req.tip_minor ?? 0) }, amountMinor);

@@ -145,7 +145,9 @@ export function resolveSplit(
     const m = memberAt(members, p.handle, `${base}.handle`);
     if (seen.has(m.agentId)) throw validationError(`${base}.handle`, `@${p.handle} is listed twice`, 'duplicate');
     seen.add(m.agentId);
-    const own = ({ equal: '', exact: 'amount_minor', percent: 'percent', shares: 'shares', adjustment: 'adjustment_minor' } as const)[method];
+    const own = ({ equal: '', exact: 'amount_minor', percent: 'percent', shares: 'shares', adjustment: 'adjustment_minor' } as const)[
+      method
+    ];
     const extra = (['amount_minor', 'percent', 'shares', 'adjustment_minor'] as const).filter((f) => p[f] !== undefined && f !== own);
     if (extra.length) throw validationError(`${base}.${extra[0]}`, `not used by method ${method}`, 'unexpected');
     if (method === 'equal') {
@@ -178,7 +180,11 @@ export function resolveSplit(
     const k = nums.findIndex((v) => (amount > 0n ? v < 0n : v > 0n));
     if (k >= 0) {
       const i = list.findIndex((p) => members.get(p.handle)!.agentId === parts[k]!.agentId);
-      throw validationError(`${base(path, i)}.adjustment_minor`, 'the adjustments leave this member a share of the opposite sign to the amount', 'adjustment_too_big');
+      throw validationError(
+        `${base(path, i)}.adjustment_minor`,
+        'the adjustments leave this member a share of the opposite sign to the amount',
+        'adjustment_too_big',
+      );
     }
   }
   return { method, participants };

@@ -25,7 +25,15 @@ import {
 } from './expense-spec.ts';
 import { toExpenses } from './expense-view.ts';
 import { Prisma } from '@kitty/db';
-import { resolveItems, checkItemized, assertNoForeign, toStoredItems, fromStoredItems, type ItemsInput, type StoredItems } from './expense-items.ts';
+import {
+  resolveItems,
+  checkItemized,
+  assertNoForeign,
+  toStoredItems,
+  fromStoredItems,
+  type ItemsInput,
+  type StoredItems,
+} from './expense-items.ts';
 import { itemizedTotal, idealOf, sortedParts, type Itemization } from './itemized.ts';
 import { categoryFromLabel } from './categories.ts';
 import { activeMembersByHandle, findExpense } from './expense-store.ts';
@@ -198,7 +206,11 @@ function plainSpec(currency: string, e: StoredExpense, members: Map<string, Memb
   else if (amountChanged && old.method === 'exact')
     throw validationError('split', 'the amount changed and the split is exact: give the new exact split', 'required');
   else if (old.method === 'itemized') split = resolveSplit(members, amount, undefined);
-  else if (amountChanged && old.method === 'adjustment' && idealOf(amount, 'adjustment', sortedParts(old.participants)).nums.some((v) => (amount > 0n ? v < 0n : v > 0n)))
+  else if (
+    amountChanged &&
+    old.method === 'adjustment' &&
+    idealOf(amount, 'adjustment', sortedParts(old.participants)).nums.some((v) => (amount > 0n ? v < 0n : v > 0n))
+  )
     throw validationError('split', 'the adjustments do not fit the new amount: give a new split', 'adjustment_too_big');
   else split = { method: old.method, participants: old.participants };
 
@@ -209,19 +221,15 @@ function plainSpec(currency: string, e: StoredExpense, members: Map<string, Memb
  * The new spec of an itemized expense: new items (with tax and tip given, else the stored ones), or
  * the stored items with new tax or tip. A changed total with several payers needs payers.
  */
-function itemizedSpec(
-  e: StoredExpense,
-  stored: Itemization | null,
-  members: Map<string, MemberRef>,
-  patch: ExpensePatch,
-  agentId: string,
-) {
+function itemizedSpec(e: StoredExpense, stored: Itemization | null, members: Map<string, MemberRef>, patch: ExpensePatch, agentId: string) {
   assertNoForeign(patch);
   const taxMinor = patch.tax_minor ?? Number(stored?.taxMinor ?? 0n);
   const tipMinor = patch.tip_minor ?? Number(stored?.tipMinor ?? 0n);
   let itemized: Itemization;
-  if (patch.items) itemized = resolveItems(members, { items: patch.items, tax_minor: taxMinor, tip_minor: tipMinor }, patch.split, patch.amount_minor);
-  else if (patch.split) throw validationError('split', 'this expense is itemized: give items with their splits, or items: null to drop them', 'itemized');
+  if (patch.items)
+    itemized = resolveItems(members, { items: patch.items, tax_minor: taxMinor, tip_minor: tipMinor }, patch.split, patch.amount_minor);
+  else if (patch.split)
+    throw validationError('split', 'this expense is itemized: give items with their splits, or items: null to drop them', 'itemized');
   else itemized = checkItemized({ ...stored!, taxMinor: BigInt(taxMinor), tipMinor: BigInt(tipMinor) }, patch.amount_minor);
   const amount = itemizedTotal(itemized);
   const old = specFromRows(e.amountMinor, e.splitMethod, e.shares);

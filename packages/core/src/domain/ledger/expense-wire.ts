@@ -152,15 +152,19 @@ export const expenseSchema = z.object({
 export type ExpenseOut = z.infer<typeof expenseSchema>;
 
 /** A category id from list_categories (checked in the schema, so the sandbox refuses it too). */
-export const categoryIdInput = z.string().max(50).refine(isCategoryId, { message: 'unknown category_id: list_categories lists them', params: { code: 'unknown_category' } });
+export const categoryIdInput = z
+  .string()
+  .max(50)
+  .refine(isCategoryId, { message: 'unknown category_id: list_categories lists them', params: { code: 'unknown_category' } });
 
 export const expenseTextFields = {
   description: text(1, 200, 'description').describe('What it was for, 1-200 chars.'),
-  category: text(0, 50, 'category').optional().describe('Free label, 0-50 chars; one naming a known category (e.g. "Groceries") sets category_id.'),
+  category: text(0, 50, 'category')
+    .optional()
+    .describe('Free label, 0-50 chars; one naming a known category (e.g. "Groceries") sets category_id.'),
   category_id: categoryIdInput.optional().describe('A category id from list_categories, e.g. "food/groceries"; default general.'),
   notes: longText(0, 1000, 'notes').optional().describe('Notes, 0-1000 chars (newlines allowed).'),
 };
-
 
 /** The itemized-bill arguments of add_expense and update_expense. */
 export const itemsFields = {
@@ -177,6 +181,8 @@ export const itemsFields = {
     .describe(
       "Itemized bill: the amount is Σ items + tax_minor + tip_minor; each member owes their item subtotal's share of it, rounded once (largest remainder).",
     ),
-  tax_minor: amountMinor.optional().describe('With items: tax, shared in proportion to item subtotals; negative for a discount. Default 0.'),
+  tax_minor: amountMinor
+    .optional()
+    .describe('With items: tax, shared in proportion to item subtotals; negative for a discount. Default 0.'),
   tip_minor: amountMinor.optional().describe('With items: tip, shared like tax_minor. Default 0.'),
 };

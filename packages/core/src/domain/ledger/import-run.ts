@@ -17,22 +17,21 @@ import { resolveCategoryId } from './categories.ts';
 /** Most rows one import may hold. */
 const MAX_IMPORT_ROWS = 2000;
 
-/** An import request: csv is the export's text; mapping maps a person column name to a member handle; dry_run books nothing. */
+/** An import request: csv is the export's text; mapping maps a person column name to a member handle. */
 export interface ImportRequest {
   group_id: string;
   format: ParseContext['format'];
   csv: string;
   mapping?: Record<string, string> | undefined;
-  dry_run?: boolean | undefined;
 }
 
 /**
  * Imports `req.csv` into group `req.group_id` on behalf of the caller (ctx.auth), holding the group
  * lock. Person columns resolve through `mapping`, else a member's handle or display name
  * (case-insensitive). Amounts are integer minor units of the group currency.
- * Returns the group and { imported_expenses, imported_payments (0 on dry_run), already_imported,
- * skipped (rows without balance effect or in another currency, with why), expense_ids, payment_ids,
- * dry_run }; `would_import` counts what a dry run would book.
+ * Returns the group and { imported_expenses, imported_payments, already_imported,
+ * skipped (rows without balance effect or in another currency, with why), expense_ids, payment_ids };
+ * `would_import` counts what was booked.
  * Errors: NOT_FOUND (group), FORBIDDEN (not a member), GROUP_ARCHIVED, DIRECT_LEDGER_NOT_ACCEPTED,
  * VALIDATION_ERROR listing every bad row (details.issues, path "csv.line.N"; more than
  * MAX_IMPORT_ROWS rows is one of them) — nothing is booked then.
@@ -91,48 +90,52 @@ export async function importLedger(ctx: Pick<ToolContext, 'db' | 'services' | 'a
   const todo = rows.filter((r) => !done.has(r.importKey));
   const expense_ids: string[] = [];
   const payment_ids: string[] = [];
-  if (!req.dry_run) {
-    for (const r of todo) {
-      if (r.kind === 'expense') {
-        const { id } = await insertExpense(db, {
+  for (const r of todo) {
+    if (r.kind === 'expense') {
+      const { id } = await insertExpense(db, {
+        groupId: group.id,
+        actorId: agentId,
+        createdById: agentId,
+        spec: r.spec,
+        date: r.date,
+        now,
+        importKey: r.importKey,
+        action: 'expense.imported',
+        fields: {
+          description: r.description,
+          category: r.category,
+          categoryId: resolveCategoryId(undefined, r.category),
+          notes: `imported from ${req.format} (line ${r.line})`,
+          ...r.foreign,
+        },
+      });
+      expense_ids.push(id);
+    } else {
+      const p = await db.payment.create({
+        data: {
           groupId: group.id,
-          actorId: agentId,
-          createdById: agentId,
-          spec: r.spec,
-          date: r.date,
-          now,
+          payerId: r.payerId,
+          payeeId: r.payeeId,
+          amountMinor: r.amountMinor,
+          note: r.description.slice(0, 200),
+          status: 'confirmed',
+          recordedById: agentId,
+          createdAt: now,
+          updatedAt: now,
+          resolvedAt: now,
           importKey: r.importKey,
-          action: 'expense.imported',
-          fields: { description: r.description, category: r.category, categoryId: resolveCategoryId(undefined, r.category), notes: `imported from ${req.format} (line ${r.line})`, ...r.foreign },
-        });
-        expense_ids.push(id);
-      } else {
-        const p = await db.payment.create({
-          data: {
-            groupId: group.id,
-            payerId: r.payerId,
-            payeeId: r.payeeId,
-            amountMinor: r.amountMinor,
-            note: r.description.slice(0, 200),
-            status: 'confirmed',
-            recordedById: agentId,
-            createdAt: now,
-            updatedAt: now,
-            resolvedAt: now,
-            importKey: r.importKey,
-          },
-        });
-        await applyDelta(db, group.id, new LedgerDelta().addPayment(r.payerId, r.payeeId, r.amountMinor, 1n));
-        await appendActivity(db, {
-          groupId: group.id,
-          actorId: agentId,
-          action: 'payment.imported',
-          entityType: 'payment',
-          entityId: p.id,
-          after: { from: r.payerId, to: r.payeeId, amount_minor: r.amountMinor.toString(), status: 'confirmed' },
-        });
-        payment_ids.push(p.id);
-      }
+        },
+      });
+      await applyDelta(db, group.id, new LedgerDelta().addPayment(r.payerId, r.payeeId, r.amountMinor, 1n));
+      await appendActivity(db, {
+        groupId: group.id,
+        actorId: agentId,
+        action: 'payment.imported',
+        entityType: 'payment',
+        entityId: p.id,
+        after: { from: r.payerId, to: r.payeeId, amount_minor: r.amountMinor.toString(), status: 'confirmed' },
+      });
+      payment_ids.push(p.id);
     }
   }
   const imported_expenses = todo.filter((r) => r.kind === 'expense').length;
@@ -141,13 +144,12 @@ export async function importLedger(ctx: Pick<ToolContext, 'db' | 'services' | 'a
     group,
     would_import: { expenses: imported_expenses, payments: imported_payments },
     result: {
-      imported_expenses: req.dry_run ? 0 : imported_expenses,
-      imported_payments: req.dry_run ? 0 : imported_payments,
+      imported_expenses,
+      imported_payments,
       already_imported: rows.length - todo.length,
       skipped,
       expense_ids,
       payment_ids,
-      dry_run: req.dry_run ?? false,
     },
   };
 }

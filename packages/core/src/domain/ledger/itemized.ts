@@ -103,7 +103,10 @@ export function itemizedTotal(it: Itemization): bigint {
  * Requires every item amount > 0, every ideal item share ≥ 0 and a positive total (resolveItems checks).
  */
 export function itemizedOwed(it: Itemization, seed: string): { owed: Map<string, bigint>; itemShares: Array<Map<string, bigint>> } {
-  const ideals = it.items.map((i) => ({ parts: sortedParts(i.participants), ...idealOf(i.amountMinor, i.method, sortedParts(i.participants)) }));
+  const ideals = it.items.map((i) => ({
+    parts: sortedParts(i.participants),
+    ...idealOf(i.amountMinor, i.method, sortedParts(i.participants)),
+  }));
   let L = 1n;
   for (const x of ideals) L = (L / gcd(L, x.den)) * x.den;
   const weight = new Map<string, bigint>();

@@ -1,12 +1,21 @@
 import { z } from 'zod';
-import { batchedWriteTool } from '../../trpc.ts';
+import { previewBatchedWriteTool } from '../../trpc.ts';
+import { previewOutput } from '../../preview.ts';
 import { WRITE } from '../../meta.ts';
 import { isoDate, amountMinor, output, groupId } from '../../text.ts';
-import { expenseSchema, expenseTextFields, payersInput, splitInput, repeatInput, foreignFields, itemsFields } from '../../domain/ledger/expense-wire.ts';
+import {
+  expenseSchema,
+  expenseTextFields,
+  payersInput,
+  splitInput,
+  repeatInput,
+  foreignFields,
+  itemsFields,
+} from '../../domain/ledger/expense-wire.ts';
 import { addExpense } from '../../domain/ledger/expense-add.ts';
 import { earliestRepeatStart, MAX_REPEAT_START_AGE_DAYS, MAX_OCCURRENCES_PER_RUN } from '../../domain/ledger/recurrence.ts';
 
-export const add_expense = batchedWriteTool
+export const add_expense = previewBatchedWriteTool
   .meta({
     area: 'expenses',
     title: 'Add an expense',
@@ -66,7 +75,7 @@ export const add_expense = batchedWriteTool
         }
       }),
   )
-  .output(output({ expense: expenseSchema }))
+  .output(output({ ...previewOutput, expense: expenseSchema }))
   .mutation(async ({ ctx, input }) => {
     const { group, expense } = await addExpense(ctx, ctx.batch, input);
     return {

@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { writeTool } from '../../trpc.ts';
+import { previewWriteTool } from '../../trpc.ts';
+import { previewOutput } from '../../preview.ts';
 import { DESTRUCTIVE } from '../../meta.ts';
 import { output, expenseId } from '../../text.ts';
 import { expenseSchema } from '../../domain/ledger/expense-wire.ts';
 import { setExpenseDeleted } from '../../domain/ledger/expense-store.ts';
 
-export const delete_expense = writeTool
+export const delete_expense = previewWriteTool
   .meta({
     area: 'expenses',
     title: 'Delete an expense',
@@ -24,7 +25,7 @@ export const delete_expense = writeTool
     },
   })
   .input(z.strictObject({ expense_id: expenseId }))
-  .output(output({ expense: expenseSchema }))
+  .output(output({ ...previewOutput, expense: expenseSchema }))
   .mutation(async ({ ctx, input }) => {
     const { expense } = await setExpenseDeleted(ctx, input.expense_id, true);
     return {

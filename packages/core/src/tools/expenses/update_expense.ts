@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { writeTool } from '../../trpc.ts';
+import { previewWriteTool } from '../../trpc.ts';
+import { previewOutput } from '../../preview.ts';
 import { WRITE } from '../../meta.ts';
 import { text, longText, isoDate, amountMinor, output, currencyCode, expenseId } from '../../text.ts';
 import { expenseSchema, payersInput, splitInput, foreignFields, itemsFields, categoryIdInput } from '../../domain/ledger/expense-wire.ts';
 import { updateExpense } from '../../domain/ledger/expense-update.ts';
 
-export const update_expense = writeTool
+export const update_expense = previewWriteTool
   .meta({
     area: 'expenses',
     title: 'Update an expense',
@@ -32,7 +33,10 @@ export const update_expense = writeTool
     z.strictObject({
       expense_id: expenseId,
       description: text(1, 200, 'description').optional().describe('What the expense was for, 1-200 characters.'),
-      category: text(0, 50, 'category').nullable().optional().describe('Free label, 0-50 characters; null clears it; one naming a known category sets category_id.'),
+      category: text(0, 50, 'category')
+        .nullable()
+        .optional()
+        .describe('Free label, 0-50 characters; null clears it; one naming a known category sets category_id.'),
       category_id: categoryIdInput.optional().describe('A category id from list_categories.'),
       notes: longText(0, 1000, 'notes')
         .nullable()
@@ -53,12 +57,15 @@ export const update_expense = writeTool
         .optional()
         .describe('Decimal string: group-currency units per original unit, e.g. "0.92".'),
       repeat: z.null().optional().describe('null stops the repeating series.'),
-      items: itemsFields.items.nullable().optional().describe('New items (as in add_expense; tax and tip kept unless given); null makes it a plain expense again.'),
+      items: itemsFields.items
+        .nullable()
+        .optional()
+        .describe('New items (as in add_expense; tax and tip kept unless given); null makes it a plain expense again.'),
       tax_minor: itemsFields.tax_minor,
       tip_minor: itemsFields.tip_minor,
     }),
   )
-  .output(output({ expense: expenseSchema }))
+  .output(output({ ...previewOutput, expense: expenseSchema }))
   .mutation(async ({ ctx, input }) => {
     const { expense_id, ...patch } = input;
     const { group, expense } = await updateExpense(ctx, expense_id, patch);

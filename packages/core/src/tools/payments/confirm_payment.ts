@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { batchedWriteTool } from '../../trpc.ts';
+import { previewBatchedWriteTool } from '../../trpc.ts';
+import { previewOutput } from '../../preview.ts';
 import { WRITE } from '../../meta.ts';
 import { output, paymentId } from '../../text.ts';
 import { paymentSchema } from '../../domain/ledger/payments.ts';
 import { transitionPayment } from '../../domain/ledger/transition.ts';
 
-export const confirm_payment = batchedWriteTool
+export const confirm_payment = previewBatchedWriteTool
   .meta({
     area: 'payments',
     title: 'Confirm a payment you received',
@@ -20,7 +21,7 @@ export const confirm_payment = batchedWriteTool
     },
   })
   .input(z.strictObject({ payment_id: paymentId }))
-  .output(output({ payment: paymentSchema }))
+  .output(output({ ...previewOutput, payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
     const { group, payment } = await transitionPayment(ctx, ctx.batch, input.payment_id, 'confirmed');
     return {

@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { batchedWriteTool } from '../../trpc.ts';
+import { previewBatchedWriteTool } from '../../trpc.ts';
+import { previewOutput } from '../../preview.ts';
 import { WRITE } from '../../meta.ts';
 import { handle, text, positiveAmountMinor, output, groupId } from '../../text.ts';
 import { paymentSchema } from '../../domain/ledger/payments.ts';
 import { recordPayment } from '../../domain/ledger/payment-record.ts';
 
-export const record_payment = batchedWriteTool
+export const record_payment = previewBatchedWriteTool
   .meta({
     area: 'payments',
     title: 'Record a payment',
@@ -40,7 +41,7 @@ export const record_payment = batchedWriteTool
         .describe('true records a payment larger than what is owed (the difference then becomes a debt the other way); default false.'),
     }),
   )
-  .output(output({ payment: paymentSchema }))
+  .output(output({ ...previewOutput, payment: paymentSchema }))
   .mutation(async ({ ctx, input }) => {
     const { group, payment, confirmed, payeeHandle } = await recordPayment(ctx, ctx.batch, input);
     const id = payment.payment_id;

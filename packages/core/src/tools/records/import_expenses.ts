@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { writeTool } from '../../trpc.ts';
+import { previewWriteTool } from '../../trpc.ts';
+import { previewOutput } from '../../preview.ts';
 import { WRITE } from '../../meta.ts';
 import { uuid, handle, output, groupId } from '../../text.ts';
 import { importLedger } from '../../domain/ledger/import-run.ts';
 
 const issueSchema = z.object({ line: z.number().int(), message: z.string() });
 
-export const import_expenses = writeTool
+export const import_expenses = previewWriteTool
   .meta({
     area: 'records',
     title: 'Import expenses from Splitwise or Spliit',
@@ -19,8 +20,7 @@ export const import_expenses = writeTool
       'per person, which the payer\'s share absorbs; a payer without a share is known only in a two-person group (otherwise add a "Paid By" column, then ' +
       'values are read as nets). Payment and reimbursement rows become confirmed payments; other rows become expenses with an exact split. All-or-nothing: ' +
       'if any row is bad nothing is imported and VALIDATION_ERROR lists every bad row by line number (details.issues, path "csv.line.N"). Idempotent: a retry ' +
-      'with the same key replays; rows already imported into this group (same content) are skipped, so importing the same file twice adds nothing. dry_run ' +
-      'checks everything and imports nothing. Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — ' +
+      'with the same key replays; rows already imported into this group (same content) are skipped, so importing the same file twice adds nothing. Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — ' +
       'DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
     annotations: WRITE,
     errors: {
@@ -37,25 +37,26 @@ export const import_expenses = writeTool
       format: z.enum(['splitwise', 'spliit']).describe('Which app the CSV export comes from.'),
       csv: z.string().min(1).max(1_000_000).describe('The CSV text of the export.'),
       mapping: z.record(z.string().min(1).max(100), handle).optional().describe('Person column name → member handle.'),
-      dry_run: z.boolean().optional().describe('Check every row and report what would be imported, importing nothing (default false).'),
     }),
   )
   .output(
     output({
+      ...previewOutput,
       imported_expenses: z.number().int(),
       imported_payments: z.number().int(),
       already_imported: z.number().int().describe('Rows skipped because they were imported before.'),
       skipped: z.array(issueSchema).describe("Rows not imported, with why: no balance effect, or in another currency than the group's."),
       expense_ids: z.array(uuid),
       payment_ids: z.array(uuid),
-      dry_run: z.boolean(),
+      dry_run: z.boolean().describe('true on a preview (dry_run): nothing was imported.'),
     }),
   )
   .mutation(async ({ ctx, input }) => {
     const { group, would_import, result } = await importLedger(ctx, input);
     return {
       ...result,
-      suggested_next: input.dry_run
+      dry_run: ctx.dryRun,
+      suggested_next: ctx.dryRun
         ? [
             `import_expenses: run again without dry_run to import ${would_import.expenses} expense(s) and ${would_import.payments} payment(s)`,
           ]

@@ -1,0 +1,44 @@
+/**
+ * Previews (`dry_run: true`) of the write tools built on `previewWriteTool` and
+ * `previewBatchedWriteTool` (trpc.ts): the argument and output fields, declared once, and the
+ * balance changes a preview reports.
+ *
+ * How a preview runs: a batched write's handler decides and stages its batch exactly as the real
+ * call, which is then not sent (every rule is decided in TypeScript; kitty_apply_batch only writes
+ * and re-checks the state read, so the refusals are the same). Any other write runs in its
+ * transaction exactly as the real call — locks, checks, rows, activity, inbox — and the
+ * transaction is rolled back. Neither stores the idempotency record.
+ */
+import { z } from 'zod';
+
+/** The one declaration of the `dry_run` argument. */
+export const dryRunArg = z
+  .boolean()
+  .optional()
+  .describe(
+    'true: preview — the answer this call would give plus balance_changes; nothing is written, the idempotency key stays unused; refusals as the real call.',
+  );
+
+const balanceChange = z.object({
+  handle: z.string(),
+  before_minor: z.number().int(),
+  after_minor: z.number().int(),
+});
+
+/** Output fields of a previewable tool. */
+export const previewOutput = {
+  dry_run: z.boolean().optional().describe('true on a preview: nothing was written.'),
+  balance_changes: z
+    .array(balanceChange)
+    .optional()
+    .describe('Preview only: each member whose group balance would change, by handle, minor units.'),
+};
+
+/** Thrown at the end of a previewed transaction to roll it back; carries the answer. */
+export class PreviewRollback extends Error {
+  readonly answer: unknown;
+  constructor(answer: unknown) {
+    super('preview: rolled back');
+    this.answer = answer;
+  }
+}
