@@ -12,7 +12,7 @@ import { requiredScope, type ToolMeta } from './meta.ts';
 import { ToolError, validationError, isKnownRollback, outcomeUnknownError } from './errors.ts';
 import { idempotencyKey } from './text.ts';
 import { beginInboxCounters, flushInboxCounters } from './domain/inbox.ts';
-import { WriteBatch, applyBatch, StaleBatchError } from './domain/write-batch.ts';
+import { WriteBatch, applyBatch, StaleBatchError, callEntityId } from './domain/write-batch.ts';
 import { dryRunArg, PreviewRollback } from './preview.ts';
 import { addDeltas, balanceChanges, trackBalanceDeltas, type BalanceChange, type BalanceDeltas } from './domain/ledger/balance-changes.ts';
 
@@ -226,7 +226,7 @@ const batchedWriteTx = t.middleware(async ({ ctx, meta, path, input, getRawInput
     // handler decides and stages its batch as the real call does, and the batch is not sent.
     const stored = await lookup();
     if (stored) return previewOf(answerStored(ctx, call, { requestHash: stored.request_hash, response: stored.response }), []);
-    const batch = new WriteBatch();
+    const batch = new WriteBatch(callEntityId(agentId, path, key, hash));
     const result = await next({ ctx: { db: ctx.services.prisma as unknown as Db, batch, dryRun: true } });
     if (!result.ok) return result;
     const { groupId, balances } = batch.balanceDeltas();
@@ -235,7 +235,7 @@ const batchedWriteTx = t.middleware(async ({ ctx, meta, path, input, getRawInput
     return previewOf(result, await balanceChanges(ctx.services.prisma as unknown as Db, deltas, 'before'));
   }
   for (let attempt = 1; ; attempt++) {
-    const batch = new WriteBatch();
+    const batch = new WriteBatch(callEntityId(agentId, path, key, hash));
     const result = await next({ ctx: { db: ctx.services.prisma as unknown as Db, batch, dryRun: false } });
     if (!result.ok) {
       // Refused on the current state — but a call that already succeeded under this key is answered as it was

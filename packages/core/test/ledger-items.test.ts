@@ -31,7 +31,8 @@ describe('categories', () => {
     const { categories } = await h.call(a, 'list_categories', {});
     expect(categories.length).toBeGreaterThanOrEqual(30);
     const ids = new Set(categories.map((c: any) => c.category_id));
-    for (const id of ['general', 'food/groceries', 'food/dining_out', 'transport/taxi', 'home/rent', 'utilities/internet']) expect(ids).toContain(id);
+    for (const id of ['general', 'food/groceries', 'food/dining_out', 'transport/taxi', 'home/rent', 'utilities/internet'])
+      expect(ids).toContain(id);
     for (const c of categories) {
       if (c.parent_id === null) expect(c.category_id).not.toContain('/');
       else expect(c.category_id.startsWith(`${c.parent_id}/`) && ids.has(c.parent_id)).toBe(true);
@@ -45,7 +46,12 @@ describe('categories', () => {
     expect(label.expense).toMatchObject({ category: 'Groceries', category_id: 'food/groceries' });
     const free = await h.call(a, 'add_expense', { group_id: g, description: 'X', amount_minor: 300, category: 'my own label' });
     expect(free.expense).toMatchObject({ category: 'my own label', category_id: 'general' });
-    const dinner = await h.call(a, 'add_expense', { group_id: g, description: 'Dinner', amount_minor: 900, category_id: 'food/dining_out' });
+    const dinner = await h.call(a, 'add_expense', {
+      group_id: g,
+      description: 'Dinner',
+      amount_minor: 900,
+      category_id: 'food/dining_out',
+    });
     const taxi = await h.call(a, 'add_expense', { group_id: g, description: 'Cab', amount_minor: 900, category_id: 'transport/taxi' });
     const food = await h.call(a, 'list_expenses', { group_id: g, category_id: 'food' });
     expect(food.expenses.map((e: any) => e.expense_id).sort()).toEqual([label.expense.expense_id, dinner.expense.expense_id].sort());
@@ -69,13 +75,20 @@ describe('categories', () => {
     const mapping = { 'Ana Silva': ana.handle, 'Rio Tanaka': rio.handle, 'Sam Lee': sam.handle };
     await h.call(ana, 'import_expenses', { group_id: gs, format: 'splitwise', csv: fixture('splitwise-export.csv'), mapping });
     const byDesc = async (gid: string) =>
-      Object.fromEntries((await h.call(ana, 'list_expenses', { group_id: gid })).expenses.map((e: any) => [e.description, [e.category, e.category_id]]));
+      Object.fromEntries(
+        (await h.call(ana, 'list_expenses', { group_id: gid })).expenses.map((e: any) => [e.description, [e.category, e.category_id]]),
+      );
     const sw = await byDesc(gs);
     expect(sw['Hotel Lisboa, 2 nights']).toEqual(['Lodging', 'travel/lodging']);
     expect(Object.values(sw).map((v: any) => v[1])).toEqual(expect.arrayContaining(['food/groceries', 'food/dining_out', 'entertainment']));
 
     const gp = await groupWith(h, [ana, rio], 'EUR');
-    await h.call(ana, 'import_expenses', { group_id: gp, format: 'spliit', csv: fixture('spliit-export.csv'), mapping: { Ana: ana.handle, Rio: rio.handle } });
+    await h.call(ana, 'import_expenses', {
+      group_id: gp,
+      format: 'spliit',
+      csv: fixture('spliit-export.csv'),
+      mapping: { Ana: ana.handle, Rio: rio.handle },
+    });
     const sp = await byDesc(gp);
     expect(sp['Dinner, tapas']).toEqual(['Food and Drink', 'food']);
     expect(sp['Flights']).toEqual(['Travel', 'travel']);
@@ -134,17 +147,30 @@ describe('itemized bills', () => {
       tax_minor: -100,
     });
     expect(ok.expense.amount_minor).toBe(900);
-    const mismatch = await h.fail(a, 'add_expense', { group_id: g, description: 'X', amount_minor: 5, items: [{ description: 'Y', amount_minor: 10 }] });
+    const mismatch = await h.fail(a, 'add_expense', {
+      group_id: g,
+      description: 'X',
+      amount_minor: 5,
+      items: [{ description: 'Y', amount_minor: 10 }],
+    });
     expect(mismatch.kittyCode).toBe('VALIDATION_ERROR');
     expect(paths(mismatch)).toEqual(['amount_minor', 'items']);
     const tax = await h.fail(a, 'add_expense', { group_id: g, description: 'X', amount_minor: 5, tax_minor: 1 });
     expect(paths(tax)).toEqual(['tax_minor']);
-    const neg = await h.fail(a, 'add_expense', { group_id: g, description: 'X', items: [{ description: 'Y', amount_minor: 10 }], tax_minor: -10 });
+    const neg = await h.fail(a, 'add_expense', {
+      group_id: g,
+      description: 'X',
+      items: [{ description: 'Y', amount_minor: 10 }],
+      tax_minor: -10,
+    });
     expect(paths(neg)).toEqual(['tax_minor']);
     const who = await h.fail(a, 'add_expense', {
       group_id: g,
       description: 'X',
-      items: [{ description: 'Y', amount_minor: 10 }, { description: 'Z', amount_minor: 10, split: { participants: [{ handle: 'nobody-here' }] } }],
+      items: [
+        { description: 'Y', amount_minor: 10 },
+        { description: 'Z', amount_minor: 10, split: { participants: [{ handle: 'nobody-here' }] } },
+      ],
     });
     expect(paths(who)).toEqual(['items.1.split.participants.0.handle']);
     const exact = await h.fail(a, 'add_expense', {
@@ -199,7 +225,13 @@ describe('split with adjustments', () => {
       group_id: gg,
       description: 'X',
       amount_minor: 100,
-      split: { method: 'adjustment', participants: [{ handle: a.handle, adjustment_minor: 300 }, { handle: b.handle, adjustment_minor: 0 }] },
+      split: {
+        method: 'adjustment',
+        participants: [
+          { handle: a.handle, adjustment_minor: 300 },
+          { handle: b.handle, adjustment_minor: 0 },
+        ],
+      },
     });
     expect(paths(big)).toEqual(['split.participants.1.adjustment_minor']);
     const missing = await h.fail(a, 'add_expense', {

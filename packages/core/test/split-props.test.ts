@@ -88,7 +88,10 @@ const itemArb = (members: number) =>
       method: fc.constant('shares' as const),
       w: fc.array(fc.integer({ min: 0, max: 5 }), { minLength: members, maxLength: members }).filter((w) => w.some((x) => x > 0)),
     }),
-    fc.record({ method: fc.constant('adjustment' as const), adj: fc.array(fc.integer({ min: 0, max: 50 }), { minLength: members, maxLength: members }) }),
+    fc.record({
+      method: fc.constant('adjustment' as const),
+      adj: fc.array(fc.integer({ min: 0, max: 50 }), { minLength: members, maxLength: members }),
+    }),
   );
 
 function referenceItemIdeals(amount: bigint, s: any, members: number): Map<number, Q> {
@@ -114,7 +117,10 @@ describe('itemized bills', () => {
   const arb = fc.integer({ min: 1, max: 5 }).chain((members) =>
     fc.record({
       members: fc.constant(members),
-      items: fc.array(fc.record({ amount: fc.integer({ min: 100, max: 100_000 }), split: itemArb(members) }), { minLength: 1, maxLength: 6 }),
+      items: fc.array(fc.record({ amount: fc.integer({ min: 100, max: 100_000 }), split: itemArb(members) }), {
+        minLength: 1,
+        maxLength: 6,
+      }),
       tax: fc.integer({ min: -50, max: 5000 }),
       tip: fc.integer({ min: 0, max: 3000 }),
       seed,
@@ -124,7 +130,12 @@ describe('itemized bills', () => {
     fc.assert(
       fc.property(arb, ({ members, items, tax, tip, seed }) => {
         const it: Itemization = {
-          items: items.map((x, i) => ({ description: `i${i}`, amountMinor: BigInt(x.amount), method: x.split.method, participants: toParts(x.split, members) })),
+          items: items.map((x, i) => ({
+            description: `i${i}`,
+            amountMinor: BigInt(x.amount),
+            method: x.split.method,
+            participants: toParts(x.split, members),
+          })),
           taxMinor: BigInt(tax),
           tipMinor: BigInt(tip),
         };
@@ -146,7 +157,11 @@ describe('itemized bills', () => {
           const ids = [...ref.keys()].sort((a, b) => a - b);
           const shares = ids.map((i) => itemShares[k]!.get(ID(i))!);
           expect(shares.reduce((s, v) => s + v, 0n)).toBe(BigInt(x.amount));
-          expectLargestRemainder(shares, ids.map((i) => ref.get(i)!), BigInt(x.amount));
+          expectLargestRemainder(
+            shares,
+            ids.map((i) => ref.get(i)!),
+            BigInt(x.amount),
+          );
         });
         const again = itemizedOwed({ ...it, items: it.items.map((i) => ({ ...i, participants: [...i.participants].reverse() })) }, seed);
         expect([...again.owed].sort()).toEqual([...owed].sort());

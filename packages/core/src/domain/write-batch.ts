@@ -12,7 +12,7 @@
  * Lock order is the one every write follows (domain/inbox.ts): idempotency key, group row,
  * payment row, membership and pair rows in id order, agent rows last in id order.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Db, InboxSummary } from '../context.ts';
 import { inboxRow, type InboxEvent } from './inbox.ts';
@@ -52,6 +52,8 @@ export interface BatchIdempotency {
 
 /** Rows and changes collected by a batched write tool; applied by `applyBatch` in one round trip. */
 export class WriteBatch {
+  /** The id of the row this call creates, fixed by the call (see `callEntityId`) so a preview names the same id, and rounds the same way, as the real call. */
+  readonly entityId: string;
   private groupId: string | undefined;
   private guardSpec: BatchGuard | undefined;
   private readonly rows: Partial<Record<Table, Row[]>> = {};
@@ -60,6 +62,10 @@ export class WriteBatch {
   private readonly balanceChanges = new Map<string, bigint>();
   private readonly pairChanges = new Map<string, bigint>();
   private readonly counters = new Map<string, { unread: number; requires_action: number }>();
+
+  constructor(entityId: string = randomUUID()) {
+    this.entityId = entityId;
+  }
 
   /** The group whose balances this batch changes (one group per batch). */
   forGroup(groupId: string): this {
@@ -160,6 +166,19 @@ export class WriteBatch {
     if (counters.length) doc.counters = counters.map(([agent_id, c]) => ({ agent_id, ...c }));
     return doc;
   }
+}
+
+/**
+ * The id of the row a keyed call creates: a UUID (version 8) from SHA-256 of the agent, the tool, the
+ * idempotency key and the request hash. That call creates at most one row (a second one replays), and
+ * a preview with the same key and arguments shows the id, and the rounding seeded by it, of the real call.
+ */
+export function callEntityId(agentId: string, tool: string, key: string, requestHash: string): string {
+  const h = createHash('sha256').update(`${agentId}\u0000${tool}\u0000${key}\u0000${requestHash}`).digest();
+  h[6] = (h[6]! & 0x0f) | 0x80;
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
 
 /** The guard no longer held when the batch reached the database: nothing was written; read and decide again. */

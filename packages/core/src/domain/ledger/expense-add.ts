@@ -130,6 +130,7 @@ export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
     });
   }
   const { id, lines, row } = stageExpense(batch, {
+    id: batch.entityId,
     groupId: group.id,
     actorId: agentId,
     createdById: agentId,

@@ -3,7 +3,6 @@
  * payee it is confirmed at once and moves balances; recorded by the payer it waits (pending) for
  * the payee's confirmation. Activity and inbox item in the same batched write.
  */
-import { randomUUID } from 'node:crypto';
 import type { ToolContext } from '../../context.ts';
 import { ToolError, validationError } from '../../errors.ts';
 import { readGroupForWrite, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
@@ -68,7 +67,7 @@ export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | '
   const now = ctx.services.now();
   const confirmed = agentId === payee.agentId;
   const p = {
-    id: randomUUID(),
+    id: batch.entityId,
     groupId: group.id,
     payerId: payer.agentId,
     payeeId: payee.agentId,
