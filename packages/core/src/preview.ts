@@ -15,9 +15,7 @@ import { z } from 'zod';
 export const dryRunArg = z
   .boolean()
   .optional()
-  .describe(
-    'true: preview — the answer this call would give plus balance_changes; nothing is written, the idempotency key stays unused; refusals as the real call.',
-  );
+  .describe('true: preview. The real answer plus balance_changes; writes nothing, the key stays unused.');
 
 const balanceChange = z.object({
   handle: z.string(),
@@ -27,11 +25,8 @@ const balanceChange = z.object({
 
 /** Output fields of a previewable tool. */
 export const previewOutput = {
-  dry_run: z.boolean().optional().describe('true on a preview: nothing was written.'),
-  balance_changes: z
-    .array(balanceChange)
-    .optional()
-    .describe('Preview only: each member whose group balance would change, by handle, minor units.'),
+  dry_run: z.boolean().optional().describe('true: a preview, nothing written.'),
+  balance_changes: z.array(balanceChange).optional().describe('Preview: balances that would change, minor units.'),
 };
 
 /** Thrown at the end of a previewed transaction to roll it back; carries the answer. */

@@ -34,34 +34,52 @@ export const payersInput = z
     'Who paid: default the caller paid everything. With several payers every amount_minor is required and they must sum exactly to the amount.',
   );
 
-export const splitInput = z
-  .strictObject({
-    method: z
-      .enum(SPLIT_METHODS)
-      .default('equal')
-      .describe('Default equal. adjustment: each pays their adjustment_minor plus an equal part of the rest.'),
-    participants: z
-      .array(
-        z.strictObject({
-          handle: handle.describe('A member who shares this expense.'),
-          amount_minor: amountMinor
-            .optional()
-            .describe("method exact: this member's share in minor units (all must sum exactly to the amount)."),
-          percent: decimalInput
-            .optional()
-            .describe("method percent: this member's percentage (up to 6 decimals; all must sum to exactly 100)."),
-          shares: decimalInput.optional().describe("method shares: this member's weight (e.g. 2 for two people; up to 6 decimals; > 0)."),
-          adjustment_minor: amountMinor
-            .optional()
-            .describe('method adjustment: paid by this member on top of an equal part of the rest (minor units; may be negative).'),
-        }),
-      )
-      .min(1)
-      .max(100)
-      .optional()
-      .describe('Default: every active member, equally. For equal give handles only.'),
-  })
-  .describe('How the amount is shared (owed). Rounding: largest remainder; ties broken by a rotation seeded with the expense id.');
+/** The split's shape with the given descriptions: the expense's split, and an item's (same shape, terse descriptions). */
+const splitShape = (
+  d: Record<'method' | 'participants' | 'handle' | 'amount_minor' | 'percent' | 'shares' | 'adjustment_minor' | 'self', string>,
+) =>
+  z
+    .strictObject({
+      method: z.enum(SPLIT_METHODS).default('equal').describe(d.method),
+      participants: z
+        .array(
+          z.strictObject({
+            handle: handle.describe(d.handle),
+            amount_minor: amountMinor.optional().describe(d.amount_minor),
+            percent: decimalInput.optional().describe(d.percent),
+            shares: decimalInput.optional().describe(d.shares),
+            adjustment_minor: amountMinor.optional().describe(d.adjustment_minor),
+          }),
+        )
+        .min(1)
+        .max(100)
+        .optional()
+        .describe(d.participants),
+    })
+    .describe(d.self);
+
+export const splitInput = splitShape({
+  method: 'Default equal. adjustment: adjustment_minor each, plus an equal part of the rest.',
+  handle: 'A member who shares this expense.',
+  amount_minor: "method exact: this member's share in minor units (all must sum exactly to the amount).",
+  percent: "method percent: this member's percentage (up to 6 decimals; all must sum to exactly 100).",
+  shares: "method shares: this member's weight (e.g. 2 for two people; up to 6 decimals; > 0).",
+  adjustment_minor: 'method adjustment: extra this member pays (may be < 0).',
+  participants: 'Default: every active member, equally. For equal give handles only.',
+  self: 'How the amount is shared (owed). Rounding: largest remainder; ties broken by a rotation seeded with the expense id.',
+});
+
+/** An item's split: the shape of `split`, described once there. */
+const itemSplitInput = splitShape({
+  method: 'As split.method.',
+  handle: 'As in split.',
+  amount_minor: 'As in split.',
+  percent: 'As in split.',
+  shares: 'As in split.',
+  adjustment_minor: 'As in split.',
+  participants: 'As split.participants.',
+  self: "Shaped like split; default the expense's split.",
+});
 
 export const repeatInput = z
   .strictObject({
@@ -122,8 +140,8 @@ export const expenseSchema = z.object({
   date: z.string().describe('YYYY-MM-DD'),
   category: z.string().nullable().describe('The free label as given.'),
   notes: z.string().nullable(),
-  category_id: z.string().describe('Category id (list_categories); "general" when none was given.'),
-  split_method: z.enum([...SPLIT_METHODS, 'itemized']).describe('itemized: the items carry the splits.'),
+  category_id: z.string().describe('See list_categories.'),
+  split_method: z.enum([...SPLIT_METHODS, 'itemized']),
   original_currency: z.string().nullable(),
   original_amount_minor: z.number().int().nullable(),
   exchange_rate: z.string().nullable(),
@@ -138,9 +156,9 @@ export const expenseSchema = z.object({
       }),
     )
     .nullable()
-    .describe("An itemized bill's items, each with its own split rounded alone; null when not itemized."),
-  tax_minor: z.number().int().nullable().describe('Itemized: tax, shared in proportion to item subtotals; else null.'),
-  tip_minor: z.number().int().nullable().describe('Itemized: tip, shared like tax; else null.'),
+    .describe('Itemized: the items, each with its own shares; else null.'),
+  tax_minor: z.number().int().nullable().describe('Itemized only.'),
+  tip_minor: z.number().int().nullable().describe('Itemized only.'),
   created_by: agentRef,
   created_at: timestamp,
   updated_at: timestamp,
@@ -171,15 +189,15 @@ export const itemsFields = {
   items: z
     .array(
       z.strictObject({
-        description: text(1, 200, 'description').describe('The item, 1-200 chars.'),
-        amount_minor: positiveAmountMinor.describe('Price in minor units, > 0.'),
-        split: splitInput.optional().describe("This item's split, shaped like split; default the expense's split."),
+        description: text(1, 200, 'description').describe('1-200 chars.'),
+        amount_minor: positiveAmountMinor.describe('> 0.'),
+        split: itemSplitInput.optional(),
       }),
     )
     .min(1)
     .max(100)
     .describe(
-      "Itemized bill: the amount is Σ items + tax_minor + tip_minor; each member owes their item subtotal's share of it, rounded once (largest remainder).",
+      'Itemized bill: amount = Σ items + tax_minor + tip_minor; each member owes it pro rata to their item subtotal, rounded once.',
     ),
   tax_minor: amountMinor
     .optional()

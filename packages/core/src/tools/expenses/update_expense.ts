@@ -36,8 +36,8 @@ export const update_expense = previewWriteTool
       category: text(0, 50, 'category')
         .nullable()
         .optional()
-        .describe('Free label, 0-50 characters; null clears it; one naming a known category sets category_id.'),
-      category_id: categoryIdInput.optional().describe('A category id from list_categories.'),
+        .describe('0-50 characters; null clears it; a known category name sets category_id.'),
+      category_id: categoryIdInput.optional().describe('From list_categories.'),
       notes: longText(0, 1000, 'notes')
         .nullable()
         .optional()
