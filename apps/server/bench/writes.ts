@@ -8,6 +8,7 @@
  *   confirm_payment                                  goal ≥ 0.7x its limit
  *   create_group                                     goal ≥ 0.7x its limit
  *   add_expense all into ONE group                   goal ≥ 500/s (writes to a group serialise on its member rows)
+ *   add_expense with 20 items vs without items       reported (the itemized split and the items column)
  *
  * A limit writes exactly what the tool writes for that call: the idempotency record (with a
  * response of the same size), the rows, the balance / pending / pair-debt changes, the activity
@@ -300,6 +301,28 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
       '≥ 0.7x',
       aeRatio,
       httpCeiling(aeLimit, bareRps),
+    );
+
+    // add_expense with 20 items (each split equally, tax and tip shared by item subtotal) vs the same call without items.
+    const items = Array.from({ length: 20 }, (_, i) => ({ description: `Item ${i + 1}`, amount_minor: 100 + i }));
+    const addItemsKitty = () =>
+      load({
+        url: `${kittyUrl}/v1/tools/add_expense`,
+        method: 'POST',
+        requests: cycling(
+          (g) => g.payer,
+          (g) => ({ group_id: g.id, description: 'Dinner', items, tax_minor: 190, tip_minor: 300, idempotency_key: randomUUID() }),
+        ),
+      });
+    const [ai, plain, aiRatio] = await paired(addItemsKitty, addExpenseKitty);
+    compare(
+      'add_expense with 20 items vs without',
+      ai,
+      'REST add_expense, 20 items + tax + tip',
+      plain,
+      'REST add_expense, no items',
+      'report',
+      aiRatio,
     );
 
     // record_payment: each group's payer records a pending payment to its second member (allow_overpayment: no debt needed).
