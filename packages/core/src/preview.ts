@@ -10,6 +10,7 @@
  * transaction is rolled back. Neither stores the idempotency record.
  */
 import { z } from 'zod';
+import type { BalanceChange } from './domain/ledger/balance-changes.ts';
 
 /** The one declaration of the `dry_run` argument. */
 export const dryRunArg = z
@@ -36,4 +37,16 @@ export class PreviewRollback extends Error {
     super('preview: rolled back');
     this.answer = answer;
   }
+}
+
+/** Whether the parsed arguments ask for a preview (`dry_run: true`, previewable tools only). */
+export function isDryRun(input: unknown): boolean {
+  return (input as { dry_run?: unknown } | undefined)?.dry_run === true;
+}
+
+/** A tool's answer as a preview: the same data plus dry_run: true and the balance changes. */
+export function previewOf<R extends { ok: boolean }>(result: R, changes: BalanceChange[]): R {
+  if (!result.ok) return result;
+  const data = (result as unknown as { data: Record<string, unknown> }).data;
+  return { ...result, data: { ...data, dry_run: true, balance_changes: changes } };
 }

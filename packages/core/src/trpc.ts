@@ -13,8 +13,8 @@ import { ToolError, validationError, isKnownRollback, outcomeUnknownError } from
 import { idempotencyKey } from './text.ts';
 import { beginInboxCounters, flushInboxCounters } from './domain/inbox.ts';
 import { WriteBatch, applyBatch, StaleBatchError, callEntityId } from './domain/write-batch.ts';
-import { dryRunArg, PreviewRollback } from './preview.ts';
-import { addDeltas, balanceChanges, trackBalanceDeltas, type BalanceChange, type BalanceDeltas } from './domain/ledger/balance-changes.ts';
+import { dryRunArg, PreviewRollback, isDryRun, previewOf } from './preview.ts';
+import { addDeltas, balanceChanges, trackBalanceDeltas, type BalanceDeltas } from './domain/ledger/balance-changes.ts';
 
 const t = initTRPC.context<ToolContext>().meta<ToolMeta>().create({ isServer: true, allowOutsideOfServer: true });
 
@@ -109,7 +109,7 @@ const writeTx = t.middleware(async ({ ctx, meta, path, input, getRawInput, next 
       return result;
     });
   }
-  // The key was checked by writeTool's input (`idempotencyKey`, text.ts) and taken out of the raw arguments (`stripKey`).
+  // The key was checked by writeTool's input (`idempotencyKey`, text.ts) and taken out of the raw arguments (`stripArg`).
   const key = (input as { idempotency_key: string }).idempotency_key;
   const raw = await getRawInput();
   const toolArgs = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
@@ -151,18 +151,6 @@ const writeTx = t.middleware(async ({ ctx, meta, path, input, getRawInput, next 
     throw e;
   }
 });
-
-/** Whether the parsed arguments ask for a preview (`dry_run: true`, previewable tools only). */
-function isDryRun(input: unknown): boolean {
-  return (input as { dry_run?: unknown } | undefined)?.dry_run === true;
-}
-
-/** A tool's answer as a preview: the same data plus dry_run: true and the balance changes. */
-function previewOf<R extends { ok: boolean }>(result: R, changes: BalanceChange[]): R {
-  if (!result.ok) return result;
-  const data = (result as unknown as { data: Record<string, unknown> }).data;
-  return { ...result, data: { ...data, dry_run: true, balance_changes: changes } };
-}
 
 /**
  * The answer to a call whose idempotency key is already stored: the stored response (marked
@@ -265,14 +253,15 @@ const batchedWriteTx = t.middleware(async ({ ctx, meta, path, input, getRawInput
   }
 });
 
-/** Takes `idempotency_key` out of the raw arguments once writeTool's input has parsed it, so the tool's strict input never sees it. */
-const stripKey = t.middleware(async ({ getRawInput, next }) => {
-  const raw = await getRawInput();
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return next();
-  const rest: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
-  delete rest.idempotency_key;
-  return next({ getRawInput: async () => rest });
-});
+/** Takes a base argument (`idempotency_key`, `dry_run`) out of the raw arguments once the base's input has parsed it, so the tool's strict input (and the request hash) never see it. */
+const stripArg = (name: string) =>
+  t.middleware(async ({ getRawInput, next }) => {
+    const raw = await getRawInput();
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return next();
+    const rest: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+    delete rest[name];
+    return next({ getRawInput: async () => rest });
+  });
 
 /** Base for read tools (scope svc:read; no side effects; ctx.auth is non-null). */
 export const readTool = t.procedure.use(authed).use(readDb);
@@ -281,7 +270,7 @@ const keyedWrite = t.procedure
   .use(authed)
   .use(mergeIdempotencyHeader)
   .input(z.object({ idempotency_key: idempotencyKey }))
-  .use(stripKey);
+  .use(stripArg('idempotency_key'));
 /**
  * Base for write tools: a keyed write run in one interactive transaction with its idempotency
  * record. The tool's own `.input()` is a strict object without the key.
@@ -294,15 +283,7 @@ export const writeTool = keyedWrite.use(writeTx);
  */
 export const batchedWriteTool = keyedWrite.use(batchedWriteTx);
 
-/** Takes `dry_run` out of the raw arguments once the previewable base has parsed it (the tool's strict input never sees it, nor the request hash). */
-const stripDryRun = t.middleware(async ({ getRawInput, next }) => {
-  const raw = await getRawInput();
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return next();
-  const rest: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
-  delete rest.dry_run;
-  return next({ getRawInput: async () => rest });
-});
-const previewable = keyedWrite.input(z.object({ dry_run: dryRunArg })).use(stripDryRun);
+const previewable = keyedWrite.input(z.object({ dry_run: dryRunArg })).use(stripArg('dry_run'));
 /** `writeTool` with the `dry_run` argument (preview.ts): the transaction runs as for real and is rolled back. Add `...previewOutput` to the output. */
 export const previewWriteTool = previewable.use(writeTx);
 /** `batchedWriteTool` with the `dry_run` argument (preview.ts): the batch is staged and not sent. Add `...previewOutput` to the output. */
