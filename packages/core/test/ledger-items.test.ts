@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, type TestAgent } from './harness.ts';
 import { groupWith, expectLedgerOk, balancesOf } from './ledger-helpers.ts';
+import { runRecurrences } from '../src/index.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 const owed = (e: any) => Object.fromEntries(e.shares.map((s: any) => [s.handle, s.owed_minor]));
@@ -190,6 +191,34 @@ describe('itemized bills', () => {
     expect(paths(fx)).toEqual(['original_currency']);
     const zero = await h.fail(a, 'add_expense', { group_id: g, description: 'X', items: [{ description: 'Y', amount_minor: 0 }] });
     expect(paths(zero)).toEqual(['items.0.amount_minor']);
+  });
+});
+
+describe('a repeating itemized bill', () => {
+  it('repeats its items, tax, tip and category; each copy rounds by its own id', async () => {
+    const gg = await groupWith(h, [a, b]);
+    const first = await h.call(a, 'add_expense', {
+      group_id: gg,
+      description: 'Box',
+      category: 'Groceries',
+      items: [
+        { description: 'Veg', amount_minor: 1001 },
+        { description: 'Cheese', amount_minor: 700, split: { participants: [{ handle: b.handle }] } },
+      ],
+      tax_minor: 99,
+      repeat: { unit: 'day', count: 3 },
+    });
+    const r = await runRecurrences(h.services, new Date(Date.now() + 2 * 86_400_000));
+    expect(r.errors).toEqual([]);
+    const { expenses } = await h.call(a, 'list_expenses', { group_id: gg });
+    expect(expenses).toHaveLength(3);
+    for (const e of expenses) {
+      expect(e).toMatchObject({ amount_minor: 1800, split_method: 'itemized', category_id: 'food/groceries', tax_minor: 99, tip_minor: 0 });
+      expect(e.items.map((i: any) => i.shares.reduce((t: number, x: any) => t + x.owed_minor, 0))).toEqual([1001, 700]);
+      expect(e.shares.reduce((t: number, x: any) => t + x.owed_minor, 0)).toBe(1800);
+    }
+    expect(expenses.map((e: any) => e.expense_id)).toContain(first.expense.expense_id);
+    await expectLedgerOk(h);
   });
 });
 

@@ -186,7 +186,13 @@ async function processLocked(
   };
   const { spec, fields } = fromTemplate(rec.template);
   const group = await tx.group.findUniqueOrThrow({ where: { id: groupId }, select: { archivedAt: true, name: true } });
-  const involved = [...new Set([...spec.payers.map((p) => p.agentId), ...spec.participants.map((p) => p.agentId)])];
+  const involved = [
+    ...new Set([
+      ...spec.payers.map((p) => p.agentId),
+      ...spec.participants.map((p) => p.agentId),
+      ...(spec.itemized?.items.flatMap((i) => i.participants.map((p) => p.agentId)) ?? []),
+    ]),
+  ];
   const active = await tx.membership.count({ where: { groupId, agentId: { in: involved }, leftAt: null } });
   if (group.archivedAt || active !== involved.length) {
     const reason = group.archivedAt ? 'the group is archived' : 'a member it involves has left';
