@@ -100,7 +100,7 @@ export const CATEGORIES: readonly Category[] = TREE.flatMap(([id, name, children
   ...children.map(([leaf, childName]) => ({ category_id: `${id}/${leaf}`, name: childName, parent_id: id })),
 ]);
 
-export const DEFAULT_CATEGORY = 'general';
+const DEFAULT_CATEGORY = 'general';
 const IDS = new Set(CATEGORIES.map((c) => c.category_id));
 
 /** Lower case, "&" → "and", runs of anything but letters, digits and "/" → one space. */

@@ -18,7 +18,7 @@ export interface SplitPart {
   value: string;
 }
 
-export interface ItemSpec {
+interface ItemSpec {
   description: string;
   amountMinor: bigint;
   method: SplitMethod;
