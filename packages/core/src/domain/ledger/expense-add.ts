@@ -98,6 +98,7 @@ export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
     });
   }
   const { id, lines, row } = stageExpense(batch, {
+    event: { audience: [...members.values()].map((m) => m.agentId), currency: group.currency },
     groupId: group.id,
     actorId: agentId,
     createdById: agentId,
