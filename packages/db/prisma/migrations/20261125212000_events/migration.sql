@@ -35,8 +35,8 @@ CREATE INDEX "event_recipients_event_id_idx" ON "event_recipients"("event_id");
 -- (recipients distinct; inbox_items, when given, parallel to recipients: the item the same change made for each).
 -- Each event gets the next id and the transaction's id (txid), then one event_recipients row per recipient,
 -- then NOTIFY kitty_events with the recipients (comma-separated; '*' past 150) so waiting readers on every
--- instance query again. Readers return only events whose txid is below the oldest running transaction
--- (pg_snapshot_xmin), so an event never commits behind a reader's cursor. No foreign key from
+-- instance query again. Readers return only events whose txid is below kitty_event_horizon(), so an event never
+-- commits behind a reader's cursor. No foreign key from
 -- event_recipients to events: checking it costs 2 ms per 50-recipient event (docs/events.md); pruning deletes both.
 CREATE FUNCTION kitty_append_events(evs jsonb) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
@@ -59,6 +59,20 @@ BEGIN
   SELECT CASE WHEN count(*) <= 150 THEN string_agg(agent_id::text, ',') ELSE '*' END INTO who FROM rec;
   IF who IS NOT NULL THEN PERFORM pg_notify('kitty_events', who); END IF;
 END;
+$$;
+
+-- kitty_event_horizon(): readers return only events whose txid is below this, read in a LATER statement (a
+-- newer snapshot): the oldest transaction id still running in this database (pg_stat_activity.backend_xid,
+-- widened to 64 bits with the epoch), or the next id to be assigned when none is. Every transaction below it
+-- has ended, so the later snapshot sees all of its events and no event can ever commit behind a cursor.
+-- Transactions of other databases on the same server do not hold the feed back (pg_snapshot_xmin would).
+CREATE FUNCTION kitty_event_horizon() RETURNS bigint LANGUAGE sql VOLATILE AS $$
+  WITH n AS (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS x),
+  running AS (
+    SELECT ((n.x >> 32) << 32) | a.backend_xid::text::bigint AS full_xid, n.x
+    FROM pg_stat_activity a, n
+    WHERE a.datname = current_database() AND a.backend_xid IS NOT NULL AND a.pid <> pg_backend_pid())
+  SELECT least(n.x, (SELECT min(CASE WHEN full_xid >= x THEN full_xid - 4294967296 ELSE full_xid END) FROM running)) FROM n
 $$;
 
 -- kitty_apply_batch: the body of migration 20261123050000_write_batch plus one events block (marked below).
