@@ -1,6 +1,6 @@
 /**
  * The whole catalogue (issue 4 "Proof"):
- * - it totals 50 tools, and the tools version (the ETag of GET /v1/tools) changes when a tool is added;
+ * - it totals 51 tools, and the tools version (the ETag of GET /v1/tools) changes when a tool is added;
  * - registry-wide: every tool is driven through realistic states, and every suggested_next entry of
  *   every response starts with an existing tool name the caller's credential may call (scope-wise).
  *   A read-only credential (svc:read) is never pointed at a write tool.
@@ -24,10 +24,10 @@ afterAll(async () => {
 });
 
 describe('catalogue', () => {
-  it('totals exactly 50 tools', () => {
+  it('totals exactly 51 tools', () => {
     const names = h.registry.catalogue.map((t) => t.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(names.length).toBe(50);
+    expect(names.length).toBe(51);
   });
 
   it('the tools version changes when a tool is added, and only then', () => {
@@ -107,6 +107,7 @@ function readCalls(w: World): Array<[string, Record<string, unknown>]> {
       ['get_balances', { group_id: w.groupId }],
       ['suggest_settlements', { group_id: w.groupId }],
       ['list_activity', { group_id: w.groupId }],
+      ['list_events', {}],
     );
   }
   if (w.inviteCode) calls.push(['get_invite', { code: w.inviteCode }]);
