@@ -28,15 +28,43 @@ function expenseDoc(groupId: string, members: Agent[], withEvent: boolean) {
   const owed = ids.map((_, i) => 1234n / n + (BigInt(i) < 1234n % n ? 1n : 0n));
   const inbox = ids.filter((a) => a !== payer).map((a) => ({ id: randomUUID(), agent_id: a }));
   const doc: Record<string, unknown> = {
-    idempotency: { agent_id: payer, tool: 'add_expense', key: randomUUID(), request_hash: 'h'.repeat(64), response: { stored: 'x'.repeat(900) } },
+    idempotency: {
+      agent_id: payer,
+      tool: 'add_expense',
+      key: randomUUID(),
+      request_hash: 'h'.repeat(64),
+      response: { stored: 'x'.repeat(900) },
+    },
     group_id: groupId,
     guard: { lock: 'share', roster: ids },
     rows: {
       expenses: [
-        { id, group_id: groupId, description: 'Coffee', amount_minor: '1234', date: '2026-11-25', split_method: 'equal', created_by: payer },
+        {
+          id,
+          group_id: groupId,
+          description: 'Coffee',
+          amount_minor: '1234',
+          date: '2026-11-25',
+          split_method: 'equal',
+          created_by: payer,
+        },
       ].map((e) => ({ ...e, created_at: new Date().toISOString(), updated_at: new Date().toISOString() })),
-      expense_shares: ids.map((a, i) => ({ expense_id: id, agent_id: a, paid_minor: a === payer ? '1234' : '0', owed_minor: String(owed[i]) })),
-      activities: [{ group_id: groupId, actor_id: payer, action: 'expense.added', entity_type: 'expense', entity_id: id, after: { amount_minor: '1234' } }],
+      expense_shares: ids.map((a, i) => ({
+        expense_id: id,
+        agent_id: a,
+        paid_minor: a === payer ? '1234' : '0',
+        owed_minor: String(owed[i]),
+      })),
+      activities: [
+        {
+          group_id: groupId,
+          actor_id: payer,
+          action: 'expense.added',
+          entity_type: 'expense',
+          entity_id: id,
+          after: { amount_minor: '1234' },
+        },
+      ],
       inbox_items: inbox.map((x) => ({
         ...x,
         kind: 'expense_added',
@@ -101,8 +129,9 @@ export async function benchEvents(kittyUrl: string, databaseUrl: string, post: P
   };
   const group = async (size: number, tag: string) => {
     const members = [await register(`ev-${tag}-0`)];
-    const id = (await post('/v1/tools/create_group', { name: `Events ${tag}`, currency: 'EUR', idempotency_key: randomUUID() }, members[0]!.key))
-      .group.group_id as string;
+    const id = (
+      await post('/v1/tools/create_group', { name: `Events ${tag}`, currency: 'EUR', idempotency_key: randomUUID() }, members[0]!.key)
+    ).group.group_id as string;
     const inv = await post('/v1/tools/create_invite', { group_id: id, max_uses: 50, idempotency_key: randomUUID() }, members[0]!.key);
     for (let i = 1; i < size; i++) {
       const a = await register(`ev-${tag}-${i}`);
@@ -113,12 +142,16 @@ export async function benchEvents(kittyUrl: string, databaseUrl: string, post: P
   };
   try {
     // One 4-member group per connection (no shared member rows), as in the write section.
-    const fours = [];
+    const fours: Array<{ id: string; members: Agent[] }> = [];
     for (let i = 0; i < CONNECTIONS; i++) fours.push(await group(4, `g${i}`));
     const run = (withEvent: boolean) => () =>
       rawLoop(pool, async (c, i) => {
         const g = fours[i % fours.length]!;
-        await c.query({ name: 'bench_apply_batch', text: 'SELECT kitty_apply_batch($1::jsonb)', values: [expenseDoc(g.id, g.members, withEvent)] });
+        await c.query({
+          name: 'bench_apply_batch',
+          text: 'SELECT kitty_apply_batch($1::jsonb)',
+          values: [expenseDoc(g.id, g.members, withEvent)],
+        });
       });
     await run(true)();
     const [withEv, without, ratio] = await paired(run(true), run(false));

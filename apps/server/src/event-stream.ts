@@ -11,7 +11,16 @@
  * full the stream waits for 'drain' (a slow reader holds only its own stream back).
  */
 import type { FastifyInstance } from 'fastify';
-import { EVENT_TYPES, ToolError, decodeEventId, latestEventId, requiredScope, validationError, waitForEvents, type Services } from '@kitty/core';
+import {
+  EVENT_TYPES,
+  ToolError,
+  decodeEventId,
+  latestEventId,
+  requiredScope,
+  validationError,
+  waitForEvents,
+  type Services,
+} from '@kitty/core';
 
 const HEARTBEAT_MS = 15_000;
 
@@ -39,7 +48,8 @@ export async function registerEventStream(app: FastifyInstance, opts: EventStrea
     const query = (req.query ?? {}) as Record<string, unknown>;
     const types = typeof query.types === 'string' && query.types !== '' ? query.types.split(',') : undefined;
     for (const t of types ?? [])
-      if (!(EVENT_TYPES as readonly string[]).includes(t)) throw validationError('types', `unknown event type ${JSON.stringify(t)}`, 'unknown_type');
+      if (!(EVENT_TYPES as readonly string[]).includes(t))
+        throw validationError('types', `unknown event type ${JSON.stringify(t)}`, 'unknown_type');
     const header = req.headers['last-event-id'];
     const resume = typeof header === 'string' && header !== '' ? header : typeof query.after === 'string' ? query.after : undefined;
     if (resume !== undefined) decodeEventId(resume, typeof header === 'string' ? 'Last-Event-ID' : 'after');

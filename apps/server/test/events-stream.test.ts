@@ -27,7 +27,9 @@ function open(apiKey: string, opts: { lastEventId?: string; types?: string } = {
         headers: {
           ...(init?.headers as Record<string, string>),
           authorization: `Bearer ${apiKey}`,
-          ...(opts.lastEventId && !(init?.headers as Record<string, string>)?.['Last-Event-ID'] ? { 'last-event-id': opts.lastEventId } : {}),
+          ...(opts.lastEventId && !(init?.headers as Record<string, string>)?.['Last-Event-ID']
+            ? { 'last-event-id': opts.lastEventId }
+            : {}),
         },
       }),
   });

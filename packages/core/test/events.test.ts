@@ -16,7 +16,14 @@ afterAll(async () => {
   await h?.close();
 });
 
-type Ev = { event_id: string; type: string; group_id: string | null; actor: { handle: string } | null; data: any; inbox_item_id: string | null };
+type Ev = {
+  event_id: string;
+  type: string;
+  group_id: string | null;
+  actor: { handle: string } | null;
+  data: any;
+  inbox_item_id: string | null;
+};
 
 /** Every event of `a` (all pages). */
 async function feed(a: TestAgent, after?: string): Promise<Ev[]> {
@@ -61,7 +68,13 @@ describe('events: recipients, order, atomicity', () => {
     await h.call(ann!, 'set_member_role', { group_id: g, handle: dan!.handle, role: 'admin' });
     const seq = await Promise.all([ann, bob, cid, dan].map((a, i) => feed(a!, m2[i])));
     for (const f of seq)
-      expect(f.map((e) => e.type)).toEqual(['expense.updated', 'group.updated', 'expense.deleted', 'expense.restored', 'member.role_changed']);
+      expect(f.map((e) => e.type)).toEqual([
+        'expense.updated',
+        'group.updated',
+        'expense.deleted',
+        'expense.restored',
+        'member.role_changed',
+      ]);
     expect(seq[0]!.map((e) => e.event_id)).toEqual(seq[3]!.map((e) => e.event_id));
     expect([...seq[0]!.map((e) => e.event_id)].sort()).toEqual(seq[0]!.map((e) => e.event_id));
     expect(seq[0]![1]!.data).toEqual({ group_id: g, name: 'Trip 2' });
@@ -86,7 +99,9 @@ describe('events: recipients, order, atomicity', () => {
     try {
       await client.query('BEGIN');
       await client.query('SELECT kitty_append_events($1::jsonb)', [
-        JSON.stringify([{ type: 'group.updated', group_id: g, actor_id: ann.agentId, data: { group_id: g, probe: 1 }, recipients: [bob.agentId] }]),
+        JSON.stringify([
+          { type: 'group.updated', group_id: g, actor_id: ann.agentId, data: { group_id: g, probe: 1 }, recipients: [bob.agentId] },
+        ]),
       ]);
       // A later transaction commits first: its event is not shown while the older one may still commit.
       await h.call(ann, 'add_expense', { group_id: g, description: 'Later', amount_minor: 100 });
@@ -121,7 +136,14 @@ describe('events: who receives what', () => {
     await h.call(ann!, 'archive_group', { group_id: g }).catch(() => undefined);
 
     const types = async (a: TestAgent) => (await since(a)).map((e) => e.type);
-    const party = ['payment.recorded', 'payment.confirmed', 'payment.recorded', 'payment.rejected', 'payment.recorded', 'payment.cancelled'];
+    const party = [
+      'payment.recorded',
+      'payment.confirmed',
+      'payment.recorded',
+      'payment.rejected',
+      'payment.recorded',
+      'payment.cancelled',
+    ];
     expect(await types(ann!)).toEqual(['member.left', 'member.removed', 'expense.created', ...party]);
     expect(await types(bob!)).toEqual(['member.left', 'member.removed', 'expense.created', ...party, 'message.received']);
     expect(await types(cid!)).toEqual(['member.left', 'member.removed', 'expense.created', 'message.received']);
@@ -188,7 +210,9 @@ describe('list_events', () => {
     await h.call(ann, 'create_group', { name: 'P', currency: 'EUR' });
     const n = await pruneEvents(h.services.prisma, new Date(Date.now() + 60_000), { batch: 7 });
     expect(n).toBeGreaterThan(7);
-    const left = await h.services.pool.query('SELECT (SELECT count(*) FROM events)::int AS e, (SELECT count(*) FROM event_recipients)::int AS r');
+    const left = await h.services.pool.query(
+      'SELECT (SELECT count(*) FROM events)::int AS e, (SELECT count(*) FROM event_recipients)::int AS r',
+    );
     expect(left.rows[0]).toEqual({ e: 0, r: 0 });
     expect((await h.call(ann, 'list_events', {})).events).toEqual([]);
   });

@@ -139,7 +139,15 @@ export async function archiveGroup(ctx: Pick<ToolContext, 'db' | 'services' | 'a
     },
     ...open.flatMap((inv) =>
       inv.targetId
-        ? [{ type: 'invite.revoked' as const, groupId: group.id, actorId: agentId, recipients: [inv.targetId], data: { invite_id: inv.id } }]
+        ? [
+            {
+              type: 'invite.revoked' as const,
+              groupId: group.id,
+              actorId: agentId,
+              recipients: [inv.targetId],
+              data: { invite_id: inv.id },
+            },
+          ]
         : [],
     ),
   ]);

@@ -138,7 +138,14 @@ export async function importLedger(ctx: Pick<ToolContext, 'db' | 'services' | 'a
           groupId: group.id,
           actorId: agentId,
           recipients: [...new Set([r.payerId, r.payeeId, agentId])],
-          data: { payment_id: p.id, payer_id: r.payerId, payee_id: r.payeeId, amount_minor: r.amountMinor.toString(), currency: group.currency, status: 'confirmed' },
+          data: {
+            payment_id: p.id,
+            payer_id: r.payerId,
+            payee_id: r.payeeId,
+            amount_minor: r.amountMinor.toString(),
+            currency: group.currency,
+            status: 'confirmed',
+          },
         });
         payment_ids.push(p.id);
       }
