@@ -4,8 +4,11 @@
  * credentials, scope and the per-credential stream bound are enforced.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Fastify from 'fastify';
 import { EventSource } from 'eventsource';
-import { startTestServer, type TestServer } from './server-harness.ts';
+import { startKitty } from '../src/index.ts';
+import { registerEventStream } from '../src/event-stream.ts';
+import { QUIET_TEST_CONFIG, startTestServer, type TestServer } from './server-harness.ts';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -59,7 +62,7 @@ describe('GET /v1/events', () => {
     const g = (await rest(ann.apiKey, 'create_group', { name: 'Trip', currency: 'EUR', idempotency_key: 'sse-group-1' })).group.group_id;
     const inv = await rest(ann.apiKey, 'create_invite', { group_id: g, idempotency_key: 'sse-inv-1' });
     await rest(bob.apiKey, 'join_group', { code: inv.invite.code, idempotency_key: 'sse-join-1' });
-    const before = await rest(bob.apiKey, 'list_events', {});
+    const before = await rest(bob.apiKey, 'list_events', { wait_seconds: 5 });
 
     const a = open(bob.apiKey);
     await a.opened;
@@ -108,7 +111,8 @@ describe('GET /v1/events', () => {
   it('a list_events long poll wakes within a second of the commit (NOTIFY), not at its safety poll', async () => {
     const ann = await s.agent('ann');
     const g = (await rest(ann.apiKey, 'create_group', { name: 'Solo', currency: 'EUR', idempotency_key: 'lp-group-1' })).group.group_id;
-    const start = await rest(ann.apiKey, 'list_events', {});
+    const start = await rest(ann.apiKey, 'list_events', { wait_seconds: 5 });
+    expect(start.events.map((e: Ev) => e.type)).toEqual(['group.created']);
     const t0 = Date.now();
     const waiting = rest(ann.apiKey, 'list_events', { after: start.next_cursor, wait_seconds: 25 });
     await new Promise((r) => setTimeout(r, 400));
@@ -118,5 +122,60 @@ describe('GET /v1/events', () => {
     expect(r.events.map((e: Ev) => e.type)).toEqual(['group.updated']);
     expect(Date.now() - t1).toBeLessThan(1500);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(400);
+  });
+
+  it('works across instances: a stream on one instance gets a write made through another within a second', async () => {
+    const other = await startKitty({ databaseUrl: s.databaseUrl, ...QUIET_TEST_CONFIG });
+    try {
+      const ann = await s.agent('ann');
+      const a = open(ann.apiKey);
+      await a.opened;
+      const t0 = Date.now();
+      const r = await fetch(`${other.url}/v1/tools/create_group`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ann.apiKey}` },
+        body: JSON.stringify({ name: 'Elsewhere', currency: 'EUR', idempotency_key: 'two-inst-1' }),
+      });
+      expect(r.status).toBe(200);
+      const got = await a.until(1);
+      a.es.close();
+      expect(got.map((x) => x.ev.type)).toEqual(['group.created']);
+      expect(Date.now() - t0).toBeLessThan(2000);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('sends a heartbeat comment on an idle stream', async () => {
+    const ann = await s.agent('ann');
+    const app = Fastify();
+    app.decorateRequest('kittyAuth', null);
+    app.addHook('onRequest', async (req) => {
+      req.kittyAuth = {
+        agentId: ann.agentId,
+        handle: ann.handle,
+        displayName: 'ann',
+        scopes: ['svc:read'],
+        credential: 'api_key',
+        keyId: 'k',
+      };
+    });
+    await registerEventStream(app, { services: s.kitty.services, maxPerCredential: 1, heartbeatMs: 100 });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    const ac = new AbortController();
+    try {
+      const res = await fetch(`${url}/v1/events`, { signal: ac.signal });
+      expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+      const reader = res.body!.getReader();
+      let text = '';
+      const t0 = Date.now();
+      while (Date.now() - t0 < 3000 && (text.match(/: heartbeat/g) ?? []).length < 2)
+        text += new TextDecoder().decode((await reader.read()).value);
+      expect((text.match(/: heartbeat\n\n/g) ?? []).length).toBeGreaterThanOrEqual(2);
+      expect(text).not.toContain('data:');
+    } finally {
+      ac.abort();
+      await app.close();
+    }
   });
 });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, type TestAgent } from './harness.ts';
 import { groupWith } from './ledger-helpers.ts';
-import { pruneEvents } from '../src/index.ts';
+import { pruneEvents, runRecurrences } from '../src/index.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -170,6 +170,44 @@ describe('events: who receives what', () => {
     expect(fb!.map((e) => e.type)).toEqual(['invite.received', 'invite.declined', 'invite.received', 'invite.revoked']);
     expect(fb![0]!.inbox_item_id).not.toBeNull();
     expect(fa!.map((e) => e.type)).toEqual(['invite.declined', 'invite.revoked']);
+    expect(fc).toEqual([]);
+  });
+});
+
+describe('events: recurring occurrences, direct ledgers, messages', () => {
+  it('each recurring occurrence is an expense.created for every member, once, with its series and index', async () => {
+    const [ann, bob] = await Promise.all([h.agent('ann'), h.agent('bob')]);
+    const g = await groupWith(h, [ann, bob]);
+    const mark = (await feed(bob)).at(-1)!.event_id;
+    const start = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
+    const first = await h.call(ann, 'add_expense', {
+      group_id: g,
+      description: 'Rent',
+      amount_minor: 900,
+      date: start,
+      repeat: { unit: 'day' },
+    });
+    await Promise.all([runRecurrences(h.services), runRecurrences(h.services)]);
+    for (const a of [ann, bob]) {
+      const f = (await feed(a, mark)).filter((e) => e.type === 'expense.created');
+      expect(f.map((e) => e.data.occurrence_index)).toEqual([0, 1, 2]);
+      expect(new Set(f.map((e) => e.data.recurrence_id)).size).toBe(1);
+      expect(f[0]!.data.expense_id).toBe(first.expense.expense_id);
+    }
+  });
+
+  it('direct ledger requests and acceptance reach both agents; a message reaches its addressee only', async () => {
+    const [ann, bob, cid] = await Promise.all([h.agent('ann'), h.agent('bob'), h.agent('cid')]);
+    await groupWith(h, [ann, bob]);
+    const marks = await Promise.all([ann, bob, cid].map(async (a) => (await feed(a)).at(-1)?.event_id));
+    await h.call(ann, 'open_direct_group', { handle: bob.handle, currency: 'USD' });
+    await h.call(bob, 'open_direct_group', { handle: ann.handle, currency: 'USD' });
+    await h.call(ann, 'send_message', { to_handle: bob.handle, body: 'hi bob' });
+    const [fa, fb, fc] = await Promise.all([ann, bob, cid].map((a, i) => feed(a, marks[i])));
+    expect(fa!.map((e) => e.type)).toEqual(['direct_ledger.requested', 'member.joined', 'direct_ledger.accepted']);
+    expect(fb!.map((e) => e.type)).toEqual(['direct_ledger.requested', 'member.joined', 'direct_ledger.accepted', 'message.received']);
+    expect(fb!.at(-1)!.data.body).toBe('hi bob');
+    expect(fb!.at(-1)!.inbox_item_id).not.toBeNull();
     expect(fc).toEqual([]);
   });
 });

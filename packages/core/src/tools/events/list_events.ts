@@ -20,7 +20,10 @@ export const list_events = readTool
   })
   .input(
     z.strictObject({
-      after: eventId.optional().describe('Return events after this event_id (a next_cursor). Omitted: from the oldest kept.'),
+      after: eventId
+        .nullable()
+        .optional()
+        .describe('Return events after this event_id (a next_cursor). Omitted or null: from the oldest kept.'),
       types: z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length).optional().describe('Only these event types.'),
       limit: limit.optional(),
       wait_seconds: z.number().int().min(0).max(30).optional().describe('0-30 (default 0): wait this long for a first event.'),
