@@ -91,6 +91,38 @@ describe('events: recipients, order, atomicity', () => {
     expect((await feed(bob, mark)).map((e) => e.type)).toEqual(['expense.created']);
   });
 
+  it('concurrent writes: the same call 20 times is one event; 20 different calls are 20 events in one order for everyone', async () => {
+    const [ann, bob, cid] = await Promise.all([h.agent('ann'), h.agent('bob'), h.agent('cid')]);
+    const g = await groupWith(h, [ann, bob, cid]);
+    const marks = await Promise.all([ann, bob, cid].map(async (a) => (await feed(a)).at(-1)!.event_id));
+    const same = { group_id: g, description: 'Same', amount_minor: 300, idempotency_key: 'events-same-20' };
+    await Promise.all(Array.from({ length: 20 }, () => h.call(ann, 'add_expense', same).catch(() => undefined)));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        h.call([ann, bob, cid][i % 3]!, 'add_expense', { group_id: g, description: `C${i}`, amount_minor: 300 + i }),
+      ),
+    );
+    const feeds = await Promise.all([ann, bob, cid].map((a, i) => feed(a, marks[i])));
+    for (const f of feeds) {
+      expect(f.filter((e) => e.data.description === 'Same')).toHaveLength(1);
+      expect(f).toHaveLength(21);
+      expect(new Set(f.map((e) => e.data.description)).size).toBe(21);
+    }
+    expect(feeds[1]!.map((e) => e.event_id)).toEqual(feeds[0]!.map((e) => e.event_id));
+    expect(feeds[2]!.map((e) => e.event_id)).toEqual(feeds[0]!.map((e) => e.event_id));
+  });
+
+  it('a refused interactive write appends nothing', async () => {
+    const [ann, bob] = await Promise.all([h.agent('ann'), h.agent('bob')]);
+    const g = await groupWith(h, [ann, bob]);
+    await h.call(ann, 'add_expense', { group_id: g, description: 'Debt', amount_minor: 500 });
+    const mark = (await feed(bob)).at(-1)!.event_id;
+    expect((await h.fail(ann, 'remove_member', { group_id: g, handle: bob.handle })).kittyCode).toBe('NOT_SETTLED');
+    expect((await h.fail(bob, 'leave_group', { group_id: g })).kittyCode).toBe('NOT_SETTLED');
+    expect(await feed(bob, mark)).toEqual([]);
+    expect(await feed(ann, mark)).toEqual([]);
+  });
+
   it('nothing commits behind a cursor: events of a running transaction hold back later ones until it ends', async () => {
     const [ann, bob] = await Promise.all([h.agent('ann'), h.agent('bob')]);
     const g = await groupWith(h, [ann, bob]);
