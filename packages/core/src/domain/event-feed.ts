@@ -27,7 +27,7 @@ interface Position {
 const hex = (n: bigint) => n.toString(16).padStart(16, '0');
 const ID_FORMAT = /^evt_([0-9a-f]{16})([0-9a-f]{16})$/;
 
-export function encodeEventId(p: Position): string {
+function encodeEventId(p: Position): string {
   return `evt_${hex(p.txid)}${hex(p.id)}`;
 }
 
