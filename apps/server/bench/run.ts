@@ -30,6 +30,7 @@ import { loadAuthServerKeys } from '../src/oauth/keys.ts';
 import { OAuthTokenVerifier } from '../src/oauth/verify.ts';
 import { oauthAccessToken } from './oauth-token.ts';
 import { benchWrites } from './writes.ts';
+import { benchEvents } from './events.ts';
 import { SECONDS, CONNECTIONS, BIG, load, fmt, rows, paired, compare, type Result } from './measure.ts';
 import { benchSettle } from './settle.ts';
 import { benchInstances } from './instances.ts';
@@ -147,6 +148,7 @@ async function main() {
     } else console.log(`\nMCP: /mcp answered ${probe.status}; skipped`);
 
     await benchWrites(kittyUrl, db.databaseUrl, post, bare.rps);
+    await benchEvents(kittyUrl, db.databaseUrl, post);
     const registry = buildRegistry(appRouter);
     if (registry.has('get_balances')) await benchBalances(post, key, kittyUrl, auth, db.databaseUrl);
 

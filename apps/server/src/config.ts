@@ -47,6 +47,10 @@ export interface ServerConfig {
   scheduler: boolean;
   /** KITTY_SCHEDULER_INTERVAL: seconds between scheduler runs (default 60, at least 1). */
   schedulerIntervalSeconds: number;
+  /** KITTY_EVENT_RETENTION_DAYS: days events are kept before the scheduler prunes them (default 30, at least 30). */
+  eventRetentionDays: number;
+  /** KITTY_EVENT_STREAMS_PER_CREDENTIAL: open GET /v1/events streams per credential and instance (default 5). */
+  eventStreamsPerCredential: number;
   /** KITTY_AUTH_FAIL_LIMIT: failed authentications per IP per window before 429 (default 20; 0 = off). */
   authFailLimit: number;
   /** KITTY_AUTH_FAIL_WINDOW: that window in seconds (default 300). */
@@ -160,6 +164,8 @@ const envSchema = z
     KITTY_LOG_FILE: text,
     KITTY_SCHEDULER: flag(true),
     KITTY_SCHEDULER_INTERVAL: count(60).refine((n) => n >= 1, 'expected at least 1 (seconds)'),
+    KITTY_EVENT_RETENTION_DAYS: count(30).refine((n) => n >= 30, 'expected at least 30 (days)'),
+    KITTY_EVENT_STREAMS_PER_CREDENTIAL: count(5).refine((n) => n >= 1, 'expected at least 1'),
     KITTY_AUTH_FAIL_LIMIT: count(20),
     KITTY_AUTH_FAIL_WINDOW: count(300),
     KITTY_REGISTER_LIMIT_HOUR: count(30),
@@ -231,6 +237,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     logFile: e.KITTY_LOG_FILE,
     scheduler: e.KITTY_SCHEDULER,
     schedulerIntervalSeconds: e.KITTY_SCHEDULER_INTERVAL,
+    eventRetentionDays: e.KITTY_EVENT_RETENTION_DAYS,
+    eventStreamsPerCredential: e.KITTY_EVENT_STREAMS_PER_CREDENTIAL,
     authFailLimit: e.KITTY_AUTH_FAIL_LIMIT,
     authFailWindowSeconds: e.KITTY_AUTH_FAIL_WINDOW,
     registerPerHour: e.KITTY_REGISTER_LIMIT_HOUR,

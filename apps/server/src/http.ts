@@ -9,6 +9,7 @@
  * `config.ignoresBearer`) built on the shared `errorEnvelope`; the server's own error handler
  * serves its own routes and unknown routes.
  */
+import { registerEventStream } from './event-stream.ts';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import {
   ToolError,
@@ -67,6 +68,8 @@ export interface AppDeps {
   timeouts: { requestMs: number; headersMs: number; connectionMs: number; keepAliveMs: number };
   /** The OAuth authorization server, sign-in and consent pages (absent in tests that don't need them). */
   oauth?: OAuthRouteDeps | undefined;
+  /** GET /v1/events: open streams per credential (default 5). */
+  eventStreamsPerCredential?: number | undefined;
 }
 
 /** Fastify/Node server timeouts: slow or stalled clients are disconnected (408 or close) instead of holding sockets. */
@@ -224,6 +227,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return { ok: true, data: { status: 'ok', database: 'ok', tools_version: deps.registry.version } };
   });
   await registerRestRoutes(app, { registry, callRequest, baseUrl: deps.baseUrl, errorEnvelope, wwwAuthenticate: challenge });
+  await registerEventStream(app, { services: deps.services, maxPerCredential: deps.eventStreamsPerCredential ?? 5 });
   await registerMcpRoutes(app, {
     registry,
     callRequest,

@@ -4,7 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import { createDb, applyMigrations } from '@kitty/db';
-import { appRouter, buildRegistry, runRecurrences, type Services, type Registry } from '@kitty/core';
+import { appRouter, buildRegistry, pruneEvents, runRecurrences, type Services, type Registry } from '@kitty/core';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type ServerConfig } from './config.ts';
 import { ApiKeyAuthenticator } from './auth.ts';
@@ -13,6 +13,7 @@ import { buildApp } from './http.ts';
 import { InboxSummaryCache } from './inbox-cache.ts';
 import { subscribeCredentialNotifications } from './credential-notify.ts';
 import { PgListener } from './pg-listener.ts';
+import { EventNotifier } from './event-notify.ts';
 import { openDatabase } from './database.ts';
 import { AbuseLimiter } from './abuse-limits.ts';
 import { DatabaseHealth } from './health.ts';
@@ -86,6 +87,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     // caches subscribe below; it starts once both have.
     const listener = new PgListener(databaseUrl, { warn: (o, m) => log.warn(o, m) });
     const inboxCache = new InboxSummaryCache(listener, db.prisma);
+    const eventNotifier = new EventNotifier(listener);
     const services: Services = {
       prisma: db.prisma,
       pool: db.pool,
@@ -93,6 +95,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       now: () => new Date(),
       onCredentialsChanged: (agentId) => authenticator.invalidate(agentId),
       inboxSummaries: inboxCache,
+      eventWaiter: eventNotifier,
     };
     const rateLimiter = new KittyRateLimiter({
       points: config.rateLimitPoints,
@@ -167,6 +170,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       services,
       authenticator: new BearerAuthenticator(authenticator, verifier),
       oauth,
+      eventStreamsPerCredential: config.eventStreamsPerCredential,
       rateLimiter,
       baseUrl,
       bodyLimit: config.bodyLimit,
@@ -210,7 +214,11 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     await app.listen({ port: config.port, host: config.host });
     // Its cleanup goes before the app's (cleanups run in reverse): drain requests first, then the scheduler.
     if (config.scheduler)
-      cleanups.splice(cleanups.length - 1, 0, startScheduler(services, app.log, config.schedulerIntervalSeconds * 1000));
+      cleanups.splice(
+        cleanups.length - 1,
+        0,
+        startScheduler(services, app.log, config.schedulerIntervalSeconds * 1000, config.eventRetentionDays),
+      );
     const cacheSizes = () => ({ ...authenticator.sizes(), ...inboxCache.sizes() });
     return {
       url: baseUrl,
@@ -235,7 +243,12 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
  * Each run creates every due occurrence exactly once, also with several instances running it at the
  * same time (runRecurrences: row locks and a unique occurrence index; test/two-instances.test.ts).
  */
-function startScheduler(services: Services, log: { error(obj: unknown, msg: string): void }, intervalMs: number): () => Promise<void> {
+function startScheduler(
+  services: Services,
+  log: { error(obj: unknown, msg: string): void },
+  intervalMs: number,
+  eventRetentionDays: number,
+): () => Promise<void> {
   let running: Promise<unknown> | undefined;
   const tick = () => {
     if (running) return;
@@ -244,6 +257,9 @@ function startScheduler(services: Services, log: { error(obj: unknown, msg: stri
         for (const e of r.errors) log.error(e, 'recurring expense failed; retried next run');
       })
       .catch((e) => log.error({ err: e }, 'recurrence scheduler run failed'))
+      // Events past their retention, in bounded batches (at most 100,000 a run; the rest next run).
+      .then(() => pruneEvents(services.prisma, new Date(services.now().getTime() - eventRetentionDays * 86_400_000)))
+      .catch((e) => log.error({ err: e }, 'event pruning failed'))
       .finally(() => {
         running = undefined;
       });

@@ -44,6 +44,14 @@ export interface Services {
    * `fresh: true` (after a write tool) must not answer from a cache.
    */
   inboxSummaries?: { get(agentId: string, opts: { fresh: boolean }): Promise<InboxSummary | undefined> };
+  /** Wakes event-feed readers (the server: PostgreSQL LISTEN kitty_events). Absent → readers poll. */
+  eventWaiter?: EventWaiter;
+}
+
+/** Wakes readers of an agent's event feed (list_events' long poll, the SSE stream) when new events may be there. */
+export interface EventWaiter {
+  /** Resolves true when events for `agentId` may have been appended (or the wake-up source restarted), false after `ms`. */
+  wait(agentId: string, ms: number, signal?: AbortSignal): Promise<boolean>;
 }
 
 /** The authenticated caller. */

@@ -20,3 +20,5 @@ export * from './people/sessions.ts';
 export * from './account/index.ts';
 export { createAgentWithKey, validateNewAgent } from './domain/agents.ts';
 export { IDEMPOTENCY_KEY_LENGTH } from './text.ts';
+export { EVENT_TYPES, pruneEvents, type EventType } from './domain/events.ts';
+export { readEvents, waitForEvents, latestEventId, decodeEventId, type FeedEvent } from './domain/event-feed.ts';

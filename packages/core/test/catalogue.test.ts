@@ -108,6 +108,7 @@ function readCalls(w: World): Array<[string, Record<string, unknown>]> {
       ['get_balances', { group_id: w.groupId }],
       ['suggest_settlements', { group_id: w.groupId }],
       ['list_activity', { group_id: w.groupId }],
+      ['list_events', {}],
     );
   }
   if (w.inviteCode) calls.push(['get_invite', { code: w.inviteCode }]);

@@ -9,6 +9,7 @@ import { toGroupDetail, GROUP_DETAIL_INCLUDE } from './groups.ts';
 import { toInvite, effectiveStatus, admitMember, insertInvite, INVITE_INCLUDE } from './invites.ts';
 import { requireCurrency } from './money.ts';
 import { appendActivity } from './activity.ts';
+import { appendEvent } from './events.ts';
 import { notify, resolveAction } from './inbox.ts';
 import { agentByHandle, assertNotSelf, canReach, hasBlocked, isContact, sharesGroup, pairKey } from './network.ts';
 
@@ -72,6 +73,7 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
         now,
         text: `@${ctx.auth.handle} accepted the direct ledger "${existing.name}"`,
       });
+      await acceptedEvent(ctx, existing.id, other.id);
       if (!active && request) await resolveOpenItems(ctx, request.id);
       return answer(ctx, other, existing.id, false, null);
     }
@@ -81,6 +83,7 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
       const request = await latestRequest(ctx, existing.id, other.id);
       const active = request && effectiveStatus(request, now) === 'active' ? request.id : null;
       await admitMember(ctx.db, { group: existing, agentId: other.id, role: 'admin', rejoining: false, inviteId: active, now });
+      await acceptedEvent(ctx, existing.id, other.id);
       if (!active && request) await resolveOpenItems(ctx, request.id, other.id);
       return answer(ctx, other, existing.id, false, null);
     }
@@ -131,6 +134,7 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
       entityId: group.id,
       groupId: group.id,
     });
+    await acceptedEvent(ctx, group.id, other.id);
     return answer(ctx, other, group.id, true, null);
   }
   const request = await sendRequest(ctx, group, other, currency);
@@ -197,7 +201,27 @@ async function sendRequest(ctx: AuthedContext, group: { id: string; name: string
     entityId: invite.id,
     groupId: group.id,
   });
+  await appendEvent(ctx.db, {
+    type: 'direct_ledger.requested',
+    groupId: group.id,
+    actorId: ctx.auth.agentId,
+    recipients: [other.id, ctx.auth.agentId],
+    data: { group_id: group.id, invite_id: invite.id, currency, expires_at: invite.expiresAt.toISOString() },
+    link: { entityType: 'invite', entityId: invite.id },
+  });
   return invite;
+}
+
+/** direct_ledger.accepted for both agents of the ledger. */
+async function acceptedEvent(ctx: AuthedContext, groupId: string, otherId: string): Promise<void> {
+  await appendEvent(ctx.db, {
+    type: 'direct_ledger.accepted',
+    groupId,
+    actorId: ctx.auth.agentId,
+    recipients: [ctx.auth.agentId, otherId],
+    data: { group_id: groupId },
+    link: { entityType: 'group', entityId: groupId },
+  });
 }
 
 async function answer(

@@ -6,6 +6,7 @@ import type { ToolContext } from '../context.ts';
 import { ToolError } from '../errors.ts';
 import { toGroupDetail, requireMembership, assertNotArchived, assertAdmin, GROUP_DETAIL_INCLUDE } from './groups.ts';
 import { appendActivity } from './activity.ts';
+import { appendEvent, appendEvents, activeMemberIds } from './events.ts';
 import { notifyAll, resolveAction } from './inbox.ts';
 import { toNumber } from './money.ts';
 
@@ -46,6 +47,18 @@ export async function updateGroup(
     entityId: group.id,
     before,
     after: { name: updated.name, description: updated.description, members_can_edit_expenses: updated.membersCanEdit },
+  });
+  await appendEvent(db, {
+    type: 'group.updated',
+    groupId: group.id,
+    actorId: agentId,
+    recipients: await activeMemberIds(db, group.id),
+    data: {
+      group_id: group.id,
+      ...(req.name !== undefined ? { name: updated.name } : {}),
+      ...(req.description !== undefined ? { description: updated.description } : {}),
+      ...(req.members_can_edit_expenses !== undefined ? { members_can_edit_expenses: updated.membersCanEdit } : {}),
+    },
   });
   return toGroupDetail(updated, membership);
 }
@@ -115,5 +128,28 @@ export async function archiveGroup(ctx: Pick<ToolContext, 'db' | 'services' | 'a
       groupId: group.id,
     },
   );
+  await appendEvents(db, [
+    {
+      type: 'group.archived',
+      groupId: group.id,
+      actorId: agentId,
+      recipients: members.map((m) => m.agentId),
+      data: { group_id: group.id },
+      link: { entityType: 'group', entityId: group.id },
+    },
+    ...open.flatMap((inv) =>
+      inv.targetId
+        ? [
+            {
+              type: 'invite.revoked' as const,
+              groupId: group.id,
+              actorId: agentId,
+              recipients: [inv.targetId],
+              data: { invite_id: inv.id },
+            },
+          ]
+        : [],
+    ),
+  ]);
   return { group: toGroupDetail(archived, membership), changed: true };
 }

@@ -53,6 +53,13 @@ export function createGroup(
     entityId: group.id,
     after: { name: group.name, currency: group.currency, description: group.description },
   });
+  batch.event({
+    type: 'group.created',
+    groupId: group.id,
+    actorId: agentId,
+    recipients: [agentId],
+    data: { group_id: group.id, name: group.name, currency: group.currency },
+  });
   // The creator is the caller: no read-back of the agent row.
   return toGroupDetail(
     { ...group, createdBy: { id: agentId, handle: ctx.auth.handle, displayName: ctx.auth.displayName } },

@@ -7,6 +7,7 @@ import { ToolError, validationError } from '../errors.ts';
 import { requireMembership, assertNotArchived } from './groups.ts';
 import { toInvite, insertInvite } from './invites.ts';
 import { appendActivity } from './activity.ts';
+import { appendEvent } from './events.ts';
 import { notify } from './inbox.ts';
 import { canReach } from './network.ts';
 
@@ -91,6 +92,14 @@ export async function createInvite(ctx: AuthedContext, req: InviteRequest) {
       entityType: 'invite',
       entityId: invite.id,
       groupId: group.id,
+    });
+    await appendEvent(db, {
+      type: 'invite.received',
+      groupId: group.id,
+      actorId: agentId,
+      recipients: [targetId],
+      data: { invite_id: invite.id, group_id: group.id, group_name: group.name, code: invite.code, expires_at: out.expires_at },
+      link: { entityType: 'invite', entityId: invite.id },
     });
   }
   const message =

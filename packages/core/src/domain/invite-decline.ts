@@ -6,6 +6,7 @@ import type { AuthedContext } from '../context.ts';
 import { ToolError, validationError } from '../errors.ts';
 import { toInvite, effectiveStatus, findInviteByCode, INVITE_INCLUDE } from './invites.ts';
 import { appendActivity } from './activity.ts';
+import { appendEvent } from './events.ts';
 import { notify, resolveAction } from './inbox.ts';
 
 /**
@@ -62,6 +63,14 @@ export async function declineInvite(ctx: AuthedContext, sel: { invite_id?: strin
     entityType: 'invite',
     entityId: invite.id,
     groupId: invite.groupId,
+  });
+  await appendEvent(db, {
+    type: 'invite.declined',
+    groupId: invite.groupId,
+    actorId: me,
+    recipients: [invite.createdById, me],
+    data: { invite_id: invite.id, group_id: invite.groupId },
+    link: { entityType: 'invite', entityId: invite.id },
   });
   return { invite: toInvite(updated, ctx.services.config.baseUrl, now), changed: true };
 }

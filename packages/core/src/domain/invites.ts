@@ -11,6 +11,7 @@ import { Prisma } from '@kitty/db';
 import { generateInviteCode, inviteCodeKey, inviteUrl } from './invite-codes.ts';
 import { toGroupSummary } from './groups.ts';
 import { appendActivity } from './activity.ts';
+import { appendEvent } from './events.ts';
 import { notifyAll, resolveAction } from './inbox.ts';
 
 const INVITE_STATUSES = ['active', 'revoked', 'declined', 'expired', 'exhausted'] as const;
@@ -201,6 +202,14 @@ export async function admitMember(
       groupId: group.id,
     },
   );
+  await appendEvent(db, {
+    type: 'member.joined',
+    groupId: group.id,
+    actorId: agentId,
+    recipients: others.map((o) => o.agentId),
+    data: { agent_id: agentId, role: a.role, ...(a.inviteId ? { invite_id: a.inviteId } : {}) },
+    link: { entityType: 'group', entityId: group.id },
+  });
   if (a.inviteId) await resolveAction(db, { entityType: 'invite', entityId: a.inviteId, agentId });
   return { membership, group: updated };
 }

@@ -6,6 +6,7 @@ import type { ToolContext } from '../context.ts';
 import { ToolError } from '../errors.ts';
 import { requireMembership, assertAdmin, assertNotArchived } from './groups.ts';
 import { appendActivity } from './activity.ts';
+import { appendEvent } from './events.ts';
 import { notify, notifyAll } from './inbox.ts';
 import { toNumber } from './money.ts';
 import { toAgentRef } from './agents.ts';
@@ -74,5 +75,14 @@ export async function removeMember(
       groupId: group.id,
     },
   );
+  // The removed member gets the event of their own removal and nothing after.
+  await appendEvent(db, {
+    type: 'member.removed',
+    groupId: group.id,
+    actorId: me,
+    recipients: [agent.id, ...remaining.map((m) => m.agentId)],
+    data: { agent_id: agent.id },
+    link: { entityType: 'group', entityId: group.id },
+  });
   return { removed: toAgentRef(agent), member_count: updated.memberCount, group };
 }

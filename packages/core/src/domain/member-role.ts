@@ -5,6 +5,7 @@ import type { ToolContext } from '../context.ts';
 import { ToolError } from '../errors.ts';
 import { requireMembership, assertAdmin, assertNotArchived } from './groups.ts';
 import { appendActivity } from './activity.ts';
+import { appendEvent, activeMemberIds } from './events.ts';
 import { notify } from './inbox.ts';
 import { formatMinor, toNumber } from './money.ts';
 import { resolveMember } from './members.ts';
@@ -64,6 +65,14 @@ export async function setMemberRole(
         groupId: group.id,
       });
     }
+    await appendEvent(db, {
+      type: 'member.role_changed',
+      groupId: group.id,
+      actorId: me,
+      recipients: await activeMemberIds(db, group.id),
+      data: { agent_id: agent.id, role: req.role, previous_role: target.role },
+      link: { entityType: 'group', entityId: group.id },
+    });
   }
   const stillAdmin = agent.id === me ? req.role === 'admin' : true;
   return {

@@ -10,6 +10,7 @@ import { requireMembership, assertNotArchived, assertLedgerAccepted } from './gr
 import { agentByHandle, assertNotSelf, canMessage, canReach, pairKey } from './network.ts';
 import { toMessage, upsertConversation, preview } from './messages.ts';
 import { appendActivity } from './activity.ts';
+import { appendEvent } from './events.ts';
 import { notifyAll } from './inbox.ts';
 import { AGENT_REF_SELECT } from './agents.ts';
 
@@ -144,6 +145,14 @@ export async function sendMessage(ctx: Pick<ToolContext, 'db' | 'services' | 'au
       ...(activityGroupId ? { groupId: activityGroupId } : {}),
     },
   );
+  await appendEvent(db, {
+    type: 'message.received',
+    groupId: activityGroupId ?? null,
+    actorId: me,
+    recipients,
+    data: { message_id: message.id, conversation_id: conversation.id, body: m.body, ...(m.about ? { about: m.about } : {}) },
+    link: { entityType: 'conversation', entityId: conversation.id },
+  });
   if (activityGroupId) {
     await appendActivity(db, {
       groupId: activityGroupId,

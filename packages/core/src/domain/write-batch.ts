@@ -17,6 +17,7 @@ import type { Pool } from 'pg';
 import type { Db, InboxSummary } from '../context.ts';
 import { inboxRow, type InboxEvent } from './inbox.ts';
 import { activityRow, type ActivityEntry } from './activity.ts';
+import { eventDoc, type EventSpec } from './events.ts';
 import type { LedgerDelta } from './ledger/effects.ts';
 import { outcomeUnknownError } from '../errors.ts';
 import { noteBalanceDeltas } from './ledger/balance-changes.ts';
@@ -62,6 +63,7 @@ export class WriteBatch {
   private readonly balanceChanges = new Map<string, bigint>();
   private readonly pairChanges = new Map<string, bigint>();
   private readonly counters = new Map<string, { unread: number; requires_action: number }>();
+  private readonly events: EventSpec[] = [];
 
   constructor(entityId: string = randomUUID()) {
     this.entityId = entityId;
@@ -101,6 +103,12 @@ export class WriteBatch {
   /** The same event to several agents, skipping `except` (usually the actor). */
   notifyAll(agentIds: readonly string[], except: string | undefined, e: Omit<InboxEvent, 'agentId'>): this {
     for (const agentId of [...new Set(agentIds)].sort()) if (agentId !== except) this.notify({ ...e, agentId });
+    return this;
+  }
+
+  /** Appends an event (events.ts), linked per recipient to this batch's inbox items about `e.link`. */
+  event(e: EventSpec): this {
+    if (e.recipients.length) this.events.push(e);
     return this;
   }
 
@@ -164,7 +172,18 @@ export class WriteBatch {
       });
     const counters = byId(this.counters).filter(([, c]) => c.unread !== 0 || c.requires_action !== 0);
     if (counters.length) doc.counters = counters.map(([agent_id, c]) => ({ agent_id, ...c }));
+    if (this.events.length) doc.events = this.events.map((e) => eventDoc(e, this.linkedItems(e)));
     return doc;
+  }
+
+  /** The inbox items of this batch about the event's linked entity, by recipient. */
+  private linkedItems(e: EventSpec): Map<string, string> | undefined {
+    if (!e.link) return undefined;
+    const items = new Map<string, string>();
+    for (const r of this.rows.inbox_items ?? [])
+      if (r.entity_type === e.link.entityType && r.entity_id === e.link.entityId && !items.has(r.agent_id as string))
+        items.set(r.agent_id as string, r.id as string);
+    return items;
   }
 }
 

@@ -15,6 +15,7 @@ import * as payments from './payments/index.ts';
 import * as balances from './balances/index.ts';
 import * as records from './records/index.ts';
 import * as reference from './reference/index.ts';
+import * as events from './events/index.ts';
 
 export const appRouter = router({
   ...account,
@@ -28,6 +29,7 @@ export const appRouter = router({
   ...balances,
   ...records,
   ...reference,
+  ...events,
 });
 
 export type AppRouter = typeof appRouter;

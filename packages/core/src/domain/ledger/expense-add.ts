@@ -131,6 +131,7 @@ export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
   }
   const { id, lines, row } = stageExpense(batch, {
     id: batch.entityId,
+    event: { audience: [...members.values()].map((m) => m.agentId), currency: group.currency },
     groupId: group.id,
     actorId: agentId,
     createdById: agentId,

@@ -9,6 +9,7 @@ import { ToolError } from '../../errors.ts';
 import { appendActivity } from '../activity.ts';
 import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
 import { notifyAll } from '../inbox.ts';
+import { appendEvent, activeMemberIds } from '../events.ts';
 import { assertCanEdit } from './access.ts';
 import { LedgerDelta, applyDelta, assertBalancesMayChange } from './effects.ts';
 import { WriteBatch, applyBatchIn } from '../write-batch.ts';
@@ -39,6 +40,8 @@ export interface ExpenseInsert {
   occurrenceIndex?: number | null;
   importKey?: string | null;
   action?: string;
+  /** Appends expense.created for these agents (the group's active members) with the group's currency. */
+  event?: { audience: readonly string[]; currency: string };
 }
 
 /**
@@ -112,6 +115,22 @@ export function stageExpense(batch: WriteBatch, a: ExpenseInsert) {
     entityId: id,
     after: snapshot(a.fields.description, a.spec.amountMinor, a.date, lines),
   });
+  if (a.event)
+    batch.event({
+      type: 'expense.created',
+      groupId: a.groupId,
+      actorId: a.actorId,
+      recipients: a.event.audience,
+      data: {
+        expense_id: id,
+        description: a.fields.description,
+        amount_minor: a.spec.amountMinor.toString(),
+        currency: a.event.currency,
+        date: a.date,
+        ...(a.recurrenceId ? { recurrence_id: a.recurrenceId, occurrence_index: row.occurrenceIndex } : {}),
+      },
+      link: { entityType: 'expense', entityId: id },
+    });
   return { id, lines, row, delta };
 }
 
@@ -176,6 +195,14 @@ export async function setExpenseDeleted(ctx: Pick<ToolContext, 'db' | 'services'
       entityType: 'expense',
       entityId: e.id,
       groupId: group.id,
+    });
+    await appendEvent(db, {
+      type: deleted ? 'expense.deleted' : 'expense.restored',
+      groupId: group.id,
+      actorId: agentId,
+      recipients: await activeMemberIds(db, group.id),
+      data: { expense_id: e.id, amount_minor: e.amountMinor.toString(), currency: group.currency },
+      link: { entityType: 'expense', entityId: e.id },
     });
   }
   const [expense] = await toExpenses(db, [await findExpense(db, e.id)], group.currency);

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { ToolContext } from '../../context.ts';
 import { ToolError, validationError } from '../../errors.ts';
 import { appendActivity } from '../activity.ts';
+import { appendEvent, activeMemberIds } from '../events.ts';
 import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
 import { notifyAll } from '../inbox.ts';
 import { assertCanEdit } from './access.ts';
@@ -153,6 +154,19 @@ export async function updateExpense(ctx: Pick<ToolContext, 'db' | 'services' | '
     entityType: 'expense',
     entityId: e.id,
     groupId: group.id,
+  });
+  await appendEvent(db, {
+    type: 'expense.updated',
+    groupId: group.id,
+    actorId: agentId,
+    recipients: await activeMemberIds(db, group.id),
+    data: {
+      expense_id: e.id,
+      changed: Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined),
+      amount_minor: spec.amountMinor.toString(),
+      currency: group.currency,
+    },
+    link: { entityType: 'expense', entityId: e.id },
   });
   const [expense] = await toExpenses(db, [await findExpense(db, e.id)], group.currency);
   return { group, expense: expense! };

@@ -9,6 +9,7 @@ import { ToolError } from '../../errors.ts';
 import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
 import { currencyInfo } from '../money.ts';
 import { appendActivity } from '../activity.ts';
+import { appendEvent, activeMemberIds } from '../events.ts';
 import { LedgerDelta, applyDelta } from './effects.ts';
 import { activeMembersByHandle, insertExpense } from './expense-store.ts';
 import { parseImport, type ImportIssue, type ParseContext } from './import.ts';
@@ -90,6 +91,7 @@ export async function importLedger(ctx: Pick<ToolContext, 'db' | 'services' | 'a
   const todo = rows.filter((r) => !done.has(r.importKey));
   const expense_ids: string[] = [];
   const payment_ids: string[] = [];
+  const audience = await activeMemberIds(db, group.id);
   for (const r of todo) {
     if (r.kind === 'expense') {
       const { id } = await insertExpense(db, {
@@ -101,6 +103,7 @@ export async function importLedger(ctx: Pick<ToolContext, 'db' | 'services' | 'a
         now,
         importKey: r.importKey,
         action: 'expense.imported',
+        event: { audience, currency: group.currency },
         fields: {
           description: r.description,
           category: r.category,
@@ -134,6 +137,20 @@ export async function importLedger(ctx: Pick<ToolContext, 'db' | 'services' | 'a
         entityType: 'payment',
         entityId: p.id,
         after: { from: r.payerId, to: r.payeeId, amount_minor: r.amountMinor.toString(), status: 'confirmed' },
+      });
+      await appendEvent(db, {
+        type: 'payment.recorded',
+        groupId: group.id,
+        actorId: agentId,
+        recipients: [...new Set([r.payerId, r.payeeId, agentId])],
+        data: {
+          payment_id: p.id,
+          payer_id: r.payerId,
+          payee_id: r.payeeId,
+          amount_minor: r.amountMinor.toString(),
+          currency: group.currency,
+          status: 'confirmed',
+        },
       });
       payment_ids.push(p.id);
     }

@@ -123,6 +123,21 @@ export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | '
     entityId: p.id,
     after: { from: payer.agentId, to: payee.agentId, amount_minor: amount.toString(), status: p.status },
   });
+  batch.event({
+    type: 'payment.recorded',
+    groupId: group.id,
+    actorId: agentId,
+    recipients: [payer.agentId, payee.agentId, agentId],
+    data: {
+      payment_id: p.id,
+      payer_id: payer.agentId,
+      payee_id: payee.agentId,
+      amount_minor: amount.toString(),
+      currency: group.currency,
+      status: p.status,
+    },
+    link: { entityType: 'payment', entityId: p.id },
+  });
   const [payment] = await toPayments(db, [p], group.currency, refs);
   return { group, payment: payment!, confirmed, payeeHandle: payee.handle };
 }

@@ -16,6 +16,7 @@
 import { Prisma } from '@kitty/db';
 import { TX_OPTIONS, type Db, type Services } from '../../context.ts';
 import { appendActivity } from '../activity.ts';
+import { activeMemberIds } from '../events.ts';
 import { notify, beginInboxCounters, flushInboxCounters } from '../inbox.ts';
 import { type RepeatUnit } from './expense-wire.ts';
 import { todayUtc, isoFromDate, dateFromIso, type ExpenseSpec, type ExpenseFields } from './expense-spec.ts';
@@ -185,7 +186,7 @@ async function processLocked(
     count: rec.max_count,
   };
   const { spec, fields } = fromTemplate(rec.template);
-  const group = await tx.group.findUniqueOrThrow({ where: { id: groupId }, select: { archivedAt: true, name: true } });
+  const group = await tx.group.findUniqueOrThrow({ where: { id: groupId }, select: { archivedAt: true, name: true, currency: true } });
   const involved = [
     ...new Set([
       ...spec.payers.map((p) => p.agentId),
@@ -219,6 +220,7 @@ async function processLocked(
   }
   let k = rec.next_index;
   let created = 0;
+  const audience = await activeMemberIds(tx, groupId);
   while (created < MAX_OCCURRENCES_PER_RUN && occurrenceExists(rule, k)) {
     const date = occurrenceDate(rule.startDate, rule.unit, rule.every, k);
     if (date > today) break;
@@ -233,6 +235,7 @@ async function processLocked(
       recurrenceId: id,
       occurrenceIndex: k,
       action: 'expense.recurred',
+      event: { audience, currency: group.currency },
     });
     created++;
     k++;

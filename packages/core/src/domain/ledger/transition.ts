@@ -114,6 +114,20 @@ export async function transitionPayment(
     before: { status: 'pending' },
     after: to === 'rejected' ? { status: to, reason: opts.reason ?? null } : { status: to },
   });
+  batch.event({
+    type: `payment.${to}`,
+    groupId: group.id,
+    actorId: agentId,
+    recipients: [p.payerId, p.payeeId],
+    data: {
+      payment_id: p.id,
+      amount_minor: p.amountMinor.toString(),
+      currency: group.currency,
+      status: to,
+      ...(to === 'rejected' && opts.reason ? { reason: opts.reason } : {}),
+    },
+    link: { entityType: 'payment', entityId: p.id },
+  });
   const [payment] = await toPayments(ctx.db, [{ ...p, status: to, resolvedAt: now, updatedAt: now }], group.currency, refs);
   return { group, payment: payment! };
 }

@@ -5,6 +5,7 @@ import { ToolError } from '../../errors.ts';
 import { output, groupId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { appendActivity } from '../../domain/activity.ts';
+import { appendEvent } from '../../domain/events.ts';
 import { notifyAll } from '../../domain/inbox.ts';
 import { toNumber } from '../../domain/money.ts';
 
@@ -51,6 +52,13 @@ export const leave_group = writeTool
         before: { role: 'member' },
         after: { role: 'admin' },
       });
+      await appendEvent(ctx.db, {
+        type: 'member.role_changed',
+        groupId: group.id,
+        actorId: agentId,
+        recipients: remaining.map((m) => m.agentId),
+        data: { agent_id: heir.agentId, role: 'admin', previous_role: 'member' },
+      });
     }
     await appendActivity(ctx.db, {
       groupId: group.id,
@@ -72,5 +80,14 @@ export const leave_group = writeTool
         groupId: group.id,
       },
     );
+    // The leaver gets the event of their own departure and nothing after.
+    await appendEvent(ctx.db, {
+      type: 'member.left',
+      groupId: group.id,
+      actorId: agentId,
+      recipients: [agentId, ...remaining.map((m) => m.agentId)],
+      data: { agent_id: agentId },
+      link: { entityType: 'group', entityId: group.id },
+    });
     return { ok: true as const, suggested_next: ['list_groups: see the groups you are still in'] };
   });

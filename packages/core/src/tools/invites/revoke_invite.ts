@@ -5,6 +5,7 @@ import { ToolError } from '../../errors.ts';
 import { uuid, output } from '../../text.ts';
 import { inviteSchema, toInvite, effectiveStatus, INVITE_INCLUDE } from '../../domain/invites.ts';
 import { appendActivity } from '../../domain/activity.ts';
+import { appendEvent } from '../../domain/events.ts';
 import { resolveAction } from '../../domain/inbox.ts';
 
 export const revoke_invite = writeTool
@@ -65,6 +66,13 @@ export const revoke_invite = writeTool
       after: { status: 'revoked' },
     });
     await resolveAction(ctx.db, { entityType: 'invite', entityId: invite.id });
+    await appendEvent(ctx.db, {
+      type: 'invite.revoked',
+      groupId: invite.groupId,
+      actorId: me,
+      recipients: [me, ...(invite.targetId ? [invite.targetId] : [])],
+      data: { invite_id: invite.id, group_id: invite.groupId },
+    });
     return {
       invite: toInvite(updated, ctx.services.config.baseUrl, now),
       suggested_next: [

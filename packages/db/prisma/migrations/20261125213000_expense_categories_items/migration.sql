@@ -1,7 +1,7 @@
 -- Expense categories and itemized bills: expenses.category_id (an id of the published list,
 -- default 'general') and expenses.items (an itemized bill's items, their splits and shares, tax
--- and tip; NULL when not itemized). kitty_apply_batch is the body of 20261123050000_write_batch
--- with ONE change, marked "i18a": the expenses INSERT also writes category_id (coalesced to
+-- and tip; NULL when not itemized). kitty_apply_batch is the body of 20261125212000_events
+-- (which appends the batch's events) with ONE change, marked "i18a": the expenses INSERT also writes category_id (coalesced to
 -- 'general' when a document omits it) and items.
 
 -- AlterTable
@@ -141,6 +141,13 @@ BEGIN
     SELECT g, x.a, x.b, x.delta FROM jsonb_to_recordset(b->'pairs') x(a uuid, b uuid, delta bigint) ORDER BY x.a, x.b
     ON CONFLICT (group_id, agent_a, agent_b) DO UPDATE SET amount_minor = pair_debts.amount_minor + excluded.amount_minor;
   END IF;
+
+  -- ── events (migration 20261125212000_events) ── the batch's events, in this statement's transaction; after the
+  -- inbox items (an event links the item the change made for each recipient), before the agent rows are locked.
+  IF b ? 'events' THEN
+    PERFORM kitty_append_events(b->'events');
+  END IF;
+  -- ── end of events ──
 
   -- Inbox items whose action was taken, then every counter change: agent rows last, in id order.
   -- One entity at a time, by equality on the (entity_type, entity_id) index: joined to the recordset, the planner

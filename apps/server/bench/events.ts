@@ -1,0 +1,200 @@
+/**
+ * The event log's cost on the hot write (section of `pnpm bench`):
+ *
+ *   kitty_apply_batch of an add_expense (4-member group) with its event vs the same document
+ *   without it (the write as it was before events), raw pg, alternating rounds     goal ≤ 1.1x time
+ *   fan-out: REST add_expense into a 50-member group vs a 4-member group, one loop  informational
+ *
+ * The batch documents are written here by hand with every key add_expense sends (guard, rows,
+ * balances, pairs, counters, idempotency record, and the `events` element).
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { CONNECTIONS, SECONDS, load, paired, compare, type Result } from './measure.ts';
+
+type Post = (p: string, body: unknown, key?: string) => Promise<any>;
+interface Agent {
+  id: string;
+  key: string;
+  handle: string;
+}
+
+/** An add_expense batch document (1234 split equally, the first member pays), with or without its event. */
+function expenseDoc(groupId: string, members: Agent[], withEvent: boolean) {
+  const ids = members.map((m) => m.id).sort();
+  const payer = members[0]!.id;
+  const id = randomUUID();
+  const n = BigInt(ids.length);
+  const owed = ids.map((_, i) => 1234n / n + (BigInt(i) < 1234n % n ? 1n : 0n));
+  const inbox = ids.filter((a) => a !== payer).map((a) => ({ id: randomUUID(), agent_id: a }));
+  const doc: Record<string, unknown> = {
+    idempotency: {
+      agent_id: payer,
+      tool: 'add_expense',
+      key: randomUUID(),
+      request_hash: 'h'.repeat(64),
+      response: { stored: 'x'.repeat(900) },
+    },
+    group_id: groupId,
+    guard: { lock: 'share', roster: ids },
+    rows: {
+      expenses: [
+        {
+          id,
+          group_id: groupId,
+          description: 'Coffee',
+          amount_minor: '1234',
+          date: '2026-11-25',
+          split_method: 'equal',
+          created_by: payer,
+        },
+      ].map((e) => ({ ...e, created_at: new Date().toISOString(), updated_at: new Date().toISOString() })),
+      expense_shares: ids.map((a, i) => ({
+        expense_id: id,
+        agent_id: a,
+        paid_minor: a === payer ? '1234' : '0',
+        owed_minor: String(owed[i]),
+      })),
+      activities: [
+        {
+          group_id: groupId,
+          actor_id: payer,
+          action: 'expense.added',
+          entity_type: 'expense',
+          entity_id: id,
+          after: { amount_minor: '1234' },
+        },
+      ],
+      inbox_items: inbox.map((x) => ({
+        ...x,
+        kind: 'expense_added',
+        text: '@bench added "Coffee" (€12.34)',
+        requires_action: false,
+        priority: 5,
+        entity_type: 'expense',
+        entity_id: id,
+        group_id: groupId,
+      })),
+    },
+    balances: ids.map((a, i) => ({ agent_id: a, delta: String((a === payer ? 1234n : 0n) - owed[i]!) })),
+    pairs: ids
+      .filter((a) => a !== payer)
+      .map((d) => ({ a: d < payer ? d : payer, b: d < payer ? payer : d, delta: String((d < payer ? -1n : 1n) * owed[ids.indexOf(d)]!) })),
+    counters: inbox.map((x) => ({ agent_id: x.agent_id, unread: 1, requires_action: 0 })),
+  };
+  if (withEvent)
+    doc.events = [
+      {
+        type: 'expense.created',
+        group_id: groupId,
+        actor_id: payer,
+        data: { expense_id: id, description: 'Coffee', amount_minor: '1234', currency: 'EUR', date: '2026-11-25' },
+        recipients: ids,
+        inbox_items: ids.map((a) => inbox.find((x) => x.agent_id === a)?.id ?? null),
+      },
+    ];
+  return JSON.stringify(doc);
+}
+
+async function rawLoop(pool: pg.Pool, once: (c: pg.PoolClient, i: number) => Promise<void>): Promise<Result> {
+  const latencies: number[] = [];
+  const end = Date.now() + SECONDS * 1000;
+  let n = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      const client = await pool.connect();
+      try {
+        while (Date.now() < end) {
+          const t = performance.now();
+          await once(client, n++);
+          latencies.push(performance.now() - t);
+        }
+      } finally {
+        client.release();
+      }
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  latencies.sort((x, y) => x - y);
+  const q = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0);
+  return { rps: latencies.length / elapsed, p50: q(0.5), p99: q(0.99), errors: 0 };
+}
+
+export async function benchEvents(kittyUrl: string, databaseUrl: string, post: Post): Promise<void> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS + 2 });
+  const register = async (name: string): Promise<Agent> => {
+    const r = await post('/v1/agents', { handle: `${name}-${randomUUID().slice(0, 8)}`, display_name: name });
+    return { id: r.agent.agent_id, key: r.api_key, handle: r.agent.handle };
+  };
+  const group = async (size: number, tag: string) => {
+    const members = [await register(`ev-${tag}-0`)];
+    const id = (
+      await post('/v1/tools/create_group', { name: `Events ${tag}`, currency: 'EUR', idempotency_key: randomUUID() }, members[0]!.key)
+    ).group.group_id as string;
+    const inv = await post('/v1/tools/create_invite', { group_id: id, max_uses: 50, idempotency_key: randomUUID() }, members[0]!.key);
+    for (let i = 1; i < size; i++) {
+      const a = await register(`ev-${tag}-${i}`);
+      await post('/v1/tools/join_group', { code: inv.invite.code, idempotency_key: randomUUID() }, a.key);
+      members.push(a);
+    }
+    return { id, members };
+  };
+  try {
+    // One 4-member group per connection (no shared member rows), as in the write section.
+    const fours: Array<{ id: string; members: Agent[] }> = [];
+    for (let i = 0; i < CONNECTIONS; i++) fours.push(await group(4, `g${i}`));
+    const run = (withEvent: boolean) => () =>
+      rawLoop(pool, async (c, i) => {
+        const g = fours[i % fours.length]!;
+        await c.query({
+          name: 'bench_apply_batch',
+          text: 'SELECT kitty_apply_batch($1::jsonb)',
+          values: [expenseDoc(g.id, g.members, withEvent)],
+        });
+      });
+    await run(true)();
+    const [withEv, without, ratio] = await paired(run(true), run(false));
+    compare(
+      'add_expense write (kitty_apply_batch, 4 members): with its event vs without',
+      withEv,
+      'with expense.created (4 recipients)',
+      without,
+      'the same document without events',
+      '≥ 0.91x (≤ 1.1x time)',
+      ratio,
+    );
+
+    // Fan-out over REST, one loop each: time per write into 50 recipients vs 4.
+    const big = await group(50, 'fan');
+    const small = fours[0]!;
+    const rest = (g: { id: string; members: Agent[] }) => () =>
+      load({
+        url: `${kittyUrl}/v1/tools/add_expense`,
+        method: 'POST',
+        connections: 1,
+        requests: [
+          {
+            setupRequest: (req: any) => ({
+              ...req,
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${g.members[0]!.key}` },
+              body: JSON.stringify({ group_id: g.id, description: 'Coffee', amount_minor: 5000, idempotency_key: randomUUID() }),
+            }),
+          },
+        ],
+      });
+    const [fifty, four, fanRatio] = await paired(rest(big), rest(small));
+    compare(
+      'Fan-out: add_expense into 50 members vs 4 (one loop; events, inbox items, shares)',
+      fifty,
+      'REST add_expense, 50-member group',
+      four,
+      'REST add_expense, 4-member group',
+      'informational',
+      fanRatio,
+      `time per write ${(1000 / fifty.rps).toFixed(1)} vs ${(1000 / four.rps).toFixed(1)} ms`,
+    );
+  } finally {
+    await pool.end();
+  }
+}

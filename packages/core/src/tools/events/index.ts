@@ -1,0 +1,1 @@
+export { list_events } from './list_events.ts';
