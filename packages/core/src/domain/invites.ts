@@ -201,7 +201,8 @@ export async function admitMember(
       groupId: group.id,
     },
   );
-  if (a.inviteId) await resolveAction(db, { entityType: 'invite', entityId: a.inviteId, agentId });
+  if (a.inviteId)
+    await resolveAction(db, { entityType: 'invite', entityId: a.inviteId, agentId, resolution: `accepted by @${joiner.handle}` });
   return { membership, group: updated };
 }
 

@@ -64,7 +64,7 @@ export const revoke_invite = writeTool
       before: { status },
       after: { status: 'revoked' },
     });
-    await resolveAction(ctx.db, { entityType: 'invite', entityId: invite.id });
+    await resolveAction(ctx.db, { entityType: 'invite', entityId: invite.id, resolution: `revoked by @${ctx.auth.handle}` });
     return {
       invite: toInvite(updated, ctx.services.config.baseUrl, now),
       suggested_next: [
