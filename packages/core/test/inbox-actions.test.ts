@@ -197,3 +197,24 @@ describe('get_inbox', () => {
     expect(r.items.every((i: any) => i.resolution === null)).toBe(true);
   });
 });
+
+describe('counters stay true under concurrency', () => {
+  it('confirming payments while marking everything read: counters equal the rows, each item counted once', async () => {
+    const { ana, bob, g } = await pair();
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push(await pay(bob, ana, g, 10 + i));
+    await Promise.all([
+      ...ids.map((payment_id, i) => h.call(ana, i % 2 ? 'confirm_payment' : 'reject_payment', { payment_id })),
+      h.call(ana, 'mark_inbox_read', { all: true }),
+      h.call(ana, 'mark_inbox_read', { all: true }),
+    ]);
+    const [row] = await h.services.prisma.$queryRaw<Array<{ unread: bigint; open: bigint; cu: number; cr: number }>>`
+      SELECT count(*) FILTER (WHERE i.read_at IS NULL) AS unread,
+             count(*) FILTER (WHERE i.requires_action AND i.resolved_at IS NULL) AS open,
+             min(a.inbox_unread) AS cu, min(a.inbox_requires_action) AS cr
+      FROM agents a LEFT JOIN inbox_items i ON i.agent_id = a.id WHERE a.id = ${ana.agentId}::uuid`;
+    expect({ unread: Number(row!.unread), open: Number(row!.open) }).toEqual({ unread: row!.cu, open: row!.cr });
+    expect(row!.cr).toBe(0);
+    expect(row!.cu).toBe(0);
+  });
+});
