@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { RedisStore } from './rate-limit.ts';
+import { upTo } from './lru.ts';
 
 export function credentialDigest(token: string): string {
   return createHash('sha256').update(token).digest('base64url');
@@ -25,7 +26,7 @@ export class KnownCredentials {
     this.redis = opts.redis;
     this.ttlSeconds = opts.ttlSeconds;
     const localSeconds = opts.redis ? Math.min(opts.localSeconds ?? 3600, opts.ttlSeconds) : opts.ttlSeconds;
-    this.local = new LRUCache<string, true>({ max: opts.max ?? 100_000, ttl: localSeconds * 1000 });
+    this.local = new LRUCache<string, true>({ ...upTo(opts.max ?? 100_000), ttl: localSeconds * 1000 });
   }
 
   private key(digest: string): string {
