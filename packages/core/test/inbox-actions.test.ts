@@ -218,3 +218,51 @@ describe('counters stay true under concurrency', () => {
     expect(row!.cu).toBe(0);
   });
 });
+
+describe('every kind of item carries a call that works', () => {
+  it('reads succeed as sent for every item of a busy history; open items carry the write that answers them', async () => {
+    const { ana, bob, g } = await pair();
+    const cat = await h.agent('cat');
+    await h.call(ana, 'add_contact', { handle: cat.handle });
+    await h.call(bob, 'add_contact', { handle: cat.handle });
+    const declined = (await h.call(ana, 'create_invite', { group_id: g, target_handle: cat.handle })).invite;
+    await h.call(cat, 'decline_invite', { invite_id: declined.invite_id });
+    const again = (await h.call(ana, 'create_invite', { group_id: g, target_handle: cat.handle })).invite;
+    await h.call(cat, 'join_group', { code: again.code });
+    const e = (await h.call(ana, 'add_expense', { group_id: g, description: 'Gas', amount_minor: 3000 })).expense.expense_id;
+    await h.call(ana, 'update_expense', { expense_id: e, description: 'Gas bill' });
+    await h.call(ana, 'confirm_payment', { payment_id: await pay(bob, ana, g, 100) });
+    await h.call(ana, 'reject_payment', { payment_id: await pay(bob, ana, g, 100) });
+    await h.call(ana, 'set_member_role', { group_id: g, handle: bob.handle, role: 'admin' }).catch(() => undefined);
+    await h.call(ana, 'send_message', { group_id: g, body: 'hello all' });
+    await pay(bob, ana, g, 100); // left open
+    const seen = new Set<string>();
+    for (const who of [ana, bob, cat]) {
+      for (const item of (await h.call(who, 'get_inbox', { limit: 100 })).items) {
+        seen.add(item.kind);
+        const { tool, arguments: args } = item.call;
+        if (item.requires_action) {
+          expect(['confirm_payment', 'join_group']).toContain(tool);
+          expect(args.idempotency_key).toBe(`inbox-${item.item_id}`);
+        } else if (tool !== 'mark_inbox_read') {
+          expect(tool, item.kind).toMatch(/^(get_|list_)/);
+          const r = await h.call(who, tool, args);
+          expect(r.suggested_next, `${item.kind} → ${tool}`).toBeDefined();
+        }
+      }
+    }
+    for (const kind of [
+      'payment_to_confirm',
+      'payment_confirmed',
+      'payment_rejected',
+      'expense_added',
+      'expense_changed',
+      'invite_received',
+      'invite_declined',
+      'member_joined',
+      'message',
+      'contact_added',
+    ])
+      expect(seen, kind).toContain(kind);
+  });
+});
