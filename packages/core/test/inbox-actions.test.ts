@@ -266,3 +266,12 @@ describe('every kind of item carries a call that works', () => {
       expect(seen, kind).toContain(kind);
   });
 });
+
+it('a read-only credential is pointed at a read, not at a write it cannot call', async () => {
+  const { ana, bob, g } = await pair();
+  const p = await pay(bob, ana, g);
+  const readOnly = { ...ana, auth: { ...ana.auth, scopes: ['svc:read'] } };
+  const top = (await me(readOnly)).inbox.top_items[0];
+  expect(top).toMatchObject({ requires_action: true, call: { tool: 'get_payment', arguments: { payment_id: p } } });
+  expect((await me(ana)).inbox.top_items[0].call.tool).toBe('confirm_payment');
+});

@@ -65,3 +65,23 @@ export function finishSummary(raw: (Omit<InboxSummary, 'top_items'> & { top_item
   });
   return { unread: raw.unread, requires_action: raw.requires_action, top: raw.top, top_items };
 }
+
+/**
+ * The summary as a credential with `scopes` sees it: a top item whose call needs a scope the credential lacks (a
+ * read-only key and confirm_payment) points at the read of its subject instead, like suggested_next.
+ */
+export function callableBy(summary: InboxSummary, scopeOf: (tool: string) => string | undefined, scopes: readonly string[]): InboxSummary {
+  const allowed = (tool: string) => {
+    const scope = scopeOf(tool);
+    return !scope || scopes.includes(scope);
+  };
+  if (summary.top_items.every((i) => allowed(i.call.tool))) return summary;
+  return {
+    ...summary,
+    top_items: summary.top_items.map((i) => {
+      if (allowed(i.call.tool)) return i;
+      const read = itemCall({ item_id: i.item_id, requires_action: false, entity: i.entity, group_id: null });
+      return { ...i, call: allowed(read.tool) ? read : { tool: 'get_inbox', arguments: {} } };
+    }),
+  };
+}
