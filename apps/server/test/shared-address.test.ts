@@ -71,7 +71,10 @@ describe('two agents behind one address', () => {
       expect((await s.http('/v1/tools/get_me', { body: {}, apiKey: fresh.apiKey })).status).toBe(200);
       // Still refused: unknown keys, and a key of the right shape that was never valid.
       expect((await s.http('/v1/tools/get_me', { body: {}, apiKey: generateApiKey().key })).status).toBe(429);
-      expect((await mcpPing(s, generateApiKey().key)).status).toBe(429);
+      const mcpRefused = await mcpPing(s, generateApiKey().key);
+      expect(mcpRefused.status).toBe(429);
+      expect(mcpRefused.headers.get('ratelimit-policy')).toBe('"authfail";q=5;w=60');
+      expect(mcpRefused.headers.get('ratelimit')).toMatch(/^"authfail";r=0;t=\d+$/);
     });
   }
 
