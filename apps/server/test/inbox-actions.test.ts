@@ -30,8 +30,12 @@ it('a pending payment: the suggested call confirms it over REST, another over MC
   await rest('join_group', { code: inv.code, idempotency_key: 'join-flat-1' }, bob.apiKey);
   await rest('add_expense', { group_id: g, description: 'Rent', amount_minor: 100_000, idempotency_key: 'rent-0001' }, ana.apiKey);
   await rest('mark_inbox_read', { all: true, idempotency_key: 'mark-all-1' }, ana.apiKey);
-  const p1 = (await rest('record_payment', { group_id: g, to_handle: ana.handle, amount_minor: 100, idempotency_key: 'pay-one-0001' }, bob.apiKey)).payment;
-  const p2 = (await rest('record_payment', { group_id: g, to_handle: ana.handle, amount_minor: 200, idempotency_key: 'pay-two-0002' }, bob.apiKey)).payment;
+  const p1 = (
+    await rest('record_payment', { group_id: g, to_handle: ana.handle, amount_minor: 100, idempotency_key: 'pay-one-0001' }, bob.apiKey)
+  ).payment;
+  const p2 = (
+    await rest('record_payment', { group_id: g, to_handle: ana.handle, amount_minor: 200, idempotency_key: 'pay-two-0002' }, bob.apiKey)
+  ).payment;
 
   const before = (await rest('get_me', {}, ana.apiKey)).inbox;
   expect(before).toMatchObject({ unread: 2, requires_action: 2 });
@@ -58,7 +62,11 @@ it('a pending payment: the suggested call confirms it over REST, another over MC
   try {
     const me = (await client.callTool({ name: 'get_me', arguments: {} })).structuredContent as any;
     const [item] = me.inbox.top_items;
-    expect(item).toMatchObject({ kind: 'payment_to_confirm', requires_action: true, entity: { type: 'payment', id: calls[1].arguments.payment_id } });
+    expect(item).toMatchObject({
+      kind: 'payment_to_confirm',
+      requires_action: true,
+      entity: { type: 'payment', id: calls[1].arguments.payment_id },
+    });
     const done = await client.callTool({ name: item.call.tool, arguments: item.call.arguments });
     expect(done.isError).toBeFalsy();
     expect((done.structuredContent as any).inbox).toBeUndefined();
