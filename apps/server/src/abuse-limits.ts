@@ -3,19 +3,23 @@
  * rate-limiter-flexible in memory or Redis (same store choice as the request limiter):
  *
  * - Failed authentication: every refused credential (unknown, expired, malformed) costs one
- *   point of a strict per-IP bucket. While the bucket is empty the IP's credentials are refused
- *   with 429 RATE_LIMITED *before* any database lookup, so guessing keys costs the guesser
- *   time, not the server database work.
+ *   point of a strict per-IP bucket. While the bucket is empty the IP's unknown credentials are
+ *   refused with 429 RATE_LIMITED *before* any database lookup, so guessing keys costs the guesser
+ *   time, not the server database work. Credentials known to be valid (they authenticated, or Kitty
+ *   issued them, in the last `knownCredentialSeconds`: known-credentials.ts) still pass: agents
+ *   share egress addresses, and one misconfigured neighbour must not lock the others out.
  * - Registration: every `register_agent` call (POST /v1/agents, POST /v1/tools/register_agent,
  *   MCP tools/call) costs one point of an hourly and a daily per-IP bucket, on top of the
  *   per-minute request limit. Authenticated calls count too: otherwise one registered agent
  *   could mint agents (each with its own request budget) at the per-agent rate.
  *
- * 429s carry `retry_after` (seconds) and the server sends `Retry-After` (RFC 9110 §10.2.3).
+ * 429s carry `retry_after` (seconds); the server sends `Retry-After` (RFC 9110 §10.2.3) and the
+ * RateLimit-Policy / RateLimit headers of the limit that refused (rate-limit.ts `refusedBy`).
  */
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ToolError, type CallRequest, type Registry } from '@kitty/core';
-import { createLimiter, type RedisStore } from './rate-limit.ts';
+import { createLimiter, refusedBy, type RedisStore } from './rate-limit.ts';
+import { KnownCredentials } from './known-credentials.ts';
 
 export interface AbuseLimitOptions {
   /** Failed authentications allowed per IP per `authFailWindowSeconds` (0 disables the bucket). */
@@ -25,6 +29,8 @@ export interface AbuseLimitOptions {
   registerPerHour: number;
   /** register_agent calls per IP per day (0 disables). */
   registerPerDay: number;
+  /** How long a credential that authenticated stays known to be valid (default 7 days). */
+  knownCredentialSeconds?: number;
   redis?: RedisStore | undefined;
 }
 
@@ -62,31 +68,40 @@ export class AbuseLimiter {
   private readonly registerDay: RateLimiterAbstract | undefined;
 
   private readonly opts: AbuseLimitOptions;
+  /** Credentials that authenticated recently: they pass while their address is throttled. */
+  readonly known: KnownCredentials;
 
   constructor(opts: AbuseLimitOptions) {
     this.opts = opts;
     const { redis } = opts;
+    this.known = new KnownCredentials({ ttlSeconds: opts.knownCredentialSeconds ?? 7 * 86_400, redis });
     this.authFail = opts.authFailPoints > 0 ? createLimiter(opts.authFailPoints, opts.authFailWindowSeconds, 'authfail', redis) : undefined;
     this.registerHour = opts.registerPerHour > 0 ? createLimiter(opts.registerPerHour, 3600, 'reg_h', redis) : undefined;
     this.registerDay = opts.registerPerDay > 0 ? createLimiter(opts.registerPerDay, 86_400, 'reg_d', redis) : undefined;
   }
 
   /**
-   * Runs `authenticate` unless `ip` has used up its failed-authentication budget; a refusal
-   * (ToolError UNAUTHENTICATED) costs the IP one point.
-   * @throws ToolError RATE_LIMITED (before `authenticate` runs) when the budget is used up;
-   *   whatever `authenticate` throws otherwise
+   * Runs `authenticate` unless `ip` has used up its failed-authentication budget and `token` is not
+   * known to be valid; a refusal (ToolError UNAUTHENTICATED) costs the IP one point, and a token that
+   * authenticates becomes known. Without `token` nothing passes a throttled IP.
+   * @throws ToolError RATE_LIMITED (before `authenticate` runs) when the budget is used up and the token
+   *   is unknown; whatever `authenticate` throws otherwise
    */
-  async meterAuthentication<T>(ip: string, authenticate: () => Promise<T>): Promise<T> {
+  async meterAuthentication<T>(ip: string, authenticate: () => Promise<T>, token?: string): Promise<T> {
     const bucket = this.authFail;
     if (!bucket) return authenticate();
     const key = ipKey(ip);
     const state = await bucket.get(key);
-    if (state && state.consumedPoints >= this.opts.authFailPoints) throw tooManyFailures(secondsUntil(state));
+    if (state && state.consumedPoints >= this.opts.authFailPoints && !(token !== undefined && (await this.known.has(token)))) {
+      throw refusedBy(tooManyFailures(secondsUntil(state)), 'authfail', bucket.points, bucket.duration, secondsUntil(state));
+    }
     try {
-      return await authenticate();
+      const auth = await authenticate();
+      if (token !== undefined) await this.known.add(token);
+      return auth;
     } catch (e) {
       if (e instanceof ToolError && e.kittyCode === 'UNAUTHENTICATED') {
+        if (token !== undefined) await this.known.delete(token);
         await bucket.consume(key, 1).catch((r: unknown) => {
           if (!(r instanceof RateLimiterRes)) throw r;
         });
@@ -110,22 +125,33 @@ export class AbuseLimiter {
       } catch (e) {
         if (!(e instanceof RateLimiterRes)) throw e;
         const t = secondsUntil(e);
-        throw new ToolError('RATE_LIMITED', `Too many agents registered from this address in the last ${window}; retry in ${t} s.`, {
-          retryAfter: t,
-          details: { limit: 'registrations_per_ip', window, max: bucket.points },
-          suggestedAction: `Wait retry_after seconds before registering another agent; reuse the API keys you already have.`,
-        });
+        const error = new ToolError(
+          'RATE_LIMITED',
+          `Too many agents registered from this address in the last ${window}; retry in ${t} s.`,
+          {
+            retryAfter: t,
+            details: { limit: 'registrations_per_ip', window, max: bucket.points },
+            suggestedAction: `Wait retry_after seconds before registering another agent; reuse the API keys you already have.`,
+          },
+        );
+        throw refusedBy(error, `registrations_${window}`, bucket.points, bucket.duration, t);
       }
     }
   }
 
-  /** `registry` with register_agent metered per IP (the call request must be a ServerCallRequest). */
+  /**
+   * `registry` with register_agent metered per IP (the call request must be a ServerCallRequest); an API key a
+   * call returns (register_agent, key rotation or creation) is known to be valid from the start.
+   */
   meterRegistrations(registry: Registry): Registry {
     return {
       ...registry,
       callTool: async (name, args, req) => {
         if (name === 'register_agent') await this.consumeRegistration((req as ServerCallRequest).clientIp);
-        return registry.callTool(name, args, req);
+        const result = await registry.callTool(name, args, req);
+        const issued = (result.data as { api_key?: unknown } | undefined)?.api_key;
+        if (typeof issued === 'string') await this.known.add(issued);
+        return result;
       },
     };
   }

@@ -24,7 +24,7 @@ import {
 import { registerRestRoutes } from '@kitty/rest-adapter';
 import { registerMcpRoutes } from '@kitty/mcp-adapter';
 import cookie from '@fastify/cookie';
-import type { KittyRateLimiter } from './rate-limit.ts';
+import { rateLimitHeadersOf, type KittyRateLimiter } from './rate-limit.ts';
 import { registerMetadataRoutes } from './metadata.ts';
 import { clientErrorHandler, frameworkErrorToTool, newRequestId, toWireBody } from './wire-errors.ts';
 import { registerAccountRoutes } from './account-routes.ts';
@@ -166,7 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (authz && !req.routeOptions.config?.ignoresBearer && !req.url.startsWith('/oauth/')) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
       if (!m) throw new ToolError('UNAUTHENTICATED', 'Authorization must be "Bearer <api key>".');
-      req.kittyAuth = await deps.abuseLimiter.meterAuthentication(req.ip, () => deps.authenticator.authenticate(m[1]!));
+      req.kittyAuth = await deps.abuseLimiter.meterAuthentication(req.ip, () => deps.authenticator.authenticate(m[1]!), m[1]!);
     }
     if (req.url.startsWith('/health')) return;
     const decision = req.kittyAuth
@@ -189,6 +189,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const { status, body, error } = toErrorEnvelope(tool, req.id);
     if (error.kittyCode === 'INTERNAL') req.log.error({ err: error.cause ?? err }, 'internal error');
     if (error.retryAfter !== undefined) reply.header('Retry-After', String(Math.ceil(error.retryAfter)));
+    // A 429 names the limit that refused it (not the request limit the call had passed).
+    const limit = rateLimitHeadersOf(err);
+    if (limit) reply.header('RateLimit-Policy', limit.policyHeader).header('RateLimit', limit.stateHeader);
     return { status, body };
   };
   const challenge = (resourcePath: string, error?: 'invalid_token') => wwwAuthenticate(deps.baseUrl, resourcePath, error);

@@ -83,3 +83,20 @@ export class KittyRateLimiter {
     }
   }
 }
+
+/** The RateLimit-Policy / RateLimit values of the limit that refused a call, attached to its error (see rateLimitHeadersOf). */
+const refusals = new WeakMap<object, { policyHeader: string; stateHeader: string }>();
+
+/**
+ * Marks `error` (a 429) as refused by the limit `name` of `quota` requests per `windowSeconds`, none left for
+ * `resetSeconds`: the error handler sends these as RateLimit-Policy / RateLimit instead of the request limit's.
+ */
+export function refusedBy<E extends object>(error: E, name: string, quota: number, windowSeconds: number, resetSeconds: number): E {
+  refusals.set(error, { policyHeader: `"${name}";q=${quota};w=${windowSeconds}`, stateHeader: `"${name}";r=0;t=${resetSeconds}` });
+  return error;
+}
+
+/** The headers `refusedBy` attached to `error`, if any. */
+export function rateLimitHeadersOf(error: unknown): { policyHeader: string; stateHeader: string } | undefined {
+  return typeof error === 'object' && error !== null ? refusals.get(error) : undefined;
+}

@@ -17,6 +17,16 @@ export interface InboxSummary {
   requires_action: number;
   /** Up to 3 short lines, most urgent first. */
   top: string[];
+  /** The items behind `top`, same order, each with the one call that acts on it (domain/inbox-calls.ts). */
+  top_items: InboxTopItem[];
+}
+
+export interface InboxTopItem {
+  item_id: string;
+  kind: string;
+  requires_action: boolean;
+  entity: { type: string; id: string } | null;
+  call: { tool: string; arguments: Record<string, unknown> };
 }
 
 export interface KittyConfig {

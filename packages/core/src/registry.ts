@@ -26,6 +26,7 @@ import type { ToolContext, Services, AuthInfo, CallInfo } from './context.ts';
 import { ToolError, toToolError, issuesFromZod, type ErrorCode, type ValidationIssue } from './errors.ts';
 import { createCallerFactory } from './trpc.ts';
 import { inboxSummaryFor } from './domain/inbox-summary.ts';
+import { callableBy } from './domain/inbox-calls.ts';
 import { inputIssues } from './safe-input.ts';
 import { amountExample } from './domain/money.ts';
 import { closestNames, didYouMean } from './suggest.ts';
@@ -334,7 +335,7 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
           if (tool.kind === 'write') return undefined;
           throw toToolError(e);
         });
-        if (inbox) data = { ...data, inbox };
+        if (inbox) data = { ...data, inbox: callableBy(inbox, (t) => tools.get(t)?.scope ?? undefined, ctx.auth!.scopes) };
       }
       return { data, call };
     },

@@ -63,7 +63,15 @@ export const positiveAmountMinor = z.number({ error: AMOUNT_RULE }).int({ error:
 /** Every data object carries suggested_next (strings "tool_name: why") and may carry inbox. */
 const suggestedNext = z.array(z.string()).describe('What to do next: each entry starts with a tool name, then why.');
 const inboxSummary = z
-  .object({ unread: z.number().int(), requires_action: z.number().int(), top: z.array(z.string()) })
+  .object({
+    unread: z.number().int(),
+    requires_action: z.number().int(),
+    top: z.array(z.string()),
+    // Loosely typed on purpose: this block is in every tool's output schema, a full object schema costs ~800 bytes per tool.
+    top_items: z
+      .array(z.record(z.string(), z.unknown()))
+      .describe('Items of top, same order: item_id, kind, requires_action, entity, call {tool, arguments} acting on it.'),
+  })
   .describe('Inbox summary: present when the caller has unread items.');
 
 /** On both transports: a write answered from its idempotency record instead of running again. */

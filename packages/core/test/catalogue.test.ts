@@ -210,7 +210,9 @@ describe('suggested_next names only existing tools the caller may call', () => {
       await readEverything(ann, { other: bob, groupId: g, expenseId, paymentId });
       // the state-specific suggestion: the payee is pointed at confirm_payment with this payment's id
       const waiting = await call(ann, 'get_inbox', { filter: 'requires_action' });
-      expect(waiting.suggested_next).toContain(`confirm_payment: confirm the payment you received (payment_id ${paymentId})`);
+      expect(waiting.suggested_next).toContain(
+        `confirm_payment: confirm the payment you received (payment_id ${paymentId}), or reject_payment if it never arrived`,
+      );
       await maybe(ann, 'confirm_payment', { payment_id: paymentId });
       const p2 = await maybe(bob, 'record_payment', { group_id: g, to_handle: ann.handle, amount_minor: 1 });
       await maybe(ann, 'reject_payment', { payment_id: p2.payment.payment_id });

@@ -59,24 +59,24 @@ it('two agents meet, trade invites, talk, and their inboxes follow', async () =>
     invite: { status: 'active', uses: 0, note: 'come along!', created_by: { handle: ann.handle } },
   });
   await h.call(bob, 'decline_invite', { invite_id: first.invite.invite_id });
-  expect(await summary(bob)).toEqual({ unread: 3, requires_action: 0 });
+  expect(await summary(bob)).toEqual({ unread: 2, requires_action: 0 }); // the declined invite item is resolved: read, no longer unread
   expect(await summary(ann)).toEqual({ unread: 2, requires_action: 0 }); // "bob declined your invite"
   expect((await h.call(bob, 'get_invite', { code: first.invite.code })).invite.status).toBe('declined');
   expect((await h.fail(bob, 'join_group', { code: first.invite.code })).details).toMatchObject({ status: 'declined' });
 
   // 6. a second invite is accepted
   const second = await h.call(ann, 'create_invite', { group_id: trip.group_id, target_handle: bob.handle });
-  expect(await summary(bob)).toEqual({ unread: 4, requires_action: 1 });
+  expect(await summary(bob)).toEqual({ unread: 3, requires_action: 1 });
   const joined = await h.call(bob, 'join_group', { code: second.invite.code });
   expect(joined.already_member).toBe(false);
-  expect(await summary(bob)).toEqual({ unread: 4, requires_action: 0 });
+  expect(await summary(bob)).toEqual({ unread: 2, requires_action: 0 });
   expect(await summary(ann)).toEqual({ unread: 3, requires_action: 0 }); // "bob joined"
 
   // 7. messages flow: direct, via the direct ledger (same conversation) and in the group
   await h.call(ann, 'send_message', { to_handle: bob.handle, body: 'Flights booked ✈️' });
   await h.call(ann, 'send_message', { group_id: direct.group.group_id, body: 'I paid the deposit' });
   await h.call(bob, 'send_message', { group_id: trip.group_id, body: 'Hi all!\nSee you Friday.' });
-  expect(await summary(bob)).toEqual({ unread: 6, requires_action: 0 });
+  expect(await summary(bob)).toEqual({ unread: 4, requires_action: 0 });
   expect(await summary(ann)).toEqual({ unread: 4, requires_action: 0 });
   const convs = await h.call(bob, 'list_conversations', {});
   expect(convs.conversations.map((c: any) => [c.kind, c.unread_count])).toEqual([
@@ -88,7 +88,7 @@ it('two agents meet, trade invites, talk, and their inboxes follow', async () =>
 
   // 8. counts fall: bob reads the thread, then clears the rest; ann clears hers
   await h.call(bob, 'mark_inbox_read', { conversation_id: thread.conversation_id });
-  expect(await summary(bob)).toEqual({ unread: 4, requires_action: 0 });
+  expect(await summary(bob)).toEqual({ unread: 2, requires_action: 0 });
   await h.call(bob, 'mark_inbox_read', { all: true });
   expect(await summary(bob)).toEqual({ unread: 0, requires_action: 0 });
   expect((await h.call(bob, 'get_me', {})).inbox).toBeUndefined();

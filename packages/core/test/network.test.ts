@@ -389,7 +389,9 @@ describe('invite lifecycle', () => {
     const t = (await h.call(a, 'create_invite', { group_id: g, target_handle: b.handle })).invite;
     const ib = await h.call(b, 'get_inbox', { filter: 'requires_action' });
     expect(ib.items).toHaveLength(1);
-    expect(ib.suggested_next[0]).toBe(`join_group: accept the invite to "Trip" (code "${t.code}")`);
+    expect(ib.suggested_next[0]).toBe(
+      `join_group: accept the invite to "Trip" (code "${t.code}"), or decline_invite with invite_id ${t.invite_id}`,
+    );
     const aBefore = (await counters(a)).unread;
     await h.call(b, 'join_group', { code: t.code });
     expect((await counters(b)).requires_action).toBe(0);

@@ -5,6 +5,7 @@
  *   metadata at /.well-known/oauth-authorization-server (RFC 8414) and /.well-known/openid-configuration.
  * - Authorization code + PKCE S256 only (RFC 7636; `plain` is not implemented by the library),
  *   `response_type=code` only, `iss` in the authorization response (RFC 9207).
+ * - Redirect URIs: https, loopback http (any port for public clients) or private-use schemes (redirect-rules.ts).
  * - Clients: Client ID Metadata Documents (the library's `clientIdMetadataDocument` feature: https only,
  *   connections to special-use/private/loopback/link-local addresses refused at connect time, 5 KB,
  *   2.5 s, cached), Dynamic Client Registration (RFC 7591), and pre-registered clients (KITTY_OAUTH_CLIENTS).
@@ -19,6 +20,7 @@ import type { PrismaClient } from '@kitty/db';
 import { PrismaOidcAdapter } from './adapter.ts';
 import type { AuthServerKeys } from './keys.ts';
 import { renderErrorPage } from '../people/pages.ts';
+import { allowAnyLoopbackPort, checkRedirectUris } from './redirect-rules.ts';
 
 restoreConsoleWarn();
 
@@ -126,7 +128,12 @@ export function createAuthServer(opts: AuthServerOptions): Provider {
     extraClientMetadata: {
       properties: ['kitty_client_kind'],
       validator: (ctx, key, _value, metadata) => {
-        if (key !== 'kitty_client_kind' || ctx?.oidc?.route !== 'registration') return;
+        if (key !== 'kitty_client_kind') return;
+        // Registered and metadata-document clients (their client_id is the document's https URL) follow the
+        // redirect URI rules of redirect-rules.ts; pre-registered clients are the operator's to configure.
+        const fromDocument = typeof metadata.client_id === 'string' && metadata.client_id.startsWith('https://');
+        if (ctx?.oidc?.route === 'registration' || fromDocument) checkRedirectUris(metadata);
+        if (ctx?.oidc?.route !== 'registration') return;
         // An omitted method means client_secret_basic (RFC 7591 §2), and the library then mints a secret: refused too.
         if (metadata.token_endpoint_auth_method !== 'none' || metadata.client_secret !== undefined) {
           throw new errors.InvalidClientMetadata(
@@ -171,6 +178,7 @@ export function createAuthServer(opts: AuthServerOptions): Provider {
     },
   };
   const provider = new Provider(opts.baseUrl, configuration);
+  allowAnyLoopbackPort(provider.Client as never);
 
   provider.use(async (ctx: KoaContextWithOIDC, next) => {
     if (ctx.path === '/oauth/authorize' && ctx.method === 'GET') {

@@ -74,7 +74,7 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
         text: `@${ctx.auth.handle} accepted the direct ledger "${existing.name}"`,
       });
       await acceptedEvent(ctx, existing.id, other.id);
-      if (!active && request) await resolveOpenItems(ctx, request.id);
+      if (!active && request) await resolveOpenItems(ctx, request.id, `accepted by @${ctx.auth.handle}`);
       return answer(ctx, other, existing.id, false, null);
     }
     // I opened it and it still waits for the other agent.
@@ -84,7 +84,7 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
       const active = request && effectiveStatus(request, now) === 'active' ? request.id : null;
       await admitMember(ctx.db, { group: existing, agentId: other.id, role: 'admin', rejoining: false, inviteId: active, now });
       await acceptedEvent(ctx, existing.id, other.id);
-      if (!active && request) await resolveOpenItems(ctx, request.id, other.id);
+      if (!active && request) await resolveOpenItems(ctx, request.id, `ledger opened by @${ctx.auth.handle}`, other.id);
       return answer(ctx, other, existing.id, false, null);
     }
     let request = await latestRequest(ctx, existing.id, other.id);
@@ -168,8 +168,8 @@ async function latestRequest(ctx: AuthedContext, groupId: string, targetId: stri
 }
 
 /** Clears open "requires action" items of an acceptance request that was not used (expired, revoked, declined). */
-async function resolveOpenItems(ctx: AuthedContext, inviteId: string, agentId = ctx.auth.agentId): Promise<void> {
-  await resolveAction(ctx.db, { entityType: 'invite', entityId: inviteId, agentId });
+async function resolveOpenItems(ctx: AuthedContext, inviteId: string, resolution: string, agentId = ctx.auth.agentId): Promise<void> {
+  await resolveAction(ctx.db, { entityType: 'invite', entityId: inviteId, agentId, resolution });
 }
 
 /** Sends the other agent a request to accept the ledger: a single-use invite targeted at them and an inbox item that requires action. */

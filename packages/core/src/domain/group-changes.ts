@@ -106,7 +106,9 @@ export async function archiveGroup(ctx: Pick<ToolContext, 'db' | 'services' | 'a
   const open = await db.invite.findMany({ where: { groupId: group.id, status: 'active' }, select: { id: true, targetId: true } });
   await db.invite.updateMany({ where: { groupId: group.id, status: 'active' }, data: { status: 'revoked' } });
   // A revoked invite no longer waits for its target (e.g. the request of a direct ledger nobody accepted).
-  for (const inv of open) if (inv.targetId) await resolveAction(db, { entityType: 'invite', entityId: inv.id });
+  for (const inv of open)
+    if (inv.targetId)
+      await resolveAction(db, { entityType: 'invite', entityId: inv.id, resolution: `group archived by @${ctx.auth!.handle}` });
   await appendActivity(db, {
     groupId: group.id,
     actorId: agentId,

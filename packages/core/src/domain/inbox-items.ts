@@ -4,6 +4,7 @@ import type { Db, ToolContext } from '../context.ts';
 import { uuid, timestamp } from '../text.ts';
 import { effectiveStatus } from './invites.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import { itemCall } from './inbox-calls.ts';
 
 export const inboxItemSchema = z.object({
   item_id: uuid,
@@ -20,6 +21,10 @@ export const inboxItemSchema = z.object({
     .nullable()
     .describe('What the item is about: invite, payment, expense, conversation, group or agent, with its id.'),
   group_id: uuid.nullable(),
+  resolution: z.string().nullable().describe('What happened to its cause once settled, e.g. "confirmed by @ana"; null while open or news.'),
+  call: z
+    .object({ tool: z.string(), arguments: z.record(z.string(), z.unknown()) })
+    .describe('The one call that acts on it (confirm_payment, join_group, or a read of its subject), ready to send.'),
   created_at: timestamp,
 });
 
@@ -29,6 +34,7 @@ interface ItemRow {
   text: string;
   requiresAction: boolean;
   resolvedAt: Date | null;
+  resolution: string | null;
   readAt: Date | null;
   entityType: string | null;
   entityId: string | null;
@@ -36,39 +42,48 @@ interface ItemRow {
   createdAt: Date;
 }
 
-function toInboxItem(i: ItemRow) {
+function toInboxItem(i: ItemRow, codes: Map<string, string>) {
+  const entity = i.entityType && i.entityId ? { type: i.entityType, id: i.entityId } : null;
+  const requires_action = i.requiresAction && i.resolvedAt === null;
   return {
     item_id: i.id,
     kind: i.kind,
     text: i.text,
-    requires_action: i.requiresAction && i.resolvedAt === null,
+    requires_action,
     read: i.readAt !== null,
-    entity: i.entityType && i.entityId ? { type: i.entityType, id: i.entityId } : null,
+    entity,
     group_id: i.groupId,
+    resolution: i.resolution,
+    call: itemCall({ item_id: i.id, requires_action, entity, group_id: i.groupId, code: i.entityId ? codes.get(i.entityId) : undefined }),
     created_at: i.createdAt.toISOString(),
   };
 }
 
-/** Suggestions for the most urgent open item and the newest unread message, naming ids. */
-async function suggestionsForItems(db: Db, me: string, items: ItemRow[], now: Date): Promise<string[]> {
+const isOpen = (i: ItemRow) => i.requiresAction && i.resolvedAt === null;
+
+/** The invites of the page's open invite items that `me` can still join (active, targeting them or anyone). */
+async function openInvites(db: Db, me: string, items: ItemRow[], now: Date) {
+  const ids = items.filter((i) => isOpen(i) && i.entityType === 'invite' && i.entityId && UUID.test(i.entityId)).map((i) => i.entityId!);
+  if (!ids.length) return new Map<string, { code: string; id: string; groupName: string }>();
+  const rows = await db.invite.findMany({ where: { id: { in: ids } }, include: { group: { select: { name: true } } } });
+  return new Map(
+    rows
+      .filter((inv) => (inv.targetId === null || inv.targetId === me) && effectiveStatus(inv, now) === 'active')
+      .map((inv) => [inv.id, { code: inv.code, id: inv.id, groupName: inv.group.name }]),
+  );
+}
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** One suggestion per open item (oldest first), then the newest unread message, naming ids. */
+function suggestionsForItems(items: ItemRow[], invites: Awaited<ReturnType<typeof openInvites>>): string[] {
   const out: string[] = [];
-  const open = items.filter((i) => i.requiresAction && i.resolvedAt === null).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  const open = items.filter(isOpen).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
   for (const item of open) {
-    if (item.entityType === 'invite' && item.entityId) {
-      const inv = await db.invite.findUnique({ where: { id: item.entityId }, include: { group: { select: { name: true } } } });
-      if (inv && inv.targetId === me && effectiveStatus(inv, now) === 'active') {
-        out.push(
-          `join_group: accept the invite to "${inv.group.name}" (code "${inv.code}")`,
-          `decline_invite: decline it (invite_id ${inv.id})`,
-        );
-        break;
-      }
+    const inv = item.entityType === 'invite' && item.entityId ? invites.get(item.entityId) : undefined;
+    if (inv) {
+      out.push(`join_group: accept the invite to "${inv.groupName}" (code "${inv.code}"), or decline_invite with invite_id ${inv.id}`);
     } else if (item.entityType === 'payment' && item.entityId) {
-      out.push(
-        `confirm_payment: confirm the payment you received (payment_id ${item.entityId})`,
-        `reject_payment: reject it if it never arrived (payment_id ${item.entityId})`,
-      );
-      break;
+      out.push(`confirm_payment: confirm the payment you received (payment_id ${item.entityId}), or reject_payment if it never arrived`);
     }
   }
   const message = items.find((i) => i.readAt === null && i.kind === 'message' && i.entityType === 'conversation' && i.entityId);
@@ -109,9 +124,11 @@ export async function readInbox(
   const page = rows.slice(0, take);
   const last = page[page.length - 1];
   const next_cursor = rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null;
-  const itemSuggestions = await suggestionsForItems(db, me, page, ctx.services.now());
+  const invites = await openInvites(db, me, page, ctx.services.now());
+  const codes = new Map([...invites].map(([id, inv]) => [id, inv.code]));
+  const itemSuggestions = suggestionsForItems(page, invites);
   return {
-    items: page.map(toInboxItem),
+    items: page.map((i) => toInboxItem(i, codes)),
     next_cursor,
     unread: counters.inboxUnread,
     requires_action: counters.inboxRequiresAction,

@@ -1,6 +1,7 @@
 /**
  * The inbox summary on every successful response (issue 4): `{unread, requires_action, top}`
- * when the caller has unread items or items requiring action.
+ * when the caller has unread items or items requiring action, and `top_items` (the same items with
+ * their ids and the one call that acts on each, domain/inbox-calls.ts).
  *
  * One round trip (the SQL function kitty_inbox_summary, also called at the end of every batched
  * write so its answer needs no second read): the counters maintained on the agent row (primary key), and — only when they
@@ -14,8 +15,11 @@
  * the agent's items), ≈0.6 ms now, about one primary-key read.
  */
 import type { Db, InboxSummary } from '../context.ts';
+import { finishSummary } from './inbox-calls.ts';
 
 export async function inboxSummaryFor(db: Db, agentId: string): Promise<InboxSummary | undefined> {
-  const rows = await db.$queryRaw<Array<{ summary: InboxSummary | null }>>`SELECT kitty_inbox_summary(${agentId}::uuid) AS summary`;
-  return rows[0]?.summary ?? undefined;
+  const rows = await db.$queryRaw<
+    Array<{ summary: Parameters<typeof finishSummary>[0] }>
+  >`SELECT kitty_inbox_summary(${agentId}::uuid) AS summary`;
+  return finishSummary(rows[0]?.summary ?? null) ?? undefined;
 }

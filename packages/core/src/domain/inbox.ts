@@ -140,23 +140,34 @@ export async function notifyAll(db: Db, agentIds: string[], except: string | und
 }
 
 /**
- * Clears `requires_action` on the open items about an entity (the cause was resolved: invite
- * joined or declined, payment confirmed …). Restrict to one agent with `agentId`.
+ * Resolves the items about an entity whose cause is settled (invite joined, declined or revoked; payment
+ * confirmed …): open items stop requiring action, and every resolved item is marked read and says what happened
+ * (`resolution`, e.g. "declined by @ana"), so it counts neither as unread nor as requiring action. Restrict to one
+ * agent with `agentId`; `unreadToo` also resolves unread items that never required action (an expense deleted:
+ * its "added" items are moot). Call it before notifying about the same entity, or the new item is resolved too.
  * @returns how many items were resolved.
  */
-export async function resolveAction(db: Db, where: { entityType: string; entityId: string; agentId?: string }): Promise<number> {
-  const rows = await db.$queryRaw<Array<{ agent_id: string; n: bigint }>>`
-    WITH resolved AS (
-      UPDATE inbox_items SET resolved_at = now()
+export async function resolveAction(
+  db: Db,
+  where: { entityType: string; entityId: string; agentId?: string; resolution: string; unreadToo?: boolean },
+): Promise<number> {
+  // Item rows are locked first (FOR UPDATE: a concurrent mark_inbox_read then skips them), the counters last.
+  const rows = await db.$queryRaw<Array<{ agent_id: string; n: bigint; u: bigint; r: bigint }>>`
+    WITH target AS (
+      SELECT id, read_at IS NULL AS was_unread, requires_action AND resolved_at IS NULL AS was_open FROM inbox_items
       WHERE entity_type = ${where.entityType} AND entity_id = ${where.entityId}
-        AND requires_action AND resolved_at IS NULL
+        AND ((requires_action AND resolved_at IS NULL) ${where.unreadToo ? Prisma.sql`OR read_at IS NULL` : Prisma.empty})
         ${where.agentId ? Prisma.sql`AND agent_id = ${where.agentId}::uuid` : Prisma.empty}
-      RETURNING agent_id)
-    SELECT agent_id, count(*) AS n FROM resolved GROUP BY agent_id`;
+      FOR UPDATE),
+    resolved AS (
+      UPDATE inbox_items i SET resolved_at = coalesce(i.resolved_at, now()), read_at = coalesce(i.read_at, now()), resolution = ${where.resolution}
+      FROM target t WHERE i.id = t.id
+      RETURNING i.agent_id, t.was_unread, t.was_open)
+    SELECT agent_id, count(*) AS n, count(*) FILTER (WHERE was_unread) AS u, count(*) FILTER (WHERE was_open) AS r FROM resolved GROUP BY agent_id`;
   let total = 0;
   for (const r of rows) {
     total += Number(r.n);
-    await changeInboxCounters(db, r.agent_id, 0, -Number(r.n));
+    await changeInboxCounters(db, r.agent_id, -Number(r.u), -Number(r.r));
   }
   return total;
 }

@@ -55,7 +55,7 @@ export async function declineInvite(ctx: AuthedContext, sel: { invite_id?: strin
     before: { status },
     after: { status: 'declined' },
   });
-  await resolveAction(db, { entityType: 'invite', entityId: invite.id, agentId: me });
+  await resolveAction(db, { entityType: 'invite', entityId: invite.id, agentId: me, resolution: `declined by @${ctx.auth.handle}` });
   await notify(db, {
     agentId: invite.createdById,
     kind: 'invite_declined',

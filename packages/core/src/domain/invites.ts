@@ -210,7 +210,8 @@ export async function admitMember(
     data: { agent_id: agentId, role: a.role, ...(a.inviteId ? { invite_id: a.inviteId } : {}) },
     link: { entityType: 'group', entityId: group.id },
   });
-  if (a.inviteId) await resolveAction(db, { entityType: 'invite', entityId: a.inviteId, agentId });
+  if (a.inviteId)
+    await resolveAction(db, { entityType: 'invite', entityId: a.inviteId, agentId, resolution: `accepted by @${joiner.handle}` });
   return { membership, group: updated };
 }
 

@@ -15,6 +15,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Db, InboxSummary } from '../context.ts';
+import { finishSummary } from './inbox-calls.ts';
 import { inboxRow, type InboxEvent } from './inbox.ts';
 import { activityRow, type ActivityEntry } from './activity.ts';
 import { eventDoc, type EventSpec } from './events.ts';
@@ -58,7 +59,7 @@ export class WriteBatch {
   private groupId: string | undefined;
   private guardSpec: BatchGuard | undefined;
   private readonly rows: Partial<Record<Table, Row[]>> = {};
-  private readonly resolves: Array<{ entity_type: string; entity_id: string }> = [];
+  private readonly resolves: Array<{ entity_type: string; entity_id: string; resolution: string }> = [];
   private readonly pendingChanges = new Map<string, { delta: bigint; count: number }>();
   private readonly balanceChanges = new Map<string, bigint>();
   private readonly pairChanges = new Map<string, bigint>();
@@ -112,9 +113,12 @@ export class WriteBatch {
     return this;
   }
 
-  /** Clears requires_action on the open inbox items about an entity (its counters follow in the database). */
-  resolve(entityType: string, entityId: string): this {
-    this.resolves.push({ entity_type: entityType, entity_id: entityId });
+  /**
+   * Resolves the open inbox items about an entity: they stop requiring action, are marked read and say what
+   * happened (`resolution`, e.g. "confirmed by @ana"); the counters follow in the database.
+   */
+  resolve(entityType: string, entityId: string, resolution: string): this {
+    this.resolves.push({ entity_type: entityType, entity_id: entityId, resolution });
     return this;
   }
 
@@ -228,7 +232,8 @@ export async function applyBatch(pool: Pool, batch: WriteBatch, idempotency?: Ba
       text: 'SELECT kitty_apply_batch($1::jsonb) AS outcome',
       values: [JSON.stringify(batch.toDocument(idempotency))],
     });
-    return r.rows[0]!.outcome;
+    const outcome = r.rows[0]!.outcome;
+    return outcome.status === 'applied' ? { ...outcome, inbox: finishSummary(outcome.inbox) } : outcome;
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     if (code === STALE_SQLSTATE) throw new StaleBatchError(e);

@@ -8,7 +8,7 @@ import type { Db, ToolContext } from '../../context.ts';
 import { ToolError } from '../../errors.ts';
 import { appendActivity } from '../activity.ts';
 import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
-import { notifyAll } from '../inbox.ts';
+import { notifyAll, resolveAction } from '../inbox.ts';
 import { appendEvent, activeMemberIds } from '../events.ts';
 import { assertCanEdit } from './access.ts';
 import { LedgerDelta, applyDelta, assertBalancesMayChange } from './effects.ts';
@@ -189,6 +189,9 @@ export async function setExpenseDeleted(ctx: Pick<ToolContext, 'db' | 'services'
       before: deleted ? live : { deleted: true },
       after: deleted ? { deleted: true } : live,
     });
+    // The unread news about it is moot once it is deleted: those items say so and count as read (before the new item).
+    if (deleted)
+      await resolveAction(db, { entityType: 'expense', entityId: e.id, resolution: `deleted by @${ctx.auth!.handle}`, unreadToo: true });
     await notifyAll(db, e.shares.map((s) => s.agentId).sort(), agentId, {
       kind: 'expense_changed',
       text: `@${ctx.auth!.handle} ${deleted ? 'deleted' : 'restored'} "${e.description}" in "${group.name}"`,

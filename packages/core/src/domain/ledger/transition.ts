@@ -93,7 +93,7 @@ export async function transitionPayment(
   });
   batch.pending(p.payerId, p.payeeId, p.amountMinor, -1n);
   if (to === 'confirmed') batch.ledger(new LedgerDelta().addPayment(p.payerId, p.payeeId, p.amountMinor, 1n));
-  batch.resolve('payment', p.id);
+  batch.resolve('payment', p.id, `${to} by @${ctx.auth!.handle}`);
   if (notifyKind) {
     const why = to === 'rejected' && opts.reason ? `: ${opts.reason}` : '';
     batch.notify({

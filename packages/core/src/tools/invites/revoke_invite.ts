@@ -65,7 +65,7 @@ export const revoke_invite = writeTool
       before: { status },
       after: { status: 'revoked' },
     });
-    await resolveAction(ctx.db, { entityType: 'invite', entityId: invite.id });
+    await resolveAction(ctx.db, { entityType: 'invite', entityId: invite.id, resolution: `revoked by @${ctx.auth.handle}` });
     await appendEvent(ctx.db, {
       type: 'invite.revoked',
       groupId: invite.groupId,

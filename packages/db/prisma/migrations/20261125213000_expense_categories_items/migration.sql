@@ -1,7 +1,7 @@
 -- Expense categories and itemized bills: expenses.category_id (an id of the published list,
 -- default 'general') and expenses.items (an itemized bill's items, their splits and shares, tax
 -- and tip; NULL when not itemized). kitty_apply_batch is the body of 20261125212000_events
--- (which appends the batch's events) with ONE change, marked "i18a": the expenses INSERT also writes category_id (coalesced to
+-- (which appends the batch's events and carries the inbox resolution of 20261125211500) with ONE change, marked "i18a": the expenses INSERT also writes category_id (coalesced to
 -- 'general' when a document omits it) and items.
 
 -- AlterTable
@@ -153,13 +153,19 @@ BEGIN
   -- One entity at a time, by equality on the (entity_type, entity_id) index: joined to the recordset, the planner
   -- guessed 100 entities and scanned the whole table (inbox_items is the largest table; measured 8 ms at 30,000 rows).
   IF b ? 'resolve' THEN
-    FOR item IN SELECT r.entity_type, r.entity_id FROM jsonb_to_recordset(b->'resolve') r(entity_type text, entity_id text) LOOP
-      WITH resolved AS (
-        UPDATE inbox_items i SET resolved_at = now()
+    -- [i16c] each entry also names what happened (resolution, e.g. "confirmed by @ana"): the items are marked read
+    -- and say so; the unread counter drops by the items that were unread (read in the locked row, not before it).
+    FOR item IN SELECT r.entity_type, r.entity_id, r.resolution FROM jsonb_to_recordset(b->'resolve') r(entity_type text, entity_id text, resolution text) LOOP
+      WITH open AS (
+        SELECT i.id, i.read_at IS NULL AS was_unread FROM inbox_items i
         WHERE i.entity_type = item.entity_type AND i.entity_id = item.entity_id AND i.requires_action AND i.resolved_at IS NULL
-        RETURNING i.agent_id)
-      SELECT counters || coalesce(jsonb_agg(jsonb_build_object('agent_id', s.agent_id, 'unread', 0, 'requires_action', -s.n)), '[]'::jsonb)
-      INTO counters FROM (SELECT agent_id, count(*) AS n FROM resolved GROUP BY agent_id) s;
+        FOR UPDATE),
+      resolved AS (
+        UPDATE inbox_items i SET resolved_at = now(), read_at = coalesce(i.read_at, now()), resolution = item.resolution
+        FROM open o WHERE i.id = o.id
+        RETURNING i.agent_id, o.was_unread)
+      SELECT counters || coalesce(jsonb_agg(jsonb_build_object('agent_id', s.agent_id, 'unread', -s.u, 'requires_action', -s.n)), '[]'::jsonb)
+      INTO counters FROM (SELECT agent_id, count(*) FILTER (WHERE was_unread) AS u, count(*) AS n FROM resolved GROUP BY agent_id) s;
     END LOOP;
   END IF;
   IF jsonb_array_length(counters) > 0 THEN

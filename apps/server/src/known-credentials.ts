@@ -1,0 +1,62 @@
+/**
+ * Credentials known to be valid: the digests of bearer tokens that authenticated (or that Kitty just issued)
+ * in the last `ttlSeconds`, in memory or in Redis (shared by every instance). While a client address is
+ * throttled for failed authentications (abuse-limits.ts), only these pass on to the real check, so a valid
+ * agent behind the same address (one cloud egress, one office NAT) keeps working, and a guessed credential
+ * still costs no database lookup.
+ *
+ * Only a SHA-256 digest of the token is kept. Recording costs at most one Redis write per credential per
+ * `localSeconds` on each instance (the local set remembers what was written).
+ */
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { RedisStore } from './rate-limit.ts';
+import { upTo } from './lru.ts';
+
+export function credentialDigest(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+export class KnownCredentials {
+  private readonly local: LRUCache<string, true>;
+  private readonly redis: RedisStore | undefined;
+  private readonly ttlSeconds: number;
+
+  constructor(opts: { ttlSeconds: number; redis?: RedisStore | undefined; max?: number; localSeconds?: number }) {
+    this.redis = opts.redis;
+    this.ttlSeconds = opts.ttlSeconds;
+    const localSeconds = opts.redis ? Math.min(opts.localSeconds ?? 3600, opts.ttlSeconds) : opts.ttlSeconds;
+    this.local = new LRUCache<string, true>({ ...upTo(opts.max ?? 100_000), ttl: localSeconds * 1000 });
+  }
+
+  private key(digest: string): string {
+    return `${this.redis!.prefix}:authok:${digest}`;
+  }
+
+  /** Records `token` as valid (after it authenticated, or when it was issued). A Redis failure is ignored. */
+  async add(token: string): Promise<void> {
+    const digest = credentialDigest(token);
+    if (this.local.has(digest)) return;
+    this.local.set(digest, true);
+    if (this.redis) await this.redis.client.set(this.key(digest), '1', 'EX', this.ttlSeconds).catch(() => undefined);
+  }
+
+  /** Whether `token` authenticated recently here or on another instance (Redis down: only what this instance saw). */
+  async has(token: string): Promise<boolean> {
+    const digest = credentialDigest(token);
+    if (this.local.has(digest)) return true;
+    if (!this.redis) return false;
+    return (await this.redis.client.exists(this.key(digest)).catch(() => 0)) === 1;
+  }
+
+  /** Forgets `token` (it failed to authenticate: revoked or expired). */
+  async delete(token: string): Promise<void> {
+    const digest = credentialDigest(token);
+    this.local.delete(digest);
+    if (this.redis) await this.redis.client.del(this.key(digest)).catch(() => undefined);
+  }
+
+  size(): number {
+    return this.local.size;
+  }
+}
