@@ -15,6 +15,8 @@ import * as payments from './payments/index.ts';
 import * as balances from './balances/index.ts';
 import * as records from './records/index.ts';
 import * as reference from './reference/index.ts';
+import * as stats from './stats/index.ts';
+import * as receipts from './receipts/index.ts';
 
 export const appRouter = router({
   ...account,
@@ -28,6 +30,8 @@ export const appRouter = router({
   ...balances,
   ...records,
   ...reference,
+  ...stats,
+  ...receipts,
 });
 
 export type AppRouter = typeof appRouter;
