@@ -20,3 +20,5 @@ export * from './people/sessions.ts';
 export * from './account/index.ts';
 export { createAgentWithKey, validateNewAgent } from './domain/agents.ts';
 export { IDEMPOTENCY_KEY_LENGTH } from './text.ts';
+export { openReceipt, receiptConfig, DEFAULT_RECEIPT_MAX_BYTES } from './domain/receipts/receipts.ts';
+export { postgresReceiptStore } from './domain/receipts/store.ts';

@@ -136,8 +136,10 @@ export async function attachReceipt(ctx: WriteCtx, input: { expense_id: string; 
   return { receipt: toReceipt(row), expenseId: e.id };
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 async function findReceipt(db: Db, receiptId: string) {
-  const r = await db.receipt.findUnique({ where: { id: receiptId } });
+  const r = UUID.test(receiptId) ? await db.receipt.findUnique({ where: { id: receiptId } }) : null;
   if (!r) throw new ToolError('NOT_FOUND', `No receipt with receipt_id ${receiptId}.`, { suggestedAction: 'get_expense lists the receipts of an expense.' });
   return r;
 }
