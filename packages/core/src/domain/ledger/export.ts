@@ -6,7 +6,7 @@
 import { stringify } from 'csv-stringify/sync';
 import type { ToolContext } from '../../context.ts';
 import { requireMembership } from '../groups.ts';
-import { currencyInfo } from '../money.ts';
+import { currencyInfo, minorToDecimal } from '../money.ts';
 import { toExpenses, EXPENSE_INCLUDE } from './expense-view.ts';
 import { toPayments } from './payments.ts';
 import { groupBalances, pairwiseDebts, toMemberBalances } from './balances.ts';
@@ -14,16 +14,6 @@ import { toReceipt } from '../receipts/receipts.ts';
 
 /** At most this many expenses and payments each in one export. */
 const EXPORT_LIMIT = 20_000;
-
-/** Minor units → plain decimal string ("-12.34"), exact. */
-function minorToDecimal(minor: number, exponent: number): string {
-  const neg = minor < 0;
-  const s = Math.abs(minor)
-    .toString()
-    .padStart(exponent + 1, '0');
-  const out = exponent === 0 ? s : `${s.slice(0, -exponent)}.${s.slice(-exponent)}`;
-  return neg ? `-${out}` : out;
-}
 
 const csv = (header: string[], rows: unknown[][]) => stringify([header, ...rows], { record_delimiter: '\r\n', quoted_match: /[",\r\n]/ });
 
@@ -80,7 +70,7 @@ export async function exportGroup(
       truncated,
     };
   }
-  const d = (m: number) => minorToDecimal(m, exp);
+  const d = (m: number) => minorToDecimal(m, group.currency);
   return {
     format,
     group: head,

@@ -4,6 +4,7 @@
  * ones show in memberships.balance_pending_minor and pending_count (which block leave/archive).
  */
 import { z } from 'zod';
+import { payWithFor, payWithSchema } from '../payout.ts';
 import type { Db } from '../../context.ts';
 import { ToolError } from '../../errors.ts';
 import { uuid, timestamp, agentRef } from '../../text.ts';
@@ -28,6 +29,7 @@ export const paymentSchema = z.object({
   created_at: timestamp,
   updated_at: timestamp,
   resolved_at: timestamp.nullable().describe('When it was confirmed, rejected or cancelled.'),
+  pay_with: payWithSchema.optional(),
 });
 export type PaymentOut = z.infer<typeof paymentSchema>;
 
@@ -135,4 +137,17 @@ export function assertNotOverpaying(
           : 'Nothing is owed between them; pass allow_overpayment: true if money really changed hands.',
     },
   );
+}
+
+/** Adds pay_with to the pending payments the caller pays whose payee published payout methods (reference: the payment id). */
+export async function withPayWith(db: Db, callerId: string, payments: PaymentOut[]): Promise<PaymentOut[]> {
+  const pending = payments.filter((p) => p.status === 'pending');
+  if (!pending.length) return payments;
+  const ways = await payWithFor(
+    db,
+    callerId,
+    payments[0]!.currency,
+    pending.map((p) => ({ fromId: p.from.agent_id, toId: p.to.agent_id, amountMinor: p.amount_minor, reference: p.payment_id })),
+  );
+  return payments.map((p) => (ways.has(p.payment_id) ? { ...p, pay_with: ways.get(p.payment_id)! } : p));
 }

@@ -5,7 +5,7 @@ import { READ } from '../../meta.ts';
 import { handle, cursor, limit, timestamp, output, groupId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { decodeCursor, olderThan, pageOf, parseUpdatedAfter, UUID_CURSOR_ID } from '../../domain/cursor.ts';
-import { paymentSchema, toPayments, PAYMENT_STATUSES } from '../../domain/ledger/payments.ts';
+import { paymentSchema, toPayments, withPayWith, PAYMENT_STATUSES } from '../../domain/ledger/payments.ts';
 
 export const list_payments = readTool
   .meta({
@@ -54,5 +54,5 @@ export const list_payments = readTool
     const waiting = page.find((p) => p.status === 'pending' && p.payeeId === agentId);
     if (waiting) suggested_next.push(`confirm_payment: payment ${waiting.id} awaits your confirmation`);
     suggested_next.push('suggest_settlements: who should pay whom');
-    return { payments: await toPayments(ctx.db, page, group.currency), next_cursor, suggested_next };
+    return { payments: await withPayWith(ctx.db, agentId, await toPayments(ctx.db, page, group.currency)), next_cursor, suggested_next };
   });
