@@ -25,17 +25,17 @@ const bic = z
 
 export const payoutMethodInput = z.discriminatedUnion('type', [
   z.strictObject({
-    type: z.literal('sepa'),
+    type: z.literal('sepa').describe('SEPA credit transfer.'),
     iban: iban.describe('IBAN, spaces allowed.'),
     account_name: text(1, 70, 'account_name').describe('Account holder as the bank knows it, 1-70 chars.'),
     bic: bic.optional().describe('BIC, optional.'),
   }),
   z.strictObject({
-    type: z.literal('paypal_me'),
+    type: z.literal('paypal_me').describe('PayPal.me link.'),
     username: z.string().regex(/^[A-Za-z0-9]{1,20}$/, 'a PayPal.me name is 1-20 letters or digits').describe('PayPal.me name.'),
   }),
   z.strictObject({
-    type: z.literal('lightning'),
+    type: z.literal('lightning').describe('Lightning Address.'),
     address: z
       .string()
       .max(200)
