@@ -124,6 +124,15 @@ describe('attach_receipt', () => {
     expect(huge.status).toBe(413);
   });
 
+  it('a retry with the same idempotency key stores the file once and answers the same receipt', async () => {
+    const before = await s.kitty.services.prisma.receipt.count();
+    const body = { expense_id: expenseId, filename: 'retry.png', content_base64: (await image('png')).toString('base64'), idempotency_key: `retry-${randomUUID()}` };
+    const [a, b] = await Promise.all([1, 2].map(() => s.http('/v1/tools/attach_receipt', { body, apiKey: member.apiKey })));
+    expect([a!.status, b!.status]).toEqual([200, 200]);
+    expect(a!.json.data.receipt.receipt_id).toBe(b!.json.data.receipt.receipt_id);
+    expect(await s.kitty.services.prisma.receipt.count()).toBe(before + 1);
+  });
+
   it('keeps at most 10 per expense (INVALID_STATE), and remove_receipt makes room', async () => {
     const e = (await ok(owner, 'add_expense', { group_id: groupId, description: 'Taxi', amount_minor: 900 })).expense.expense_id;
     const png = (await image('png')).toString('base64');
