@@ -44,7 +44,10 @@ afterAll(async () => {
 });
 
 async function rest(tool: string, key: string, body: Record<string, unknown>) {
-  const r = await server.http(`/v1/tools/${tool}`, { apiKey: key, body: tool.startsWith('get_') ? body : { idempotency_key: `c-${Math.random()}`, ...body } });
+  const r = await server.http(`/v1/tools/${tool}`, {
+    apiKey: key,
+    body: tool.startsWith('get_') ? body : { idempotency_key: `c-${Math.random()}`, ...body },
+  });
   if (r.status !== 200) throw new Error(`${tool}: ${r.text}`);
   return r.json.data;
 }

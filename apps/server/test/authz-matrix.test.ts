@@ -323,7 +323,11 @@ const MATRIX: Record<string, Variant[]> = {
   update_expense: adminOnly("change the owner's expense", (w) => ({ expense_id: w.expenseId, amount_minor: 1 })),
   delete_expense: adminOnly("delete the owner's expense", (w) => ({ expense_id: w.expenseId })),
   restore_expense: adminOnly("restore the owner's deleted expense", (w) => ({ expense_id: w.deletedExpenseId })),
-  attach_receipt: adminOnly("attach a receipt to the owner's expense", (w) => ({ expense_id: w.expenseId, filename: 'x.png', content_base64: PNG })),
+  attach_receipt: adminOnly("attach a receipt to the owner's expense", (w) => ({
+    expense_id: w.expenseId,
+    filename: 'x.png',
+    content_base64: PNG,
+  })),
   remove_receipt: adminOnly("remove the owner's receipt", (w) => ({ receipt_id: w.receiptId })),
   get_group_stats: memberOnlyRead('spending statistics', (w) => ({ group_id: w.groupId, by: 'member' })),
   // payments: owner paid the payee (pending)
@@ -478,7 +482,8 @@ beforeAll(async () => {
   const deletedExpenseId = (await call(owner, 'add_expense', { group_id: groupId, description: 'Mistake', amount_minor: 1200, split }))
     .expense.expense_id;
   await call(owner, 'delete_expense', { expense_id: deletedExpenseId });
-  const receiptId = (await call(owner, 'attach_receipt', { expense_id: expenseId, filename: 'owner.png', content_base64: PNG })).receipt.receipt_id;
+  const receiptId = (await call(owner, 'attach_receipt', { expense_id: expenseId, filename: 'owner.png', content_base64: PNG })).receipt
+    .receipt_id;
   const paymentId = (
     await call(owner, 'record_payment', { group_id: groupId, to_handle: nonAdmin!.handle, amount_minor: 500, allow_overpayment: true })
   ).payment.payment_id;
@@ -611,7 +616,7 @@ describe('authorization matrix', () => {
       const res = await fetch(`${s.url}/v1/receipts/${w.receiptId}`, { headers: { authorization: `Bearer ${w.actors[actor].apiKey}` } });
       const member = actor === 'non_admin' || actor === 'wrong_party';
       expect(res.status, actor).toBe(member ? 200 : 403);
-      if (!member) expect((await res.json()).error.code, actor).toBe('FORBIDDEN');
+      if (!member) expect(((await res.json()) as { error: { code: string } }).error.code, actor).toBe('FORBIDDEN');
       else expect(res.headers.get('content-type')).toBe('image/png');
     }
   });

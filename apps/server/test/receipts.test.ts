@@ -17,7 +17,10 @@ afterAll(async () => s?.close());
 
 type Agent = Awaited<ReturnType<TestServer['agent']>>;
 async function call(a: Agent, tool: string, args: Record<string, unknown>) {
-  const body = tool.startsWith('get_') || tool.startsWith('list_') || tool === 'export_group' ? args : { ...args, idempotency_key: `k-${randomUUID()}` };
+  const body =
+    tool.startsWith('get_') || tool.startsWith('list_') || tool === 'export_group'
+      ? args
+      : { ...args, idempotency_key: `k-${randomUUID()}` };
   return s.http(`/v1/tools/${tool}`, { body, apiKey: a.apiKey });
 }
 async function ok(a: Agent, tool: string, args: Record<string, unknown>) {
@@ -26,14 +29,18 @@ async function ok(a: Agent, tool: string, args: Record<string, unknown>) {
   return r.json.data;
 }
 
-const image = (format: 'jpeg' | 'png' | 'webp' | 'avif') =>
-  sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 250, g: 120, b: 0 } } })
-    [format]()
-    .toBuffer();
+const image = (format: 'jpeg' | 'png' | 'webp' | 'avif') => {
+  const img = sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 250, g: 120, b: 0 } } });
+  return img[format]().toBuffer();
+};
 
 /** A one-page PDF 1.4 with a correct cross-reference table. */
 function pdf(): Buffer {
-  const objs = ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 72 72] >>'];
+  const objs = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 72 72] >>',
+  ];
   let out = '%PDF-1.4\n';
   const offsets: number[] = [];
   objs.forEach((o, i) => {
@@ -118,7 +125,11 @@ describe('attach_receipt', () => {
     const padded = Buffer.concat([png, Buffer.alloc(40 * 1024)]); // ~54 KB of base64: over bodyLimit (16 KB), under the receipt limit
     const other = await call(member, 'update_me', { description: 'x'.repeat(20 * 1024) });
     expect(other.status).toBe(413);
-    const r = await ok(member, 'attach_receipt', { expense_id: expenseId, filename: 'padded.png', content_base64: padded.toString('base64') });
+    const r = await ok(member, 'attach_receipt', {
+      expense_id: expenseId,
+      filename: 'padded.png',
+      content_base64: padded.toString('base64'),
+    });
     expect(r.receipt.size_bytes).toBe(padded.length);
     const huge = await call(member, 'attach_receipt', { expense_id: expenseId, filename: 'h.png', content_base64: 'A'.repeat(200 * 1024) });
     expect(huge.status).toBe(413);
@@ -126,7 +137,12 @@ describe('attach_receipt', () => {
 
   it('a retry with the same idempotency key stores the file once and answers the same receipt', async () => {
     const before = await s.kitty.services.prisma.receipt.count();
-    const body = { expense_id: expenseId, filename: 'retry.png', content_base64: (await image('png')).toString('base64'), idempotency_key: `retry-${randomUUID()}` };
+    const body = {
+      expense_id: expenseId,
+      filename: 'retry.png',
+      content_base64: (await image('png')).toString('base64'),
+      idempotency_key: `retry-${randomUUID()}`,
+    };
     const [a, b] = await Promise.all([1, 2].map(() => s.http('/v1/tools/attach_receipt', { body, apiKey: member.apiKey })));
     expect([a!.status, b!.status]).toEqual([200, 200]);
     expect(a!.json.data.receipt.receipt_id).toBe(b!.json.data.receipt.receipt_id);
@@ -137,7 +153,8 @@ describe('attach_receipt', () => {
     const e = (await ok(owner, 'add_expense', { group_id: groupId, description: 'Taxi', amount_minor: 900 })).expense.expense_id;
     const png = (await image('png')).toString('base64');
     const ids: string[] = [];
-    for (let i = 0; i < 10; i++) ids.push((await ok(owner, 'attach_receipt', { expense_id: e, filename: `${i}.png`, content_base64: png })).receipt.receipt_id);
+    for (let i = 0; i < 10; i++)
+      ids.push((await ok(owner, 'attach_receipt', { expense_id: e, filename: `${i}.png`, content_base64: png })).receipt.receipt_id);
     const eleventh = await call(owner, 'attach_receipt', { expense_id: e, filename: '10.png', content_base64: png });
     expect(eleventh.status).toBe(409);
     expect(eleventh.json.error.code).toBe('INVALID_STATE');
@@ -149,7 +166,11 @@ describe('attach_receipt', () => {
 
 describe('who gets the bytes', () => {
   it('an outsider gets 403 on the tools and the download, never bytes; an unknown id is 404', async () => {
-    const r = await ok(owner, 'attach_receipt', { expense_id: expenseId, filename: 'secret.png', content_base64: (await image('png')).toString('base64') });
+    const r = await ok(owner, 'attach_receipt', {
+      expense_id: expenseId,
+      filename: 'secret.png',
+      content_base64: (await image('png')).toString('base64'),
+    });
     const id = r.receipt.receipt_id;
     const dl = await s.http(`/v1/receipts/${id}`, { apiKey: outsider.apiKey });
     expect(dl.status).toBe(403);
@@ -159,7 +180,15 @@ describe('who gets the bytes', () => {
     expect((await s.http('/v1/receipts/not-a-uuid', { apiKey: owner.apiKey })).status).toBe(404);
     expect((await call(outsider, 'get_expense', { expense_id: expenseId })).status).toBe(403);
     expect((await call(outsider, 'remove_receipt', { receipt_id: id })).status).toBe(403);
-    expect((await call(outsider, 'attach_receipt', { expense_id: expenseId, filename: 'x.png', content_base64: (await image('png')).toString('base64') })).status).toBe(403);
+    expect(
+      (
+        await call(outsider, 'attach_receipt', {
+          expense_id: expenseId,
+          filename: 'x.png',
+          content_base64: (await image('png')).toString('base64'),
+        })
+      ).status,
+    ).toBe(403);
   });
 
   it('signed links work without a credential until they expire; a tampered link is refused', async () => {
@@ -194,11 +223,13 @@ describe('who gets the bytes', () => {
     await ok(owner, 'delete_expense', { expense_id: e });
     const after = await ok(owner, 'get_expense', { expense_id: e });
     expect(after.receipts.map((x: { receipt_id: string }) => x.receipt_id)).toEqual([r.receipt.receipt_id]);
-    expect((await call(owner, 'attach_receipt', { expense_id: e, filename: 'y.pdf', content_base64: pdf().toString('base64') })).json.error.code).toBe(
-      'EXPENSE_DELETED',
-    );
+    expect(
+      (await call(owner, 'attach_receipt', { expense_id: e, filename: 'y.pdf', content_base64: pdf().toString('base64') })).json.error.code,
+    ).toBe('EXPENSE_DELETED');
     const exp = await ok(owner, 'export_group', { group_id: groupId, include_deleted: true });
-    expect(exp.json.receipts).toContainEqual(expect.objectContaining({ receipt_id: r.receipt.receipt_id, expense_id: e, content_type: 'application/pdf' }));
+    expect(exp.json.receipts).toContainEqual(
+      expect.objectContaining({ receipt_id: r.receipt.receipt_id, expense_id: e, content_type: 'application/pdf' }),
+    );
     const csv = await ok(owner, 'export_group', { group_id: groupId, format: 'csv', include_deleted: true });
     expect(csv.csv.receipts.split('\r\n')[0]).toBe('receipt_id,expense_id,filename,content_type,size_bytes,sha256,created_at');
     expect(csv.csv.receipts).toContain(r.receipt.receipt_id);

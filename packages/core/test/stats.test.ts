@@ -71,7 +71,10 @@ describe('get_group_stats', () => {
     for (const by of ['category', 'month', 'member']) {
       const st = await h.call(a, 'get_group_stats', { group_id: g, by });
       expect(st.total_minor, by).toBe(sum);
-      expect(st.rows.reduce((s: number, r: any) => s + r.total_minor, 0), by).toBe(sum);
+      expect(
+        st.rows.reduce((s: number, r: any) => s + r.total_minor, 0),
+        by,
+      ).toBe(sum);
     }
     const byMonth = (await h.call(b, 'get_group_stats', { group_id: g, by: 'month' })).rows;
     expect(byMonth.map((r: any) => r.key)).toEqual(['2026-01', '2026-02', '2026-03']);
@@ -94,8 +97,12 @@ describe('get_group_stats', () => {
       const row = st.rows.find((r: any) => r.key === m.handle);
       expect(row.net_minor).toBe(row.paid_minor - row.share_minor);
       expect(row.total_minor).toBe(row.share_minor);
-      const sent = payments.filter((p: any) => p.status === 'confirmed' && p.from.handle === m.handle).reduce((s: number, p: any) => s + p.amount_minor, 0);
-      const got = payments.filter((p: any) => p.status === 'confirmed' && p.to.handle === m.handle).reduce((s: number, p: any) => s + p.amount_minor, 0);
+      const sent = payments
+        .filter((p: any) => p.status === 'confirmed' && p.from.handle === m.handle)
+        .reduce((s: number, p: any) => s + p.amount_minor, 0);
+      const got = payments
+        .filter((p: any) => p.status === 'confirmed' && p.to.handle === m.handle)
+        .reduce((s: number, p: any) => s + p.amount_minor, 0);
       expect(row.net_minor + sent - got, m.handle).toBe(m.balance_minor);
     }
     expect(st.rows.reduce((s: number, r: any) => s + r.net_minor, 0)).toBe(0);

@@ -14,7 +14,12 @@ ChartJS.register(CategoryScale, LinearScale, BarElement, Tooltip);
 type Row = { key: string; total_minor: number };
 
 function formatter(currency: string, exponent: number) {
-  const f = new Intl.NumberFormat(undefined, { style: 'currency', currency, minimumFractionDigits: exponent, maximumFractionDigits: exponent });
+  const f = new Intl.NumberFormat(undefined, {
+    style: 'currency',
+    currency,
+    minimumFractionDigits: exponent,
+    maximumFractionDigits: exponent,
+  });
   return (minor: number) => f.format(minor / 10 ** exponent);
 }
 

@@ -32,7 +32,10 @@ export const payoutMethodInput = z.discriminatedUnion('type', [
   }),
   z.strictObject({
     type: z.literal('paypal_me').describe('PayPal.me link.'),
-    username: z.string().regex(/^[A-Za-z0-9]{1,20}$/, 'a PayPal.me name is 1-20 letters or digits').describe('PayPal.me name.'),
+    username: z
+      .string()
+      .regex(/^[A-Za-z0-9]{1,20}$/, 'a PayPal.me name is 1-20 letters or digits')
+      .describe('PayPal.me name.'),
   }),
   z.strictObject({
     type: z.literal('lightning').describe('Lightning Address.'),
@@ -67,7 +70,7 @@ export const payWithSchema = z
       z.object({ type: z.literal('lightning'), uri: z.string() }),
     ]),
   )
-  .describe("How to pay the payee (its published methods); only for the payer. Pay outside Kitty, then the payee confirms.");
+  .describe('How to pay the payee (its published methods); only for the payer. Pay outside Kitty, then the payee confirms.');
 export type PayWith = z.infer<typeof payWithSchema>;
 
 /**
@@ -75,11 +78,25 @@ export type PayWith = z.infer<typeof payWithSchema>;
  * purpose / structured reference / unstructured remittance, lines joined by LF and nothing after the
  * last. Null when the amount is outside 0.01-999999999.99 EUR.
  */
-export function epcPayload(m: { iban: string; account_name: string; bic?: string | undefined }, amountMinor: number, remittance: string): string | null {
+export function epcPayload(
+  m: { iban: string; account_name: string; bic?: string | undefined },
+  amountMinor: number,
+  remittance: string,
+): string | null {
   if (amountMinor < 1 || amountMinor > 99_999_999_999) return null;
-  return ['BCD', '002', '1', 'SCT', m.bic ?? '', m.account_name.slice(0, 70), m.iban, `EUR${minorToDecimal(amountMinor, 'EUR')}`, '', '', remittance.slice(0, 140)].join(
-    '\n',
-  );
+  return [
+    'BCD',
+    '002',
+    '1',
+    'SCT',
+    m.bic ?? '',
+    m.account_name.slice(0, 70),
+    m.iban,
+    `EUR${minorToDecimal(amountMinor, 'EUR')}`,
+    '',
+    '',
+    remittance.slice(0, 140),
+  ].join('\n');
 }
 
 /** pay_with for one amount owed to a payee with `methods`; `reference` is the payment or transfer id. */
@@ -126,7 +143,10 @@ export async function payWithFor(
   const mine = items.filter((i) => i.fromId === callerId && i.amountMinor > 0);
   const result = new Map<string, PayWith>();
   if (!mine.length) return result;
-  const payees = await db.agent.findMany({ where: { id: { in: [...new Set(mine.map((i) => i.toId))] } }, select: { id: true, payoutMethods: true } });
+  const payees = await db.agent.findMany({
+    where: { id: { in: [...new Set(mine.map((i) => i.toId))] } },
+    select: { id: true, payoutMethods: true },
+  });
   const methods = new Map(payees.map((p) => [p.id, storedMethods(p.payoutMethods)]));
   for (const i of mine) {
     const m = methods.get(i.toId) ?? [];

@@ -39,7 +39,11 @@ function storeFor(services: Services, kind?: string): ReceiptStore {
 export async function decodeReceipt(contentBase64: string, maxBytes: number): Promise<{ bytes: Buffer; contentType: string }> {
   const path = 'content_base64';
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(contentBase64) || contentBase64.length % 4 === 1)
-    throw validationError(path, 'is not base64 (standard alphabet A-Z a-z 0-9 + /, optional = padding, no spaces or line breaks)', 'invalid_base64');
+    throw validationError(
+      path,
+      'is not base64 (standard alphabet A-Z a-z 0-9 + /, optional = padding, no spaces or line breaks)',
+      'invalid_base64',
+    );
   const bytes = Buffer.from(contentBase64, 'base64');
   if (bytes.length === 0) throw validationError(path, 'is empty', 'too_small');
   if (bytes.length > maxBytes) {
@@ -61,7 +65,13 @@ export async function decodeReceipt(contentBase64: string, maxBytes: number): Pr
 type ReceiptRow = { id: string; filename: string; contentType: string; sizeBytes: number; createdAt: Date; createdById: string };
 
 export function toReceipt(r: ReceiptRow) {
-  return { receipt_id: r.id, content_type: r.contentType as ReceiptType, size_bytes: r.sizeBytes, filename: r.filename, created_at: r.createdAt.toISOString() };
+  return {
+    receipt_id: r.id,
+    content_type: r.contentType as ReceiptType,
+    size_bytes: r.sizeBytes,
+    filename: r.filename,
+    created_at: r.createdAt.toISOString(),
+  };
 }
 
 /** Signature of a download link: HMAC-SHA-256 over "receipt id.expiry (unix seconds)", base64url. */
@@ -140,7 +150,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function findReceipt(db: Db, receiptId: string) {
   const r = UUID.test(receiptId) ? await db.receipt.findUnique({ where: { id: receiptId } }) : null;
-  if (!r) throw new ToolError('NOT_FOUND', `No receipt with receipt_id ${receiptId}.`, { suggestedAction: 'get_expense lists the receipts of an expense.' });
+  if (!r)
+    throw new ToolError('NOT_FOUND', `No receipt with receipt_id ${receiptId}.`, {
+      suggestedAction: 'get_expense lists the receipts of an expense.',
+    });
   return r;
 }
 
@@ -188,7 +201,8 @@ export async function openReceipt(
         suggestedAction: 'get_expense returns fresh download links.',
       });
   } else {
-    if (!access.auth) throw new ToolError('UNAUTHENTICATED', 'Send "Authorization: Bearer <api key>" or use a signed link from get_expense.');
+    if (!access.auth)
+      throw new ToolError('UNAUTHENTICATED', 'Send "Authorization: Bearer <api key>" or use a signed link from get_expense.');
     if (!access.auth.scopes.includes('svc:read'))
       throw new ToolError('FORBIDDEN', 'This credential lacks the scope svc:read.', { details: { required_scope: 'svc:read' } });
   }

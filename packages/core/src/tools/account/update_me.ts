@@ -24,7 +24,9 @@ export const update_me = writeTool
         .array(payoutMethodInput)
         .max(5)
         .optional()
-        .describe('Where others can pay you, at most 5: {type:"sepa", iban, account_name, bic?} | {type:"paypal_me", username} | {type:"lightning", address}.'),
+        .describe(
+          'Where others can pay you, at most 5: {type:"sepa", iban, account_name, bic?} | {type:"paypal_me", username} | {type:"lightning", address}.',
+        ),
     }),
   )
   .output(output({ agent: agentSchema, payout_methods: z.array(payoutMethodSchema).describe('Your payout methods as stored.') }))
@@ -37,5 +39,9 @@ export const update_me = writeTool
         ...(input.payout_methods !== undefined ? { payoutMethods: input.payout_methods } : {}),
       },
     });
-    return { agent: toAgent(agent), payout_methods: storedMethods(agent.payoutMethods), suggested_next: ['get_me: see your profile and groups'] };
+    return {
+      agent: toAgent(agent),
+      payout_methods: storedMethods(agent.payoutMethods),
+      suggested_next: ['get_me: see your profile and groups'],
+    };
   });

@@ -19,7 +19,7 @@ export const suggest_settlements = readTool
       'transfer. By default pending payments count as if confirmed (include_pending true), so nothing already sent is suggested twice. Each transfer carries ' +
       'ready record_payment arguments (group_id, from_handle, to_handle, amount_minor in minor units, idempotency_key): pass them as they are. The ' +
       "idempotency_key is derived from the group's ledger state and the transfer, so asking again returns the same key until something changes, and " +
-      'recording the same suggestion twice records it once. Transfers the caller pays carry pay_with (the payee\'s payout methods; the transfer\'s ' +
+      "recording the same suggestion twice records it once. Transfers the caller pays carry pay_with (the payee's payout methods; the transfer's " +
       'idempotency_key is the remittance reference).',
     annotations: READ,
     errors: {

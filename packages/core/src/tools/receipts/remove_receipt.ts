@@ -9,7 +9,8 @@ export const remove_receipt = writeTool
   .meta({
     area: 'expenses',
     title: 'Remove a receipt',
-    description: 'Deletes a receipt and its file for good. Allowed to its uploader and to whoever may edit the expense. Returns what was removed.',
+    description:
+      'Deletes a receipt and its file for good. Allowed to its uploader and to whoever may edit the expense. Returns what was removed.',
     annotations: DESTRUCTIVE,
     errors: {
       NOT_FOUND: 'no such receipt',

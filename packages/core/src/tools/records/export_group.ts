@@ -49,7 +49,9 @@ export const export_group = readTool
           receipts: z.array(receiptSchema.extend({ expense_id: uuid, sha256: z.string().describe('Hex SHA-256 of the file.') })),
         })
         .optional(),
-      csv: z.object({ expenses: z.string(), shares: z.string(), payments: z.string(), balances: z.string(), receipts: z.string() }).optional(),
+      csv: z
+        .object({ expenses: z.string(), shares: z.string(), payments: z.string(), balances: z.string(), receipts: z.string() })
+        .optional(),
       truncated: z.boolean(),
     }),
   )
