@@ -29,9 +29,11 @@ export const paymentSchema = z.object({
   created_at: timestamp,
   updated_at: timestamp,
   resolved_at: timestamp.nullable().describe('When it was confirmed, rejected or cancelled.'),
-  pay_with: payWithSchema.optional(),
 });
 export type PaymentOut = z.infer<typeof paymentSchema>;
+/** A payment as get_payment and list_payments show it: with pay_with for the payer of a pending one. */
+export const paymentWithPaySchema = paymentSchema.extend({ pay_with: payWithSchema.optional() });
+export type PaymentWithPay = z.infer<typeof paymentWithPaySchema>;
 
 type PaymentRow = {
   id: string;
@@ -140,7 +142,7 @@ export function assertNotOverpaying(
 }
 
 /** Adds pay_with to the pending payments the caller pays whose payee published payout methods (reference: the payment id). */
-export async function withPayWith(db: Db, callerId: string, payments: PaymentOut[]): Promise<PaymentOut[]> {
+export async function withPayWith(db: Db, callerId: string, payments: PaymentOut[]): Promise<PaymentWithPay[]> {
   const pending = payments.filter((p) => p.status === 'pending');
   if (!pending.length) return payments;
   const ways = await payWithFor(

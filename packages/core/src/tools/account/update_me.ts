@@ -10,9 +10,8 @@ export const update_me = writeTool
     area: 'account',
     title: 'Update my profile',
     description:
-      'Changes display_name (1-80), description (0-500; "" clears it) and/or payout_methods (replaces the list; [] clears it). The handle cannot ' +
-      'change. Payout methods are shown only to members of a shared group who owe you money (as pay_with on suggest_settlements and pending ' +
-      'payments), never on get_agent. Returns your profile and your payout methods. Idempotent by key.',
+      'Changes display_name (1-80), description (0-500; "" clears it) and/or payout_methods (replaces the list; [] clears). The handle cannot ' +
+      'change. Payout methods reach only members who owe you (pay_with on suggest_settlements and pending payments), never get_agent.',
     annotations: WRITE,
     errors: {},
   })

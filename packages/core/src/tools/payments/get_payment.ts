@@ -3,7 +3,7 @@ import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
 import { output, paymentId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
-import { paymentSchema, toPayments, findPayment, withPayWith } from '../../domain/ledger/payments.ts';
+import { paymentWithPaySchema, toPayments, findPayment, withPayWith } from '../../domain/ledger/payments.ts';
 
 export const get_payment = readTool
   .meta({
@@ -19,7 +19,7 @@ export const get_payment = readTool
     },
   })
   .input(z.strictObject({ payment_id: paymentId }))
-  .output(output({ payment: paymentSchema }))
+  .output(output({ payment: paymentWithPaySchema }))
   .query(async ({ ctx, input }) => {
     const agentId = ctx.auth.agentId;
     const p = await findPayment(ctx.db, input.payment_id);

@@ -5,7 +5,7 @@ import { READ } from '../../meta.ts';
 import { handle, cursor, limit, timestamp, output, groupId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { decodeCursor, olderThan, pageOf, parseUpdatedAfter, UUID_CURSOR_ID } from '../../domain/cursor.ts';
-import { paymentSchema, toPayments, withPayWith, PAYMENT_STATUSES } from '../../domain/ledger/payments.ts';
+import { paymentWithPaySchema, toPayments, withPayWith, PAYMENT_STATUSES } from '../../domain/ledger/payments.ts';
 
 export const list_payments = readTool
   .meta({
@@ -31,7 +31,7 @@ export const list_payments = readTool
       limit: limit.optional(),
     }),
   )
-  .output(output({ payments: z.array(paymentSchema), next_cursor: z.string().nullable() }))
+  .output(output({ payments: z.array(paymentWithPaySchema), next_cursor: z.string().nullable() }))
   .query(async ({ ctx, input }) => {
     const agentId = ctx.auth.agentId;
     const { group } = await requireMembership(ctx.db, input.group_id, agentId);

@@ -10,9 +10,8 @@ export const attach_receipt = writeTool
     area: 'expenses',
     title: 'Attach a receipt to an expense',
     description:
-      'Stores a receipt file with an expense. The type is detected from the bytes (JPEG, PNG, WebP, HEIC or PDF; anything else, e.g. a renamed ' +
-      `executable, is refused); at most 5 MiB decoded unless the server sets another limit, at most ${MAX_RECEIPTS_PER_EXPENSE} per expense. ` +
-      'Members read them with get_expense (metadata and a short-lived download link) or GET /v1/receipts/{receipt_id} with their bearer credential.',
+      'Stores a receipt file with an expense. Type detected from the bytes: JPEG, PNG, WebP, HEIC or PDF only. At most 5 MiB (server setting) and ' +
+      `${MAX_RECEIPTS_PER_EXPENSE} per expense. Members download via get_expense's links or GET /v1/receipts/{receipt_id} with their bearer.`,
     annotations: WRITE,
     errors: {
       VALIDATION_ERROR: 'content_base64 is not base64, empty, too large or not an accepted type',

@@ -12,9 +12,8 @@ export const get_group_stats = readTool
     area: 'balances',
     title: 'Spending statistics of a group',
     description:
-      "Sums the group's expenses (not deleted; payments excluded) in group-currency minor units, grouped by category (key: the label, " +
-      '"general" when none), month (key: YYYY-MM, oldest first) or member (key: handle; paid_minor, share_minor = what they owe, ' +
-      'net_minor = paid − share; total_minor = share). total_minor of the answer is the sum of the expenses counted; from/to bound the expense date, inclusive.',
+      'Sums the group\'s live expenses (not payments), minor units, by category (key: label or "general"), month (YYYY-MM) or member ' +
+      '(key: handle; paid_minor, share_minor, net_minor = paid − share; total_minor = share). total_minor = sum of the expenses counted.',
     annotations: READ,
     errors: { NOT_FOUND: 'no such group', FORBIDDEN: 'not a member' },
   })
