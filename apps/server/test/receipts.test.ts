@@ -131,6 +131,11 @@ describe('attach_receipt', () => {
       content_base64: padded.toString('base64'),
     });
     expect(r.receipt.size_bytes).toBe(padded.length);
+    const sandbox = await s.http('/v1/sandbox/tools/attach_receipt', {
+      body: { expense_id: expenseId, filename: 'padded.png', content_base64: padded.toString('base64'), idempotency_key: 'sandbox-key-1' },
+    });
+    expect(sandbox.status).toBe(200);
+    expect(sandbox.json.data).toMatchObject({ valid: true, stored: false });
     const huge = await call(member, 'attach_receipt', { expense_id: expenseId, filename: 'h.png', content_base64: 'A'.repeat(200 * 1024) });
     expect(huge.status).toBe(413);
   });

@@ -92,9 +92,6 @@ async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promi
   };
 
   app.post<{ Params: { name: string } }>('/v1/tools/:name', (req, reply) => callTool(req.params.name, req, reply));
-  // A static route wins over the parametric one, so only these tools accept the larger body.
-  for (const [name, bodyLimit] of Object.entries(opts.toolBodyLimits ?? {}))
-    app.post(`/v1/tools/${name}`, { bodyLimit }, (req, reply) => callTool(name, req, reply));
   receiptRoutes(app, opts.callRequest);
   app.post('/v1/agents', (req, reply) => callTool('register_agent', req, reply));
 
@@ -114,8 +111,7 @@ async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promi
     return ok({ ...tool, suggested_next: [`${tool.name}: call it with POST /v1/tools/${tool.name}`] });
   });
 
-  app.post<{ Params: { name: string } }>('/v1/sandbox/tools/:name', (req) => {
-    const name = req.params.name;
+  const sandbox = (name: string, req: FastifyRequest) => {
     const body = req.body;
     if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
       throw new ToolError('VALIDATION_ERROR', 'The body must be a JSON object of arguments.', {
@@ -138,7 +134,13 @@ async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promi
       stored: false,
       suggested_next: [`${name}: the arguments are valid; call it with POST /v1/tools/${name}`],
     });
-  });
+  };
+  app.post<{ Params: { name: string } }>('/v1/sandbox/tools/:name', (req) => sandbox(req.params.name, req));
+  // A static route wins over the parametric one, so only these tools (and their sandbox) accept the larger body.
+  for (const [name, bodyLimit] of Object.entries(opts.toolBodyLimits ?? {})) {
+    app.post(`/v1/tools/${name}`, { bodyLimit }, (req, reply) => callTool(name, req, reply));
+    app.post(`/v1/sandbox/tools/${name}`, { bodyLimit }, (req) => sandbox(name, req));
+  }
 
   app.get('/v1', async (req) => {
     const r = opts.callRequest(req);
