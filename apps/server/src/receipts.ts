@@ -26,7 +26,7 @@ async function linkSecret(prisma: PrismaClient, configured: string | undefined):
  * The object is written before the transaction that records it commits: a failed commit can leave an
  * object no row names (harmless, never served); a removal deletes the object after the row.
  */
-export function s3ReceiptStore(cfg: NonNullable<ServerConfig['receiptS3']>, client?: S3Client): ReceiptStore {
+function s3ReceiptStore(cfg: NonNullable<ServerConfig['receiptS3']>, client?: S3Client): ReceiptStore {
   const s3 = client ?? new S3Client({ region: cfg.region, ...(cfg.endpoint ? { endpoint: cfg.endpoint, forcePathStyle: true } : {}) });
   const Key = (id: string) => `${cfg.prefix}${id}`;
   return {

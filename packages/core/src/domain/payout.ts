@@ -78,7 +78,7 @@ export type PayWith = z.infer<typeof payWithSchema>;
  * purpose / structured reference / unstructured remittance, lines joined by LF and nothing after the
  * last. Null when the amount is outside 0.01-999999999.99 EUR.
  */
-export function epcPayload(
+function epcPayload(
   m: { iban: string; account_name: string; bic?: string | undefined },
   amountMinor: number,
   remittance: string,
@@ -100,7 +100,7 @@ export function epcPayload(
 }
 
 /** pay_with for one amount owed to a payee with `methods`; `reference` is the payment or transfer id. */
-export async function payWith(methods: PayoutMethod[], amountMinor: number, currency: string, reference: string): Promise<PayWith> {
+async function payWith(methods: PayoutMethod[], amountMinor: number, currency: string, reference: string): Promise<PayWith> {
   const out: PayWith = [];
   for (const m of methods) {
     if (m.type === 'sepa') {

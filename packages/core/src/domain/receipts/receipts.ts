@@ -17,7 +17,7 @@ import { postgresReceiptStore } from './store.ts';
 
 /** Content types accepted, as file-type names them (HEIF covers HEIC files whose major brand is mif1). */
 export const RECEIPT_TYPES = ['image/jpeg', 'image/png', 'image/webp', 'image/heic', 'image/heif', 'application/pdf'] as const;
-export type ReceiptType = (typeof RECEIPT_TYPES)[number];
+type ReceiptType = (typeof RECEIPT_TYPES)[number];
 export const MAX_RECEIPTS_PER_EXPENSE = 10;
 export const DEFAULT_RECEIPT_MAX_BYTES = 5 * 1024 * 1024;
 /** The schema's hard cap on content_base64 (characters); the configured byte limit is checked after decoding. */
@@ -36,7 +36,7 @@ function storeFor(services: Services, kind?: string): ReceiptStore {
 }
 
 /** Decodes and checks the content: real base64, not empty, not over the limit, one of RECEIPT_TYPES by its bytes. */
-export async function decodeReceipt(contentBase64: string, maxBytes: number): Promise<{ bytes: Buffer; contentType: string }> {
+async function decodeReceipt(contentBase64: string, maxBytes: number): Promise<{ bytes: Buffer; contentType: string }> {
   const path = 'content_base64';
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(contentBase64) || contentBase64.length % 4 === 1)
     throw validationError(
@@ -80,7 +80,7 @@ function signature(secret: string, receiptId: string, expires: number): string {
 }
 
 /** A download link valid for `linkTtlSeconds` from now. */
-export function receiptLink(services: Services, receiptId: string): { url: string; expires_at: string } {
+function receiptLink(services: Services, receiptId: string): { url: string; expires_at: string } {
   const cfg = receiptConfig(services);
   const expires = Math.floor(services.now().getTime() / 1000) + cfg.linkTtlSeconds;
   const sig = signature(cfg.linkSecret, receiptId, expires);
