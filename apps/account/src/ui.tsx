@@ -117,7 +117,7 @@ export function When({ iso, empty = 'never' }: { iso: string | null; empty?: str
 /** Placeholder lines of the same height as the content they stand for (no layout jump). */
 export function Loading({ lines = 3, label }: { lines?: number; label: string }) {
   return (
-    <div className="loading" aria-busy="true" aria-label={label}>
+    <div className="loading" role="status" aria-busy="true" aria-label={label}>
       {Array.from({ length: lines }, (_, i) => (
         <div key={i} className="skeleton" />
       ))}

@@ -81,6 +81,14 @@ export interface ServerConfig {
   authRateLimitPoints: number;
   /** KITTY_OIDC_ISSUER / _CLIENT_ID / _CLIENT_SECRET / _NAME: an OpenID Connect provider people can sign in with. */
   oidc: { issuer: string; clientId: string; clientSecret: string | undefined; name: string } | null;
+  /** KITTY_RECEIPT_MAX_BYTES: largest receipt file, bytes (default 5 MiB, at most 25 MiB). */
+  receiptMaxBytes: number;
+  /** KITTY_RECEIPT_LINK_TTL: seconds a receipt download link works (default 300). */
+  receiptLinkTtlSeconds: number;
+  /** KITTY_RECEIPT_LINK_SECRET: secret signing those links (default: generated once, kept in the database). */
+  receiptLinkSecret: string | undefined;
+  /** KITTY_RECEIPT_S3_BUCKET (+ _ENDPOINT, _REGION, _PREFIX): keep receipt files in an S3-compatible bucket instead of PostgreSQL (docs/receipts.md). */
+  receiptS3: { bucket: string; endpoint: string | undefined; region: string; prefix: string } | null;
 }
 
 /** An empty or blank variable counts as unset. */
@@ -184,6 +192,13 @@ const envSchema = z
     KITTY_OIDC_CLIENT_ID: text,
     KITTY_OIDC_CLIENT_SECRET: text,
     KITTY_OIDC_NAME: text,
+    KITTY_RECEIPT_MAX_BYTES: count(5 * 1024 * 1024).refine((n) => n >= 1 && n <= 25 * 1024 * 1024, 'expected 1 to 26214400 (25 MiB)'),
+    KITTY_RECEIPT_LINK_TTL: count(300).refine((n) => n >= 1 && n <= 86_400, 'expected 1 to 86400 (seconds)'),
+    KITTY_RECEIPT_LINK_SECRET: text.refine((v) => v === undefined || v.length >= 32, 'expected at least 32 characters'),
+    KITTY_RECEIPT_S3_BUCKET: text,
+    KITTY_RECEIPT_S3_ENDPOINT: url(['https:', 'http:']),
+    KITTY_RECEIPT_S3_REGION: text,
+    KITTY_RECEIPT_S3_PREFIX: text,
   })
   .superRefine((e, ctx) => {
     if (e.KITTY_OIDC_ISSUER && !e.KITTY_OIDC_CLIENT_ID) {
@@ -262,5 +277,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
             name: e.KITTY_OIDC_NAME ?? new URL(e.KITTY_OIDC_ISSUER).hostname,
           }
         : null,
+    receiptMaxBytes: e.KITTY_RECEIPT_MAX_BYTES,
+    receiptLinkTtlSeconds: e.KITTY_RECEIPT_LINK_TTL,
+    receiptLinkSecret: e.KITTY_RECEIPT_LINK_SECRET,
+    receiptS3: e.KITTY_RECEIPT_S3_BUCKET
+      ? {
+          bucket: e.KITTY_RECEIPT_S3_BUCKET,
+          endpoint: e.KITTY_RECEIPT_S3_ENDPOINT,
+          region: e.KITTY_RECEIPT_S3_REGION ?? 'us-east-1',
+          prefix: e.KITTY_RECEIPT_S3_PREFIX ?? 'receipts/',
+        }
+      : null,
   };
 }

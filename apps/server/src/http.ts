@@ -16,6 +16,7 @@ import {
   toErrorEnvelope,
   toToolError,
   inputIssues,
+  receiptConfig,
   type AuthInfo,
   type ErrorEnvelope,
   type Registry,
@@ -33,6 +34,7 @@ import { loggerOptions } from './logging.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
 import type { DatabaseHealth } from './health.ts';
 import { registerOAuthRoutes, type OAuthRouteDeps } from './oauth/routes.ts';
+import { receiptBodyLimit } from './receipts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -229,7 +231,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     return { ok: true, data: { status: 'ok', database: 'ok', tools_version: deps.registry.version } };
   });
-  await registerRestRoutes(app, { registry, callRequest, baseUrl: deps.baseUrl, errorEnvelope, wwwAuthenticate: challenge });
+  await registerRestRoutes(app, {
+    registry,
+    callRequest,
+    baseUrl: deps.baseUrl,
+    errorEnvelope,
+    wwwAuthenticate: challenge,
+    // attach_receipt carries a whole file in base64: only that tool's route accepts the larger body.
+    toolBodyLimits: { attach_receipt: Math.max(deps.bodyLimit, receiptBodyLimit(receiptConfig(deps.services).maxBytes)) },
+  });
   await registerEventStream(app, { services: deps.services, maxPerCredential: deps.eventStreamsPerCredential ?? 5 });
   await registerMcpRoutes(app, {
     registry,

@@ -24,6 +24,7 @@ import { createAuthServer, parseClientsConfig } from './oauth/provider.ts';
 import { purgeExpiredOidcPayloads } from './oauth/adapter.ts';
 import { OAuthTokenVerifier } from './oauth/verify.ts';
 import type { OAuthRouteDeps } from './oauth/routes.ts';
+import { receiptSettings } from './receipts.ts';
 
 export { loadConfig, type ServerConfig } from './config.ts';
 
@@ -80,7 +81,13 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     }
     const redisStore = redis ? { client: redis, prefix: config.redisPrefix } : undefined;
     // Base URL is known only after listen when PORT=0; services read it through config.
-    const kittyConfig = { baseUrl: config.baseUrl ?? '', inviteOnly: config.inviteOnly, platformInviteCodes: config.platformInviteCodes };
+    const receipts = await receiptSettings(db.prisma, config);
+    const kittyConfig = {
+      baseUrl: config.baseUrl ?? '',
+      inviteOnly: config.inviteOnly,
+      platformInviteCodes: config.platformInviteCodes,
+      receipts: receipts.receipts,
+    };
     const registry = buildRegistry(appRouter);
     const authenticator = new ApiKeyAuthenticator(db.prisma);
     // One LISTEN connection for the instance (pg-listener.ts): the inbox cache and the authentication
@@ -96,6 +103,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       onCredentialsChanged: (agentId) => authenticator.invalidate(agentId),
       inboxSummaries: inboxCache,
       eventWaiter: eventNotifier,
+      receiptStore: receipts.store,
     };
     const rateLimiter = new KittyRateLimiter({
       points: config.rateLimitPoints,

@@ -32,6 +32,8 @@ interface World {
   groupId: string;
   expenseId: string;
   deletedExpenseId: string;
+  /** A receipt the owner attached to expenseId. */
+  receiptId: string;
   paymentId: string;
   targetedInvite: { invite_id: string; code: string };
   multiInvite: { invite_id: string; code: string };
@@ -56,6 +58,8 @@ interface Variant {
   revealsNothing?: Actor[];
 }
 
+/** A 1×1 PNG. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 const NOT_PAYMENT = 'not a payment tool: the payment-party rule does not apply';
 const MEMBER_READS = "an active member reads the group's records";
 const OUTSIDERS: Actor[] = ['outsider', 'departed', 'removed'];
@@ -319,6 +323,13 @@ const MATRIX: Record<string, Variant[]> = {
   update_expense: adminOnly("change the owner's expense", (w) => ({ expense_id: w.expenseId, amount_minor: 1 })),
   delete_expense: adminOnly("delete the owner's expense", (w) => ({ expense_id: w.expenseId })),
   restore_expense: adminOnly("restore the owner's deleted expense", (w) => ({ expense_id: w.deletedExpenseId })),
+  attach_receipt: adminOnly("attach a receipt to the owner's expense", (w) => ({
+    expense_id: w.expenseId,
+    filename: 'x.png',
+    content_base64: PNG,
+  })),
+  remove_receipt: adminOnly("remove the owner's receipt", (w) => ({ receipt_id: w.receiptId })),
+  get_group_stats: memberOnlyRead('spending statistics', (w) => ({ group_id: w.groupId, by: 'member' })),
   // payments: owner paid the payee (pending)
   record_payment: [
     {
@@ -428,6 +439,7 @@ async function ownerState(): Promise<string> {
       'invites', (SELECT json_agg(i ORDER BY i.id) FROM invites i WHERE i.group_id = ${w.groupId}::uuid),
       'activities', (SELECT count(*) FROM activities a WHERE a.group_id = ${w.groupId}::uuid),
       'recurrences', (SELECT count(*) FROM recurrences r WHERE r.group_id = ${w.groupId}::uuid),
+      'receipts', (SELECT json_agg(json_build_object('id', r.id, 'size', r.size_bytes, 'stored', (SELECT count(*) FROM receipt_contents c WHERE c.receipt_id = r.id)) ORDER BY r.id) FROM receipts r WHERE r.group_id = ${w.groupId}::uuid),
       'owner', (SELECT json_build_object('handle', a.handle, 'display_name', a.display_name, 'description', a.description,
                   'inbox_unread', a.inbox_unread, 'inbox_requires_action', a.inbox_requires_action) FROM agents a WHERE a.id = ${w.owner.agentId}::uuid),
       'owner_items', (SELECT json_agg(json_build_object('id', i.id, 'read_at', i.read_at, 'resolved_at', i.resolved_at) ORDER BY i.id) FROM inbox_items i WHERE i.agent_id = ${w.owner.agentId}::uuid),
@@ -470,6 +482,8 @@ beforeAll(async () => {
   const deletedExpenseId = (await call(owner, 'add_expense', { group_id: groupId, description: 'Mistake', amount_minor: 1200, split }))
     .expense.expense_id;
   await call(owner, 'delete_expense', { expense_id: deletedExpenseId });
+  const receiptId = (await call(owner, 'attach_receipt', { expense_id: expenseId, filename: 'owner.png', content_base64: PNG })).receipt
+    .receipt_id;
   const paymentId = (
     await call(owner, 'record_payment', { group_id: groupId, to_handle: nonAdmin!.handle, amount_minor: 500, allow_overpayment: true })
   ).payment.payment_id;
@@ -488,6 +502,7 @@ beforeAll(async () => {
     groupId,
     expenseId,
     deletedExpenseId,
+    receiptId,
     paymentId,
     targetedInvite: { invite_id: targeted.invite_id, code: targeted.code },
     multiInvite: { invite_id: multi.invite_id, code: multi.code },
@@ -595,4 +610,14 @@ describe('authorization matrix', () => {
     // The closing count, for the record.
     console.info(`authorization matrix: ${tried} cases tried, ${held} held`);
   }, 300_000);
+
+  it('receipt downloads: only active members get the bytes (bearer), every other caller kind gets an error envelope', async () => {
+    for (const actor of ACTORS) {
+      const res = await fetch(`${s.url}/v1/receipts/${w.receiptId}`, { headers: { authorization: `Bearer ${w.actors[actor].apiKey}` } });
+      const member = actor === 'non_admin' || actor === 'wrong_party';
+      expect(res.status, actor).toBe(member ? 200 : 403);
+      if (!member) expect(((await res.json()) as { error: { code: string } }).error.code, actor).toBe('FORBIDDEN');
+      else expect(res.headers.get('content-type')).toBe('image/png');
+    }
+  });
 });

@@ -35,6 +35,32 @@ export interface KittyConfig {
   /** When true, register_agent requires a platform_invite_code from `platformInviteCodes`. */
   inviteOnly: boolean;
   platformInviteCodes: string[];
+  /** Receipts (attach_receipt, GET /v1/receipts/{id}); absent → defaults in domain/receipts/receipts.ts. */
+  receipts?: ReceiptConfig;
+}
+
+export interface ReceiptConfig {
+  /** KITTY_RECEIPT_MAX_BYTES: largest receipt accepted, bytes (default 5 MiB). */
+  maxBytes: number;
+  /** Secret signing the short-lived download links (HMAC-SHA-256); every instance must share it. */
+  linkSecret: string;
+  /** KITTY_RECEIPT_LINK_TTL: how long a download link works, seconds (default 300). */
+  linkTtlSeconds: number;
+}
+
+/**
+ * Where receipt bytes live (the metadata row is always in PostgreSQL): PostgreSQL by default
+ * (domain/receipts/store.ts), an S3-compatible bucket in apps/server. A store never decides who may read.
+ */
+export interface ReceiptStore {
+  /** Recorded on each receipt row, so a receipt is read from the store that kept it. */
+  readonly kind: 'postgres' | 's3';
+  /** Keeps `bytes` under `receiptId`; `db` is the transaction that inserted the metadata row. */
+  put(db: Db, receiptId: string, bytes: Uint8Array, contentType: string): Promise<void>;
+  /** The bytes, or null when the store has none. */
+  get(db: Db, receiptId: string): Promise<Uint8Array | null>;
+  /** Forgets the bytes (a missing object is not an error); called after the row was deleted in `db`. */
+  delete(db: Db, receiptId: string): Promise<void>;
 }
 
 /** Long-lived dependencies shared by all calls. */
@@ -48,6 +74,8 @@ export interface Services {
   onCredentialsChanged?: (agentId: string) => void;
   /** Called after an OAuth grant (connected app) was revoked so token-verification caches drop it at once. */
   onGrantRevoked?: (grantId: string) => void;
+  /** Where receipt bytes are kept; absent → PostgreSQL (domain/receipts/store.ts). */
+  receiptStore?: ReceiptStore;
   /**
    * Where the inbox summary on every response comes from. Absent → read from the database each call
    * (domain/inbox-summary.ts). The server plugs in a cache invalidated by PostgreSQL NOTIFY.

@@ -315,4 +315,30 @@ describe('connected apps, passkeys, overview', () => {
     expect(o.agents[0]!.groups[0]).toMatchObject({ name: 'Trip', currency: 'EUR', my_balance_minor: 3000, pending_payments: 1 });
     expect(o.agents[0]!.inbox.requires_action).toBeGreaterThanOrEqual(1);
   });
+
+  it("groupStats: one group's spending by month and category, only for the person's own agent and its groups", async () => {
+    const alice = await person('Alice');
+    const bob = await person('Bob');
+    const mine = await h.agent('mine');
+    const other = await h.agent('other');
+    await alice.api.agents.claim({ api_key: mine.apiKey });
+    const g = (await h.call(mine, 'create_group', { name: 'Flat', currency: 'JPY' })).group.group_id;
+    await h.call(mine, 'add_expense', { group_id: g, description: 'Rent', amount_minor: 80_000, date: '2026-05-01', category: 'rent' });
+    await h.call(mine, 'add_expense', { group_id: g, description: 'Rice', amount_minor: 1_200, date: '2026-06-03' });
+    const s = await alice.api.groupStats({ agent_id: mine.agentId, group_id: g });
+    expect(s).toMatchObject({ currency: 'JPY', minor_unit_exponent: 0, total_minor: 81_200 });
+    expect(s.by_month).toEqual([
+      { key: '2026-05', total_minor: 80_000 },
+      { key: '2026-06', total_minor: 1_200 },
+    ]);
+    expect(s.by_category).toEqual([
+      { key: 'rent', total_minor: 80_000 },
+      { key: 'general', total_minor: 1_200 },
+    ]);
+    // Another person asking about Alice's agent: NOT_FOUND, as for an agent that does not exist.
+    expect((await failure(bob.api.groupStats({ agent_id: mine.agentId, group_id: g }))).kittyCode).toBe('NOT_FOUND');
+    // Alice's agent asking about a group it is not in: FORBIDDEN.
+    const foreign = (await h.call(other, 'create_group', { name: 'Not hers', currency: 'EUR' })).group.group_id;
+    expect((await failure(alice.api.groupStats({ agent_id: mine.agentId, group_id: foreign }))).kittyCode).toBe('FORBIDDEN');
+  });
 });

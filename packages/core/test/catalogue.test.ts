@@ -24,10 +24,10 @@ afterAll(async () => {
 });
 
 describe('catalogue', () => {
-  it('totals exactly 52 tools', () => {
+  it('totals exactly 55 tools', () => {
     const names = h.registry.catalogue.map((t) => t.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(names.length).toBe(52);
+    expect(names.length).toBe(55);
   });
 
   it('the tools version changes when a tool is added, and only then', () => {
@@ -107,6 +107,7 @@ function readCalls(w: World): Array<[string, Record<string, unknown>]> {
       ['list_payments', { group_id: w.groupId }],
       ['get_balances', { group_id: w.groupId }],
       ['suggest_settlements', { group_id: w.groupId }],
+      ['get_group_stats', { group_id: w.groupId, by: 'member' }],
       ['list_activity', { group_id: w.groupId }],
       ['list_events', {}],
     );
@@ -198,6 +199,10 @@ describe('suggested_next names only existing tools the caller may call', () => {
       expenseId = e.expense?.expense_id;
       await maybe(bob, 'update_expense', { expense_id: expenseId, description: 'Dinner and drinks' });
       await maybe(ann, 'send_message', { about: { type: 'expense', id: expenseId }, body: 'with tip' });
+      const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+      const rc = await maybe(bob, 'attach_receipt', { expense_id: expenseId, filename: 'r.png', content_base64: png });
+      await maybe(ann, 'attach_receipt', { expense_id: expenseId, filename: 'r2.png', content_base64: png });
+      await maybe(bob, 'remove_receipt', { receipt_id: rc.receipt.receipt_id });
       const tmp = await maybe(ann, 'add_expense', { group_id: g, description: 'Taxi', amount_minor: 1200 });
       await maybe(ann, 'delete_expense', { expense_id: tmp.expense.expense_id });
       await maybe(ann, 'restore_expense', { expense_id: tmp.expense.expense_id });

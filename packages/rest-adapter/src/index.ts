@@ -7,11 +7,12 @@
  * `WWW-Authenticate` naming the service root's protected-resource metadata on 401 (RFC 9728).
  *
  * Routes: POST /v1/tools/:name, GET /v1/tools (ETag / If-None-Match → 304), GET /v1/tools/:name,
- * POST /v1/sandbox/tools/:name, GET /v1, POST /v1/agents, GET /openapi.json.
+ * POST /v1/sandbox/tools/:name, GET /v1, POST /v1/agents, GET /openapi.json, GET /v1/receipts/:receipt_id (receipts.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ToolError, type Registry, type CallRequest, type ErrorEnvelope } from '@kitty/core';
 import { buildOpenApi } from './openapi.ts';
+import { receiptRoutes } from './receipts.ts';
 
 export { buildOpenApi } from './openapi.ts';
 
@@ -30,6 +31,8 @@ export interface RestAdapterOptions {
    * `resourcePath` (RFC 9728 §5.1; "" is the service root); `error` is "invalid_token" when a credential was presented.
    */
   wwwAuthenticate(resourcePath: string, error?: 'invalid_token'): string;
+  /** Body limits (bytes) of tools that need more than the server's default, e.g. attach_receipt's base64 file. */
+  toolBodyLimits?: Record<string, number>;
 }
 
 /** Success envelope `{ ok: true, data }`. */
@@ -89,6 +92,7 @@ async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promi
   };
 
   app.post<{ Params: { name: string } }>('/v1/tools/:name', (req, reply) => callTool(req.params.name, req, reply));
+  receiptRoutes(app, opts.callRequest);
   app.post('/v1/agents', (req, reply) => callTool('register_agent', req, reply));
 
   app.get('/v1/tools', (req, reply) => {
@@ -107,8 +111,7 @@ async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promi
     return ok({ ...tool, suggested_next: [`${tool.name}: call it with POST /v1/tools/${tool.name}`] });
   });
 
-  app.post<{ Params: { name: string } }>('/v1/sandbox/tools/:name', (req) => {
-    const name = req.params.name;
+  const sandbox = (name: string, req: FastifyRequest) => {
     const body = req.body;
     if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
       throw new ToolError('VALIDATION_ERROR', 'The body must be a JSON object of arguments.', {
@@ -131,7 +134,13 @@ async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promi
       stored: false,
       suggested_next: [`${name}: the arguments are valid; call it with POST /v1/tools/${name}`],
     });
-  });
+  };
+  app.post<{ Params: { name: string } }>('/v1/sandbox/tools/:name', (req) => sandbox(req.params.name, req));
+  // A static route wins over the parametric one, so only these tools (and their sandbox) accept the larger body.
+  for (const [name, bodyLimit] of Object.entries(opts.toolBodyLimits ?? {})) {
+    app.post(`/v1/tools/${name}`, { bodyLimit }, (req, reply) => callTool(name, req, reply));
+    app.post(`/v1/sandbox/tools/${name}`, { bodyLimit }, (req) => sandbox(name, req));
+  }
 
   app.get('/v1', async (req) => {
     const r = opts.callRequest(req);

@@ -198,6 +198,35 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
     },
   };
 
+  paths['/v1/receipts/{receipt_id}'] = {
+    get: {
+      operationId: 'download_receipt',
+      summary: "A receipt's file: for a member (bearer) or with the signed link from get_expense (expires, sig)",
+      security: [{ bearer: ['svc:read'] }, {}],
+      parameters: [
+        { name: 'receipt_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+        {
+          name: 'expires',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'From download_url: expiry, unix seconds.',
+        },
+        { name: 'sig', in: 'query', required: false, schema: { type: 'string' }, description: 'From download_url: its signature.' },
+      ],
+      responses: {
+        '200': {
+          description: 'The file, with its detected type (JPEG, PNG, WebP, HEIC/HEIF or PDF), as an attachment',
+          content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+        },
+        '401': commonErrors['401'],
+        '403': commonErrors['403'],
+        '404': commonErrors['404'],
+        '429': commonErrors['429'],
+        '500': commonErrors['500'],
+      },
+    },
+  };
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',

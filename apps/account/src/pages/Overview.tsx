@@ -2,6 +2,10 @@ import { useQuery } from '@tanstack/react-query';
 import { useTRPC } from '../trpc.ts';
 import { Link } from '../Link.tsx';
 import { Empty, ErrorNote, Loading } from '../ui.tsx';
+import { lazy, Suspense } from 'react';
+
+/** The charts (and Chart.js) load as their own chunk, only when there is a group to chart. */
+const SpendingCharts = lazy(() => import('./SpendingCharts.tsx').then((m) => ({ default: m.SpendingCharts })));
 
 /** Read-only: each agent's groups with balances and pending payments, and inbox counts. */
 export function OverviewPage() {
@@ -66,6 +70,11 @@ export function OverviewPage() {
                 </table>
               </div>
             )}
+            <Suspense fallback={<Loading label="Loading the charts" lines={2} />}>
+              {a.groups.map((g) => (
+                <SpendingCharts key={g.group_id} agentId={a.agent_id} groupId={g.group_id} name={g.name} />
+              ))}
+            </Suspense>
             <p>
               <Link to={`/account/agents/${a.agent_id}`}>Keys of @{a.handle}</Link>
             </p>

@@ -22,6 +22,7 @@ import { formatMinor, toNumber } from '../domain/money.ts';
 import { decodeCursor, encodeCursor, UUID_CURSOR_ID } from '../domain/cursor.ts';
 import { recordSecurityEvent, type SecurityEventType } from '../people/sessions.ts';
 import { accountRouterFactory, personProcedure, publicProcedure, type AccountContext } from './trpc.ts';
+import { spendingCharts } from './stats.ts';
 
 /** Scopes of the two kinds of key a person can create. */
 export const KEY_ACCESS = { read: ['svc:read'], read_write: ['svc:read', 'svc:write'] } as const;
@@ -422,6 +423,13 @@ export const accountRouter = accountRouterFactory({
         })),
       })),
     };
+  }),
+
+  /** Spending of one group of one of this person's agents, by month and by category (the overview's charts). */
+  groupStats: personProcedure.input(z.strictObject({ agent_id: uuid, group_id: uuid })).query(async ({ ctx, input }) => {
+    const db = ctx.services.prisma;
+    const agent = await ownAgent(db, ctx.session.humanId, input.agent_id);
+    return spendingCharts(db, agent.id, input.group_id);
   }),
 
   /** The security log, newest first; page with the previous answer's next_cursor. */

@@ -66,6 +66,16 @@ export function formatMinor(minor: number | bigint, currency: string): string {
   return f.format(((neg ? '-' : '') + str) as unknown as number);
 }
 
+/** Minor units → plain decimal string in the currency's exponent ("-12.34", "1200" for JPY), exact. */
+export function minorToDecimal(minor: number | bigint, currency: string): string {
+  const exp = byCode.get(currency)?.minor_unit_exponent ?? 2;
+  const big = BigInt(minor);
+  const abs = big < 0n ? -big : big;
+  const s = abs.toString().padStart(exp + 1, '0');
+  const out = exp === 0 ? s : `${s.slice(0, -exp)}.${s.slice(-exp)}`;
+  return big < 0n ? `-${out}` : out;
+}
+
 /** BigInt from the database → number for JSON; refuses values beyond 2^53 instead of rounding. */
 export function toNumber(v: bigint | number): number {
   const n = Number(v);

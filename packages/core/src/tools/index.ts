@@ -16,6 +16,8 @@ import * as balances from './balances/index.ts';
 import * as records from './records/index.ts';
 import * as reference from './reference/index.ts';
 import * as events from './events/index.ts';
+import * as stats from './stats/index.ts';
+import * as receipts from './receipts/index.ts';
 
 export const appRouter = router({
   ...account,
@@ -30,6 +32,8 @@ export const appRouter = router({
   ...records,
   ...reference,
   ...events,
+  ...stats,
+  ...receipts,
 });
 
 export type AppRouter = typeof appRouter;

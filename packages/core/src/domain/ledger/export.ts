@@ -6,23 +6,14 @@
 import { stringify } from 'csv-stringify/sync';
 import type { ToolContext } from '../../context.ts';
 import { requireMembership } from '../groups.ts';
-import { currencyInfo } from '../money.ts';
+import { currencyInfo, minorToDecimal } from '../money.ts';
 import { toExpenses, EXPENSE_INCLUDE } from './expense-view.ts';
 import { toPayments } from './payments.ts';
 import { groupBalances, pairwiseDebts, toMemberBalances } from './balances.ts';
+import { toReceipt } from '../receipts/receipts.ts';
 
 /** At most this many expenses and payments each in one export. */
 const EXPORT_LIMIT = 20_000;
-
-/** Minor units → plain decimal string ("-12.34"), exact. */
-function minorToDecimal(minor: number, exponent: number): string {
-  const neg = minor < 0;
-  const s = Math.abs(minor)
-    .toString()
-    .padStart(exponent + 1, '0');
-  const out = exponent === 0 ? s : `${s.slice(0, -exponent)}.${s.slice(-exponent)}`;
-  return neg ? `-${out}` : out;
-}
 
 const csv = (header: string[], rows: unknown[][]) => stringify([header, ...rows], { record_delimiter: '\r\n', quoted_match: /[",\r\n]/ });
 
@@ -32,7 +23,7 @@ const csv = (header: string[], rows: unknown[][]) => stringify([header, ...rows]
  * deleted expenses only with include_deleted (flagged). Amounts are integer minor units, the CSV
  * also carries them as exact decimal strings in the group currency's exponent.
  * Returns { format, group: { group_id, name, currency, minor_unit_exponent, exported_at }, json |
- * csv: { expenses, shares, payments, balances }, truncated } (json also holds debts).
+ * csv: { expenses, shares, payments, balances, receipts }, truncated } (json also holds debts); receipts are metadata only.
  * Errors: NOT_FOUND (group), FORBIDDEN (not a member).
  */
 export async function exportGroup(
@@ -57,6 +48,12 @@ export async function exportGroup(
   const expenses = await toExpenses(db, rows.slice(0, EXPORT_LIMIT), group.currency);
   const payments = await toPayments(db, pays.slice(0, EXPORT_LIMIT), group.currency);
   const balances = toMemberBalances(await groupBalances(db, group.id), group.currency);
+  // Receipt metadata (not the files) of the exported expenses.
+  const receiptRows = await db.receipt.findMany({
+    where: { expenseId: { in: expenses.map((e) => e.expense_id) } },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+  const receipts = receiptRows.map((r) => ({ expense_id: r.expenseId, ...toReceipt(r), sha256: r.sha256 }));
   const format = req.format ?? 'json';
   const head = {
     group_id: group.id,
@@ -69,11 +66,11 @@ export async function exportGroup(
     return {
       format,
       group: head,
-      json: { expenses, payments, balances, debts: await pairwiseDebts(db, group.id, group.currency) },
+      json: { expenses, payments, balances, debts: await pairwiseDebts(db, group.id, group.currency), receipts },
       truncated,
     };
   }
-  const d = (m: number) => minorToDecimal(m, exp);
+  const d = (m: number) => minorToDecimal(m, group.currency);
   return {
     format,
     group: head,
@@ -149,6 +146,10 @@ export async function exportGroup(
       balances: csv(
         ['handle', 'display_name', 'balance_minor', 'balance', 'balance_pending_minor', 'pending_payments'],
         balances.map((b) => [b.handle, b.display_name, b.balance_minor, d(b.balance_minor), b.balance_pending_minor, b.pending_payments]),
+      ),
+      receipts: csv(
+        ['receipt_id', 'expense_id', 'filename', 'content_type', 'size_bytes', 'sha256', 'created_at'],
+        receipts.map((r) => [r.receipt_id, r.expense_id, r.filename, r.content_type, r.size_bytes, r.sha256, r.created_at]),
       ),
     },
     truncated,

@@ -4,6 +4,7 @@
  * ones show in memberships.balance_pending_minor and pending_count (which block leave/archive).
  */
 import { z } from 'zod';
+import { payWithFor, payWithSchema } from '../payout.ts';
 import type { Db } from '../../context.ts';
 import { ToolError } from '../../errors.ts';
 import { uuid, timestamp, agentRef } from '../../text.ts';
@@ -30,6 +31,9 @@ export const paymentSchema = z.object({
   resolved_at: timestamp.nullable().describe('When it was confirmed, rejected or cancelled.'),
 });
 export type PaymentOut = z.infer<typeof paymentSchema>;
+/** A payment as get_payment and list_payments show it: with pay_with for the payer of a pending one. */
+export const paymentWithPaySchema = paymentSchema.extend({ pay_with: payWithSchema.optional() });
+export type PaymentWithPay = z.infer<typeof paymentWithPaySchema>;
 
 type PaymentRow = {
   id: string;
@@ -135,4 +139,17 @@ export function assertNotOverpaying(
           : 'Nothing is owed between them; pass allow_overpayment: true if money really changed hands.',
     },
   );
+}
+
+/** Adds pay_with to the pending payments the caller pays whose payee published payout methods (reference: the payment id). */
+export async function withPayWith(db: Db, callerId: string, payments: PaymentOut[]): Promise<PaymentWithPay[]> {
+  const pending = payments.filter((p) => p.status === 'pending');
+  if (!pending.length) return payments;
+  const ways = await payWithFor(
+    db,
+    callerId,
+    payments[0]!.currency,
+    pending.map((p) => ({ fromId: p.from.agent_id, toId: p.to.agent_id, amountMinor: p.amount_minor, reference: p.payment_id })),
+  );
+  return payments.map((p) => (ways.has(p.payment_id) ? { ...p, pay_with: ways.get(p.payment_id)! } : p));
 }

@@ -3,12 +3,15 @@ import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { displayName, description, output } from '../../text.ts';
 import { agentSchema, toAgent } from '../../domain/agents.ts';
+import { payoutMethodInput, payoutMethodSchema, storedMethods } from '../../domain/payout.ts';
 
 export const update_me = writeTool
   .meta({
     area: 'account',
     title: 'Update my profile',
-    description: 'Changes display_name (1-80) and/or description (0-500; "" clears it). The handle cannot change. Idempotent by key.',
+    description:
+      'Changes display_name (1-80), description (0-500; "" clears it) and/or payout_methods (replaces the list; [] clears). The handle cannot ' +
+      'change. Payout methods reach only members who owe you (pay_with on suggest_settlements and pending payments), never get_agent.',
     annotations: WRITE,
     errors: {},
   })
@@ -16,16 +19,28 @@ export const update_me = writeTool
     z.strictObject({
       display_name: displayName.optional().describe('New display name, 1-80 characters.'),
       description: description.optional().describe('New description, 0-500 characters; "" clears it.'),
+      payout_methods: z
+        .array(payoutMethodInput)
+        .max(5)
+        .optional()
+        .describe(
+          'Where others can pay you, at most 5: {type:"sepa", iban, account_name, bic?} | {type:"paypal_me", username} | {type:"lightning", address}.',
+        ),
     }),
   )
-  .output(output({ agent: agentSchema }))
+  .output(output({ agent: agentSchema, payout_methods: z.array(payoutMethodSchema).describe('Your payout methods as stored.') }))
   .mutation(async ({ ctx, input }) => {
     const agent = await ctx.db.agent.update({
       where: { id: ctx.auth.agentId },
       data: {
         ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
         ...(input.description !== undefined ? { description: input.description || null } : {}),
+        ...(input.payout_methods !== undefined ? { payoutMethods: input.payout_methods } : {}),
       },
     });
-    return { agent: toAgent(agent), suggested_next: ['get_me: see your profile and groups'] };
+    return {
+      agent: toAgent(agent),
+      payout_methods: storedMethods(agent.payoutMethods),
+      suggested_next: ['get_me: see your profile and groups'],
+    };
   });

@@ -4,6 +4,7 @@ import { READ } from '../../meta.ts';
 import { agentRef, output, groupId } from '../../text.ts';
 import { EXACT_LIMIT } from '../../domain/ledger/settle.ts';
 import { settlementPlan } from '../../domain/ledger/settle-plan.ts';
+import { payWithFor, payWithSchema } from '../../domain/payout.ts';
 
 export const suggest_settlements = readTool
   .meta({
@@ -18,7 +19,8 @@ export const suggest_settlements = readTool
       'transfer. By default pending payments count as if confirmed (include_pending true), so nothing already sent is suggested twice. Each transfer carries ' +
       'ready record_payment arguments (group_id, from_handle, to_handle, amount_minor in minor units, idempotency_key): pass them as they are. The ' +
       "idempotency_key is derived from the group's ledger state and the transfer, so asking again returns the same key until something changes, and " +
-      'recording the same suggestion twice records it once.',
+      "recording the same suggestion twice records it once. Transfers the caller pays carry pay_with (the payee's payout methods; the transfer's " +
+      'idempotency_key is the remittance reference).',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',
@@ -52,6 +54,7 @@ export const suggest_settlements = readTool
             .describe(
               'Ready arguments for record_payment, idempotency_key included (the same for the same ledger state and transfer, so a retry is safe).',
             ),
+          pay_with: payWithSchema.optional(),
         }),
       ),
       method: z.enum(['exact', 'greedy']).describe('exact: proven minimum number of transfers; greedy: at most n − 1.'),
@@ -61,7 +64,21 @@ export const suggest_settlements = readTool
   .query(async ({ ctx, input }) => {
     const agentId = ctx.auth.agentId;
     const { group, plan, pendingPayments } = await settlementPlan(ctx.db, agentId, input);
-    const { transfers } = plan;
+    const ways = await payWithFor(
+      ctx.db,
+      agentId,
+      group.currency,
+      plan.transfers.map((t) => ({
+        fromId: t.from.agent_id,
+        toId: t.to.agent_id,
+        amountMinor: t.amount_minor,
+        reference: t.record_payment.idempotency_key,
+      })),
+    );
+    const transfers = plan.transfers.map((t) => {
+      const pay = ways.get(t.record_payment.idempotency_key);
+      return pay ? { ...t, pay_with: pay } : t;
+    });
     const suggested_next: string[] = [];
     for (const t of transfers) {
       if (t.from.agent_id === agentId)
@@ -75,5 +92,5 @@ export const suggest_settlements = readTool
     if (!transfers.length && !pendingPayments && !group.archivedAt)
       suggested_next.push(`archive_group: everyone is settled in "${group.name}"`);
     if (!suggested_next.length) suggested_next.push('get_balances: pairwise debts and pending amounts');
-    return { ...plan, suggested_next };
+    return { ...plan, transfers, suggested_next };
   });

@@ -6,6 +6,8 @@ import { requireMembership } from '../../domain/groups.ts';
 import { expenseSchema } from '../../domain/ledger/expense-wire.ts';
 import { toExpenses } from '../../domain/ledger/expense-view.ts';
 import { findExpense } from '../../domain/ledger/expense-store.ts';
+import { listReceipts } from '../../domain/receipts/receipts.ts';
+import { receiptWithLinkSchema } from '../../domain/receipts/receipt-wire.ts';
 
 export const get_expense = readTool
   .meta({
@@ -13,7 +15,7 @@ export const get_expense = readTool
     title: 'Get an expense',
     description:
       "Returns one expense (also a deleted one) with each member's paid_minor, owed_minor, net_minor (minor units) and split_value, its foreign-currency " +
-      'fields and its repeating series if any. Caller must be a member of its group.',
+      'fields, its repeating series if any, and its receipts (each with a download link valid for minutes). Caller must be a member of its group.',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such expense',
@@ -21,13 +23,14 @@ export const get_expense = readTool
     },
   })
   .input(z.strictObject({ expense_id: expenseId }))
-  .output(output({ expense: expenseSchema }))
+  .output(output({ expense: expenseSchema, receipts: z.array(receiptWithLinkSchema).describe('Attached receipts, oldest first.') }))
   .query(async ({ ctx, input }) => {
     const e = await findExpense(ctx.db, input.expense_id);
     const { group } = await requireMembership(ctx.db, e.groupId, ctx.auth.agentId);
     const [expense] = await toExpenses(ctx.db, [e], group.currency);
+    const receipts = await listReceipts(ctx.db, ctx.services, e.id);
     const suggested_next = e.deletedAt
       ? [`restore_expense: bring back expense ${e.id}`]
       : [`update_expense: change expense ${e.id}`, `get_balances: balances of the group`];
-    return { expense: expense!, suggested_next };
+    return { expense: expense!, receipts, suggested_next };
   });

@@ -3,15 +3,15 @@ import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
 import { output, paymentId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
-import { paymentSchema, toPayments, findPayment } from '../../domain/ledger/payments.ts';
+import { paymentWithPaySchema, toPayments, findPayment, withPayWith } from '../../domain/ledger/payments.ts';
 
 export const get_payment = readTool
   .meta({
     area: 'payments',
     title: 'Get a payment',
     description:
-      'Returns one payment: from (payer), to (payee), amount_minor, status (pending | confirmed | rejected | cancelled), note and times. Caller must be a ' +
-      'member of its group.',
+      'Returns one payment: from (payer), to (payee), amount_minor, status (pending | confirmed | rejected | cancelled), note and times; a pending one ' +
+      "shows its payer pay_with (the payee's payout methods). Caller must be a member of its group.",
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such payment',
@@ -19,12 +19,12 @@ export const get_payment = readTool
     },
   })
   .input(z.strictObject({ payment_id: paymentId }))
-  .output(output({ payment: paymentSchema }))
+  .output(output({ payment: paymentWithPaySchema }))
   .query(async ({ ctx, input }) => {
     const agentId = ctx.auth.agentId;
     const p = await findPayment(ctx.db, input.payment_id);
     const { group } = await requireMembership(ctx.db, p.groupId, agentId);
-    const [payment] = await toPayments(ctx.db, [p], group.currency);
+    const [payment] = await withPayWith(ctx.db, agentId, await toPayments(ctx.db, [p], group.currency));
     const suggested_next: string[] = [];
     if (p.status === 'pending' && p.payeeId === agentId)
       suggested_next.push(

@@ -5,7 +5,7 @@ import { READ } from '../../meta.ts';
 import { handle, cursor, limit, timestamp, output, groupId } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { decodeCursor, olderThan, pageOf, parseUpdatedAfter, UUID_CURSOR_ID } from '../../domain/cursor.ts';
-import { paymentSchema, toPayments, PAYMENT_STATUSES } from '../../domain/ledger/payments.ts';
+import { paymentWithPaySchema, toPayments, withPayWith, PAYMENT_STATUSES } from '../../domain/ledger/payments.ts';
 
 export const list_payments = readTool
   .meta({
@@ -31,7 +31,7 @@ export const list_payments = readTool
       limit: limit.optional(),
     }),
   )
-  .output(output({ payments: z.array(paymentSchema), next_cursor: z.string().nullable() }))
+  .output(output({ payments: z.array(paymentWithPaySchema), next_cursor: z.string().nullable() }))
   .query(async ({ ctx, input }) => {
     const agentId = ctx.auth.agentId;
     const { group } = await requireMembership(ctx.db, input.group_id, agentId);
@@ -54,5 +54,5 @@ export const list_payments = readTool
     const waiting = page.find((p) => p.status === 'pending' && p.payeeId === agentId);
     if (waiting) suggested_next.push(`confirm_payment: payment ${waiting.id} awaits your confirmation`);
     suggested_next.push('suggest_settlements: who should pay whom');
-    return { payments: await toPayments(ctx.db, page, group.currency), next_cursor, suggested_next };
+    return { payments: await withPayWith(ctx.db, agentId, await toPayments(ctx.db, page, group.currency)), next_cursor, suggested_next };
   });

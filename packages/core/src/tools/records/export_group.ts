@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { output, groupId } from '../../text.ts';
+import { output, groupId, uuid } from '../../text.ts';
+import { receiptSchema } from '../../domain/receipts/receipt-wire.ts';
 import { expenseSchema } from '../../domain/ledger/expense-wire.ts';
 import { paymentSchema } from '../../domain/ledger/payments.ts';
 import { memberBalanceSchema, debtSchema } from '../../domain/ledger/balances.ts';
@@ -13,8 +14,8 @@ export const export_group = readTool
     title: 'Export a group',
     description:
       "Exports a group's expenses (with every member's paid/owed share), payments and balances. format json (default): the same objects the other tools " +
-      'return. format csv: four RFC 4180 documents (CRLF line ends, quotes doubled) made by a CSV library — expenses, shares (one row per expense and ' +
-      'member), payments, balances — with amounts both in minor units (*_minor) and as plain decimals. include_deleted adds deleted expenses (flagged). At ' +
+      'return, plus receipt metadata (not the files). format csv: five RFC 4180 documents (CRLF line ends, quotes doubled) made by a CSV library — expenses, shares (one row per expense and ' +
+      'member), payments, balances, receipts — with amounts both in minor units (*_minor) and as plain decimals. include_deleted adds deleted expenses (flagged). At ' +
       'most 20000 expenses and payments each (truncated says so).',
     annotations: READ,
     errors: {
@@ -45,9 +46,12 @@ export const export_group = readTool
           payments: z.array(paymentSchema),
           balances: z.array(memberBalanceSchema),
           debts: z.array(debtSchema),
+          receipts: z.array(receiptSchema.extend({ expense_id: uuid, sha256: z.string().describe('Hex SHA-256 of the file.') })),
         })
         .optional(),
-      csv: z.object({ expenses: z.string(), shares: z.string(), payments: z.string(), balances: z.string() }).optional(),
+      csv: z
+        .object({ expenses: z.string(), shares: z.string(), payments: z.string(), balances: z.string(), receipts: z.string() })
+        .optional(),
       truncated: z.boolean(),
     }),
   )

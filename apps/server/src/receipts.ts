@@ -1,0 +1,69 @@
+/**
+ * Receipt settings of the server: where files are kept (PostgreSQL, or an S3-compatible bucket
+ * when KITTY_RECEIPT_S3_BUCKET is set) and the secret that signs download links — from
+ * KITTY_RECEIPT_LINK_SECRET, else generated once and kept in the database so every instance and
+ * restart agrees (as the authorization server's keys, oauth/keys.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { postgresReceiptStore, type ReceiptConfig, type ReceiptStore } from '@kitty/core';
+import type { Prisma, PrismaClient } from '@kitty/db';
+import type { ServerConfig } from './config.ts';
+
+const ROW = { type: 'KittyKeys', id: 'receipt-links' } as const;
+
+async function linkSecret(prisma: PrismaClient, configured: string | undefined): Promise<string> {
+  if (configured) return configured;
+  const fresh = { secret: randomBytes(32).toString('base64url') };
+  await prisma.oAuthPayload.createMany({ data: [{ ...ROW, payload: fresh as Prisma.InputJsonObject }], skipDuplicates: true });
+  const row = await prisma.oAuthPayload.findUniqueOrThrow({ where: { type_id: ROW } });
+  return (row.payload as { secret: string }).secret;
+}
+
+/**
+ * Receipt files in an S3-compatible bucket (AWS S3, MinIO, R2, …), object key = prefix + receipt id.
+ * Credentials come from the AWS SDK's usual sources (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, …).
+ * The object is written before the transaction that records it commits: a failed commit can leave an
+ * object no row names (harmless, never served); a removal deletes the object after the row.
+ */
+function s3ReceiptStore(cfg: NonNullable<ServerConfig['receiptS3']>, client?: S3Client): ReceiptStore {
+  const s3 = client ?? new S3Client({ region: cfg.region, ...(cfg.endpoint ? { endpoint: cfg.endpoint, forcePathStyle: true } : {}) });
+  const Key = (id: string) => `${cfg.prefix}${id}`;
+  return {
+    kind: 's3',
+    async put(_db, id, bytes, contentType) {
+      await s3.send(new PutObjectCommand({ Bucket: cfg.bucket, Key: Key(id), Body: bytes, ContentType: contentType }));
+    },
+    async get(_db, id) {
+      try {
+        const out = await s3.send(new GetObjectCommand({ Bucket: cfg.bucket, Key: Key(id) }));
+        return out.Body ? await out.Body.transformToByteArray() : null;
+      } catch (e) {
+        if (e instanceof NoSuchKey) return null;
+        throw e;
+      }
+    },
+    async delete(_db, id) {
+      await s3.send(new DeleteObjectCommand({ Bucket: cfg.bucket, Key: Key(id) }));
+    },
+  };
+}
+
+export async function receiptSettings(
+  prisma: PrismaClient,
+  config: ServerConfig,
+): Promise<{ receipts: ReceiptConfig; store: ReceiptStore }> {
+  return {
+    receipts: {
+      maxBytes: config.receiptMaxBytes,
+      linkTtlSeconds: config.receiptLinkTtlSeconds,
+      linkSecret: await linkSecret(prisma, config.receiptLinkSecret),
+    },
+    store: config.receiptS3 ? s3ReceiptStore(config.receiptS3) : postgresReceiptStore,
+  };
+}
+
+/** The REST body limit attach_receipt needs: the largest file in base64 (4 characters per 3 bytes) plus room for the other arguments. */
+export function receiptBodyLimit(maxBytes: number): number {
+  return Math.ceil(maxBytes / 3) * 4 + 64 * 1024;
+}

@@ -1,0 +1,1 @@
+export { get_group_stats } from './get_group_stats.ts';
