@@ -22,37 +22,37 @@ export const payersInput = z
       handle: handle.describe('A member who paid.'),
       amount_minor: amountMinor
         .optional()
-        .describe('What this member paid, minor units. Optional only when there is a single payer (then they paid the whole amount).'),
+        .describe('What they paid, minor units (optional for a single payer).'),
     }),
   )
   .min(1)
   .max(100)
   .describe(
-    'Who paid: default the caller paid everything. With several payers every amount_minor is required and they must sum exactly to the amount.',
+    'Who paid (default: you, everything). Several payers: each amount_minor, summing to the amount.',
   );
 
 export const splitInput = z
   .strictObject({
-    method: z.enum(SPLIT_METHODS).default('equal').describe('equal | exact | percent | shares (default equal).'),
+    method: z.enum(SPLIT_METHODS).default('equal').describe('Default equal.'),
     participants: z
       .array(
         z.strictObject({
           handle: handle.describe('A member who shares this expense.'),
           amount_minor: amountMinor
             .optional()
-            .describe("method exact: this member's share in minor units (all must sum exactly to the amount)."),
+            .describe('exact: their share, minor units; all sum to the amount.'),
           percent: decimalInput
             .optional()
-            .describe("method percent: this member's percentage (up to 6 decimals; all must sum to exactly 100)."),
-          shares: decimalInput.optional().describe("method shares: this member's weight (e.g. 2 for two people; up to 6 decimals; > 0)."),
+            .describe('percent: their percentage (≤ 6 decimals); all sum to 100.'),
+          shares: decimalInput.optional().describe('shares: their weight, > 0 (≤ 6 decimals).'),
         }),
       )
       .min(1)
       .max(100)
       .optional()
-      .describe('Default: every active member, equally. For equal give handles only.'),
+      .describe('Default every active member. equal: handles only.'),
   })
-  .describe('How the amount is shared (owed). Rounding: largest remainder; ties broken by a rotation seeded with the expense id.');
+  .describe('How the amount is owed (default: equally by every active member).');
 
 export const repeatInput = z
   .strictObject({
@@ -62,7 +62,7 @@ export const repeatInput = z
     count: z.number().int().min(2).max(1000).optional().describe('Total occurrences including this first one.'),
   })
   .describe(
-    'Repeat this expense: a copy is created on each later date (UTC) by the scheduler, exactly once each; months keep the day of the month, clamped to the month end.',
+    'Repeat on later dates (UTC); months keep the day, clamped to the month end.',
   );
 
 export const foreignFields = {
@@ -73,7 +73,7 @@ export const foreignFields = {
     .regex(/^\d{1,12}(\.\d{1,12})?$/, 'exchange_rate must be a decimal string like "1.0845"')
     .optional()
     .describe(
-      'Group-currency units per 1 original-currency unit, decimal string. amount_minor = original_amount_minor × rate × 10^(group exponent − original exponent), rounded half away from zero.',
+      'Group-currency units per original unit, decimal string; amount_minor is converted, rounded half away from zero.',
     ),
 };
 
@@ -83,13 +83,13 @@ const shareSchema = z.object({
   agent_id: uuid,
   handle: z.string(),
   display_name: z.string(),
-  paid_minor: z.number().int().describe('What this member paid.'),
-  owed_minor: z.number().int().describe("This member's share of the cost."),
-  net_minor: z.number().int().describe('paid − owed: the effect on their balance.'),
+  paid_minor: z.number().int().describe('What they paid.'),
+  owed_minor: z.number().int().describe('Their share.'),
+  net_minor: z.number().int().describe('paid − owed.'),
   split_value: z
     .string()
     .nullable()
-    .describe('The split input: "1" (equal), the exact amount, the percent or the shares; null for a payer who does not share.'),
+    .describe('Split input (1, amount, percent or shares); null: payer only.'),
 });
 
 const recurrenceSchema = z.object({
@@ -100,15 +100,15 @@ const recurrenceSchema = z.object({
   until: z.string().nullable(),
   count: z.number().int().nullable(),
   active: z.boolean(),
-  next_date: z.string().nullable().describe('Date of the next occurrence, null when stopped or finished.'),
+  next_date: z.string().nullable().describe('Null when stopped or finished.'),
 });
 
 export const expenseSchema = z.object({
   expense_id: uuid,
   group_id: uuid,
   description: z.string(),
-  amount_minor: z.number().int().describe('Group-currency amount, minor units; negative for a refund.'),
-  amount: z.string().describe('Formatted amount.'),
+  amount_minor: z.number().int().describe('Minor units; negative = refund.'),
+  amount: z.string().describe('Formatted.'),
   currency: z.string(),
   date: z.string().describe('YYYY-MM-DD'),
   category: z.string().nullable(),
@@ -124,7 +124,7 @@ export const expenseSchema = z.object({
   deleted: z.boolean(),
   deleted_at: timestamp.nullable(),
   recurrence: recurrenceSchema.nullable(),
-  occurrence_index: z.number().int().nullable().describe('0 for the first of a repeating series, then 1, 2, …'),
+  occurrence_index: z.number().int().nullable().describe('Position in its series (0 = first).'),
 });
 export type ExpenseOut = z.infer<typeof expenseSchema>;
 

@@ -11,8 +11,7 @@ export const get_me = readTool
     area: 'account',
     title: 'Who am I',
     description:
-      "Returns the caller's agent profile, its groups that are not archived (Group summary with my_balance_minor in minor units), and pending_invites_count " +
-      '(active invites targeted at the caller).',
+      'Your profile, your groups that are not archived (with your balance) and how many invites await you.',
     annotations: READ,
     errors: {},
   })

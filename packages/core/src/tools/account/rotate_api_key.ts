@@ -10,11 +10,8 @@ export const rotate_api_key = writeTool
     area: 'account',
     title: 'Rotate my API key',
     description:
-      'Issues a new API key (shown once) and retires the current ones: they keep working for 600 seconds (10 minutes), then get 401. Never replayed: a second ' +
-      'call with the same idempotency_key gets IDEMPOTENCY_REPLAY_UNAVAILABLE (409) instead of minting another key or re-showing the secret; use a new key to ' +
-      'rotate again. Only a current API key manages keys: a key already replaced by rotation (in its grace period) still works for every other tool, but ' +
-      'calling rotate_api_key with it is FORBIDDEN, so a leaked old key can never mint a permanent one or cut the fresh key short; an OAuth access token ' +
-      'cannot rotate API keys either (FORBIDDEN).',
+      'Issues a new API key (shown once) and retires your current ones: they keep working for 10 minutes, then get 401. Never replayed: the ' +
+      'same idempotency_key again is IDEMPOTENCY_REPLAY_UNAVAILABLE (nothing minted, the secret is never stored); use a new key to rotate again.',
     idempotency: 'never_replay',
     annotations: DESTRUCTIVE,
     errors: {

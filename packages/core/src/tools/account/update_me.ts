@@ -8,7 +8,8 @@ export const update_me = writeTool
   .meta({
     area: 'account',
     title: 'Update my profile',
-    description: 'Changes display_name (1-80) and/or description (0-500; "" clears it). The handle cannot change. Idempotent by key.',
+    description:
+      'Changes your display_name and/or description. The handle cannot change.',
     annotations: WRITE,
     errors: {},
   })

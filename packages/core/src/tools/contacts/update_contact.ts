@@ -11,7 +11,7 @@ export const update_contact = writeTool
     area: 'contacts',
     title: 'Edit a contact',
     description:
-      'Changes the private alias (0-80 chars) and/or note (0-500 chars) of one of your contacts; "" clears a field, an omitted field stays.',
+      'Changes the alias and/or note of a contact; "" clears a field, an omitted one stays.',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'no such handle',

@@ -12,8 +12,7 @@ export const get_expense = readTool
     area: 'expenses',
     title: 'Get an expense',
     description:
-      "Returns one expense (also a deleted one) with each member's paid_minor, owed_minor, net_minor (minor units) and split_value, its foreign-currency " +
-      'fields and its repeating series if any. Caller must be a member of its group.',
+      'One expense (also a deleted one) with each member\'s share, foreign-currency fields and repeating series.',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such expense',

@@ -10,9 +10,7 @@ export const list_expenses = readTool
     area: 'expenses',
     title: 'List expenses',
     description:
-      "Lists a group's expenses, newest first (by creation), with shares. Filters: participant (handle: paid or shares), date_from/date_to (expense date, " +
-      'inclusive, YYYY-MM-DD), updated_after (ISO timestamp: only expenses changed later, for sync — deletions show as deleted:true when include_deleted), ' +
-      'include_deleted (default false), category. Pagination: limit 1-100 (default 20) and the opaque next_cursor.',
+      'A group\'s expenses with shares, newest first, filtered and paged. updated_after with include_deleted syncs deletions too.',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',

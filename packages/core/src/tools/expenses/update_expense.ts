@@ -10,22 +10,19 @@ export const update_expense = writeTool
     area: 'expenses',
     title: 'Update an expense',
     description:
-      'Changes an expense; only the fields given change. The balance effect of the old version is reversed and the new one applied in one transaction. Fields ' +
-      'as in add_expense (amounts in minor units). When amount_minor changes without payers: a single payer pays the new amount (several payers → give ' +
-      'payers); without split: the same method and participants are re-applied (exact splits need a new split). On a foreign-currency expense change ' +
-      'original_amount_minor/exchange_rate, or set all three foreign fields to null to drop them. category/notes null clears them. repeat: null stops the ' +
-      'repeating series the expense belongs to (copies already created stay). Any member may edit unless the group restricts edits to admins and the creator. ' +
-      'Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be ' +
-      'put in debt in a ledger they have not agreed to share.',
+      'Changes an expense; only the fields given change (same fields as add_expense). The old effect is reversed and the new one applied in one ' +
+      'transaction. A new amount without payers: a single payer pays it (several → give payers); without split the same method and participants ' +
+      'are re-applied (exact splits need a new split). null clears category/notes; all three foreign fields null drop the conversion; repeat null ' +
+      'stops the series (existing copies stay).',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'no such expense',
       FORBIDDEN: 'not a member, or edits are restricted to admins and the creator',
       VALIDATION_ERROR: 'naming the field',
-      GROUP_ARCHIVED: 'the group is archived',
+      GROUP_ARCHIVED: '',
       EXPENSE_DELETED: 'restore it first',
       MEMBER_LEFT: 'the change would alter the balance of someone who left',
-      DIRECT_LEDGER_NOT_ACCEPTED: 'a direct ledger the other agent has not accepted yet',
+      DIRECT_LEDGER_NOT_ACCEPTED: 'the other agent has not accepted this direct ledger: nothing can be booked',
     },
   })
   .input(

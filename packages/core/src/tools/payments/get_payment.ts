@@ -10,8 +10,7 @@ export const get_payment = readTool
     area: 'payments',
     title: 'Get a payment',
     description:
-      'Returns one payment: from (payer), to (payee), amount_minor, status (pending | confirmed | rejected | cancelled), note and times. Caller must be a ' +
-      'member of its group.',
+      'One payment: payer, payee, amount, status and times.',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such payment',

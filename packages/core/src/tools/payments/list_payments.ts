@@ -12,8 +12,7 @@ export const list_payments = readTool
     area: 'payments',
     title: 'List payments',
     description:
-      "Lists a group's payments, newest first. Filters: status, participant (handle: payer or payee), updated_after (ISO timestamp, for sync). Pagination: " +
-      'limit 1-100 (default 20), next_cursor.',
+      'A group\'s payments, newest first, filtered and paged.',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',
