@@ -56,18 +56,18 @@ export const splitInput = z
 
 export const repeatInput = z
   .strictObject({
-    every: z.number().int().min(1).max(1000).default(1).describe('Interval count, e.g. 2 with unit week = fortnightly.'),
-    unit: z.enum(['day', 'week', 'month', 'year']).describe('Calendar unit of the interval (UTC dates).'),
-    until: isoDate.optional().describe('Last possible date (inclusive), YYYY-MM-DD.'),
-    count: z.number().int().min(2).max(1000).optional().describe('Total occurrences including this first one.'),
+    every: z.number().int().min(1).max(1000).default(1).describe('e.g. 2 with week = fortnightly.'),
+    unit: z.enum(['day', 'week', 'month', 'year']).describe('Calendar unit (UTC).'),
+    until: isoDate.optional().describe('Last date (inclusive).'),
+    count: z.number().int().min(2).max(1000).optional().describe('Occurrences, this one included.'),
   })
   .describe(
     'Repeat on later dates (UTC); months keep the day, clamped to the month end.',
   );
 
 export const foreignFields = {
-  original_currency: currencyCode.optional().describe('Currency the expense was paid in (ISO 4217), when not the group currency.'),
-  original_amount_minor: amountMinor.optional().describe('Amount in original_currency minor units.'),
+  original_currency: currencyCode.optional().describe('ISO 4217 code it was paid in, when not the group\'s.'),
+  original_amount_minor: amountMinor.optional().describe('In original_currency minor units.'),
   exchange_rate: z
     .string()
     .regex(/^\d{1,12}(\.\d{1,12})?$/, 'exchange_rate must be a decimal string like "1.0845"')
@@ -129,7 +129,7 @@ export const expenseSchema = z.object({
 export type ExpenseOut = z.infer<typeof expenseSchema>;
 
 export const expenseTextFields = {
-  description: text(1, 200, 'description').describe('What it was for, 1-200 chars.'),
-  category: text(0, 50, 'category').optional().describe('Free category label, e.g. "food", 0-50 chars.'),
-  notes: longText(0, 1000, 'notes').optional().describe('Notes, 0-1000 chars (newlines allowed).'),
+  description: text(1, 200, 'description').describe('What it was for.'),
+  category: text(0, 50, 'category').optional().describe('Label, e.g. "food".'),
+  notes: longText(0, 1000, 'notes').optional().describe('Newlines allowed.'),
 };

@@ -19,10 +19,10 @@ export const add_expense = batchedWriteTool
       MAX_OCCURRENCES_PER_RUN +
       ' per series per minute when catching up; a series starts at most ' +
       MAX_REPEAT_START_AGE_DAYS +
-      ' days ago. Returns the expense with each member\'s paid, owed and net.',
+      ' days ago.',
     annotations: WRITE,
     errors: {
-      VALIDATION_ERROR: 'naming the field: sums off, unknown or non-member handle, bad rate',
+      VALIDATION_ERROR: 'sums off, unknown or non-member handle, bad rate',
       FORBIDDEN: 'not a member',
       NOT_FOUND: 'no such group',
       GROUP_ARCHIVED: '',
@@ -36,7 +36,7 @@ export const add_expense = batchedWriteTool
         ...expenseTextFields,
         amount_minor: amountMinor
           .optional()
-          .describe('Group-currency amount in minor units (negative = refund). Required unless the foreign-currency fields are given.'),
+          .describe('Minor units, negative = refund; omit when giving the foreign fields.'),
         date: isoDate.optional().describe('YYYY-MM-DD, default today (UTC).'),
         payers: payersInput.optional(),
         split: splitInput.optional(),

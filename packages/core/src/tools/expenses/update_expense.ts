@@ -28,26 +28,26 @@ export const update_expense = writeTool
   .input(
     z.strictObject({
       expense_id: expenseId,
-      description: text(1, 200, 'description').optional().describe('What the expense was for, 1-200 characters.'),
-      category: text(0, 50, 'category').nullable().optional().describe('Category, 0-50 characters; null clears it.'),
+      description: text(1, 200, 'description').optional().describe('What it was for.'),
+      category: text(0, 50, 'category').nullable().optional().describe('null clears it.'),
       notes: longText(0, 1000, 'notes')
         .nullable()
         .optional()
-        .describe('Free notes, 0-1000 characters (newlines allowed); null clears them.'),
-      amount_minor: amountMinor.optional().describe("New amount in the group currency's minor units (negative = refund)."),
-      date: isoDate.optional().describe('Day of the expense, YYYY-MM-DD.'),
+        .describe('Newlines allowed; null clears them.'),
+      amount_minor: amountMinor.optional().describe('Minor units, negative = refund.'),
+      date: isoDate.optional().describe('Day of the expense.'),
       payers: payersInput.optional(),
       split: splitInput.optional(),
       original_currency: currencyCode
         .nullable()
         .optional()
-        .describe('ISO 4217 code the expense was paid in; null (with the other two foreign fields) drops the conversion.'),
-      original_amount_minor: amountMinor.nullable().optional().describe("Amount in the original currency's minor units."),
+        .describe('ISO 4217 code it was paid in.'),
+      original_amount_minor: amountMinor.nullable().optional().describe('In original_currency minor units.'),
       exchange_rate: foreignFields.exchange_rate
         .unwrap()
         .nullable()
         .optional()
-        .describe('Decimal string: group-currency units per original unit, e.g. "0.92".'),
+        .describe('Group-currency units per original unit, e.g. "0.92".'),
       repeat: z.null().optional().describe('null stops the repeating series.'),
     }),
   )
