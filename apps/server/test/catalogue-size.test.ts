@@ -56,11 +56,10 @@ afterAll(async () => {
 
 describe('tools/list size', () => {
   it(`stays within ${TOTAL_BUDGET} bytes, and each tool within ${TOOL_BUDGET}`, () => {
-    const sizes = list.tools
-      .map((t) => ({ name: t.name, bytes: Buffer.byteLength(JSON.stringify(t)) }))
-      .sort((a, b) => b.bytes - a.bytes);
+    const sizes = list.tools.map((t) => ({ name: t.name, bytes: Buffer.byteLength(JSON.stringify(t)) })).sort((a, b) => b.bytes - a.bytes);
     console.log(
-      `tools/list: ${listBytes} bytes, ${sizes.length} tools\n` + sizes.map((t) => `  ${String(t.bytes).padStart(6)}  ${t.name}`).join('\n'),
+      `tools/list: ${listBytes} bytes, ${sizes.length} tools\n` +
+        sizes.map((t) => `  ${String(t.bytes).padStart(6)}  ${t.name}`).join('\n'),
     );
     expect(sizes.length).toBeGreaterThan(40);
     expect(sizes.filter((t) => t.bytes > TOOL_BUDGET)).toEqual([]);
@@ -114,7 +113,12 @@ describe('results validate against the smaller output schemas', () => {
       idempotency_key: key(4),
     });
     await call(ann.apiKey, 'get_expense', { expense_id: e.expense.expense_id });
-    const p = await call(bob.apiKey, 'record_payment', { group_id: gid, to_handle: ann.handle, amount_minor: 1000, idempotency_key: key(5) });
+    const p = await call(bob.apiKey, 'record_payment', {
+      group_id: gid,
+      to_handle: ann.handle,
+      amount_minor: 1000,
+      idempotency_key: key(5),
+    });
     await call(ann.apiKey, 'get_payment', { payment_id: p.payment.payment_id });
     await call(ann.apiKey, 'send_message', { group_id: gid, body: 'paid?', idempotency_key: key(6) });
     for (const [name, args] of [
@@ -151,17 +155,31 @@ describe('results validate against the smaller output schemas', () => {
       const tools = await client.listTools(); // the client validates structuredContent from now on
       const payment = tools.tools.find((t) => t.name === 'get_payment')!;
       expect(JSON.stringify(payment.outputSchema)).toContain('"$ref":"#/$defs/AgentRef"');
-      const g = (await client.callTool({ name: 'create_group', arguments: { name: 'Flat', currency: 'EUR', idempotency_key: `sdk-1-${Date.now()}` } }))
-        .structuredContent as any;
-      const inv = (await client.callTool({ name: 'create_invite', arguments: { group_id: g.group.group_id, idempotency_key: `sdk-2-${Date.now()}` } }))
-        .structuredContent as any;
+      const g = (
+        await client.callTool({
+          name: 'create_group',
+          arguments: { name: 'Flat', currency: 'EUR', idempotency_key: `sdk-1-${Date.now()}` },
+        })
+      ).structuredContent as any;
+      const inv = (
+        await client.callTool({ name: 'create_invite', arguments: { group_id: g.group.group_id, idempotency_key: `sdk-2-${Date.now()}` } })
+      ).structuredContent as any;
       await bob.client.call('join_group', { code: inv.invite.code });
       const rec = await client.callTool({
         name: 'record_payment',
-        arguments: { group_id: g.group.group_id, to_handle: bob.handle, amount_minor: 100, allow_overpayment: true, idempotency_key: `sdk-3-${Date.now()}` },
+        arguments: {
+          group_id: g.group.group_id,
+          to_handle: bob.handle,
+          amount_minor: 100,
+          allow_overpayment: true,
+          idempotency_key: `sdk-3-${Date.now()}`,
+        },
       });
       expect(rec.isError).toBeFalsy();
-      const got = await client.callTool({ name: 'get_payment', arguments: { payment_id: (rec.structuredContent as any).payment.payment_id } });
+      const got = await client.callTool({
+        name: 'get_payment',
+        arguments: { payment_id: (rec.structuredContent as any).payment.payment_id },
+      });
       expect(got.isError).toBeFalsy();
       expect((got.structuredContent as any).payment.from.handle).toBe(ann.handle);
     } finally {

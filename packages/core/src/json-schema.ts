@@ -130,9 +130,7 @@ function replaceRefs(node: unknown, defs: Record<string, JsonSchema>, inline: Se
   if (m && inline.has(m[1]!)) {
     const { $ref: _ref, ...siblings } = n;
     const def = defs[m[1]!]!;
-    const merged = Object.keys(siblings).every((k) => ANNOTATIONS.has(k))
-      ? { ...def, ...siblings }
-      : { ...siblings, allOf: [def] };
+    const merged = Object.keys(siblings).every((k) => ANNOTATIONS.has(k)) ? { ...def, ...siblings } : { ...siblings, allOf: [def] };
     return replaceRefs(merged, defs, inline);
   }
   return Object.fromEntries(Object.entries(n).map(([k, v]) => [k, replaceRefs(v, defs, inline)]));

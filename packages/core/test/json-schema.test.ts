@@ -20,7 +20,9 @@ describe('schema emission', () => {
 
   it('writes a reused shape once under $defs, keeps the reference description, inlines a single use', () => {
     const twice = toJsonSchema(z.object({ a: point, b: point.describe('the end').nullable() }), 'output');
-    expect(twice.$defs).toEqual({ TestPoint: { type: 'object', properties: { x: { type: 'integer' }, y: { type: 'integer' } }, required: ['x', 'y'] } });
+    expect(twice.$defs).toEqual({
+      TestPoint: { type: 'object', properties: { x: { type: 'integer' }, y: { type: 'integer' } }, required: ['x', 'y'] },
+    });
     expect((twice.properties as any).a).toEqual({ $ref: '#/$defs/TestPoint' });
     expect(JSON.stringify((twice.properties as any).b)).toContain('"$ref":"#/$defs/TestPoint"');
     const once = toJsonSchema(z.object({ a: point }), 'output');
@@ -32,7 +34,10 @@ describe('schema emission', () => {
   });
 
   it('inlines with the reference’s annotations winning, and allOf when a sibling constrains', () => {
-    const s: JsonSchema = { properties: { a: { $ref: '#/$defs/P', description: 'd' }, b: { $ref: '#/$defs/P', minProperties: 1 } }, $defs: { P: { type: 'object', description: 'p' } } };
+    const s: JsonSchema = {
+      properties: { a: { $ref: '#/$defs/P', description: 'd' }, b: { $ref: '#/$defs/P', minProperties: 1 } },
+      $defs: { P: { type: 'object', description: 'p' } },
+    };
     expect(inlineRefs(s, Infinity)).toEqual({
       properties: { a: { type: 'object', description: 'd' }, b: { minProperties: 1, allOf: [{ type: 'object', description: 'p' }] } },
     });
@@ -42,7 +47,11 @@ describe('schema emission', () => {
     const s = toJsonSchema(z.strictObject({ id: z.uuid().describe('an id'), n: z.number().int(), m: z.number().int().max(5) }), 'input');
     expect(s).toEqual({
       type: 'object',
-      properties: { id: { type: 'string', format: 'uuid', description: 'an id' }, n: { type: 'integer' }, m: { type: 'integer', maximum: 5 } },
+      properties: {
+        id: { type: 'string', format: 'uuid', description: 'an id' },
+        n: { type: 'integer' },
+        m: { type: 'integer', maximum: 5 },
+      },
       required: ['id', 'n', 'm'],
       additionalProperties: false,
     });
