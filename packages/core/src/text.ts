@@ -52,6 +52,13 @@ export const isoDate = z
     (s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s),
     'not a real calendar date',
   );
+/** A duration as agents write it: 1-9999 minutes, hours or days ("30m", "12h", "7d"); create_invite and create_api_key. */
+export const expiresIn = z.string().regex(/^[1-9]\d{0,3}[mhd]$/, 'expires_in must look like 30m, 12h or 7d');
+const UNIT_SECONDS = { m: 60, h: 3600, d: 86_400 } as const;
+/** Seconds of an `expiresIn` value. */
+export function durationSeconds(value: string): number {
+  return Number(value.slice(0, -1)) * UNIT_SECONDS[value.slice(-1) as keyof typeof UNIT_SECONDS];
+}
 export const currencyCode = z.string().regex(/^[A-Z]{3}$/, 'currency must be an ISO 4217 code like EUR');
 /** Integer minor units bounded by |x| ≤ 10^12 so sums stay exact (DESIGN.md §2). */
 export const MAX_AMOUNT_MINOR = 1_000_000_000_000;
