@@ -111,9 +111,7 @@ export const idempotencyKey = z
   .string({ error: (iss) => (iss.input === undefined ? `required: ${KEY_RULE}` : `must be ${KEY_RULE}`) })
   .min(IDEMPOTENCY_KEY_LENGTH.min, { error: (iss) => `too short (${String(iss.input).length} characters): must be ${KEY_RULE}` })
   .max(IDEMPOTENCY_KEY_LENGTH.max, { error: (iss) => `too long (${String(iss.input).length} characters): must be ${KEY_RULE}` })
-  .describe(
-    `${IDEMPOTENCY_KEY_LENGTH.min}-${IDEMPOTENCY_KEY_LENGTH.max} chars, new per action; a retry with it never acts twice.`,
-  );
+  .describe(`${IDEMPOTENCY_KEY_LENGTH.min}-${IDEMPOTENCY_KEY_LENGTH.max} chars, new per action; a retry with it never acts twice.`);
 
 /** Identifiers that many tools take, described once. */
 export const groupId = uuid.describe('Group id (UUID) from list_groups or create_group.');

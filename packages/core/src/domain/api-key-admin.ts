@@ -153,7 +153,13 @@ export const apiKeySchema = z.object({
 });
 
 /** Writes a key change to the security log of the person who owns the agent, if any (as the account page does). */
-export async function logKeyEvent(db: Db, agentId: string, type: 'key_created' | 'key_revoked', details: Prisma.InputJsonObject): Promise<void> {
+export async function logKeyEvent(
+  db: Db,
+  agentId: string,
+  type: 'key_created' | 'key_revoked',
+  details: Prisma.InputJsonObject,
+): Promise<void> {
   const agent = await db.agent.findUnique({ where: { id: agentId }, select: { humanId: true, handle: true } });
-  if (agent?.humanId) await recordSecurityEvent(db, { humanId: agent.humanId, type, agentId, details: { handle: agent.handle, via: 'api', ...details } });
+  if (agent?.humanId)
+    await recordSecurityEvent(db, { humanId: agent.humanId, type, agentId, details: { handle: agent.handle, via: 'api', ...details } });
 }

@@ -20,16 +20,12 @@ export const payersInput = z
   .array(
     z.strictObject({
       handle: handle.describe('A member who paid.'),
-      amount_minor: amountMinor
-        .optional()
-        .describe('What they paid, minor units (optional for a single payer).'),
+      amount_minor: amountMinor.optional().describe('What they paid, minor units (optional for a single payer).'),
     }),
   )
   .min(1)
   .max(100)
-  .describe(
-    'Who paid (default: you, everything). Several payers: each amount_minor, summing to the amount.',
-  );
+  .describe('Who paid (default: you, everything). Several payers: each amount_minor, summing to the amount.');
 
 export const splitInput = z
   .strictObject({
@@ -38,12 +34,8 @@ export const splitInput = z
       .array(
         z.strictObject({
           handle: handle.describe('A member who shares this expense.'),
-          amount_minor: amountMinor
-            .optional()
-            .describe('exact: their share, minor units; all sum to the amount.'),
-          percent: decimalInput
-            .optional()
-            .describe('percent: their percentage (≤ 6 decimals); all sum to 100.'),
+          amount_minor: amountMinor.optional().describe('exact: their share, minor units; all sum to the amount.'),
+          percent: decimalInput.optional().describe('percent: their percentage (≤ 6 decimals); all sum to 100.'),
           shares: decimalInput.optional().describe('shares: their weight, > 0 (≤ 6 decimals).'),
         }),
       )
@@ -61,20 +53,16 @@ export const repeatInput = z
     until: isoDate.optional().describe('Last date (inclusive).'),
     count: z.number().int().min(2).max(1000).optional().describe('Occurrences, this one included.'),
   })
-  .describe(
-    'Repeat on later dates (UTC); months keep the day, clamped to the month end.',
-  );
+  .describe('Repeat on later dates (UTC); months keep the day, clamped to the month end.');
 
 export const foreignFields = {
-  original_currency: currencyCode.optional().describe('ISO 4217 code it was paid in, when not the group\'s.'),
+  original_currency: currencyCode.optional().describe("ISO 4217 code it was paid in, when not the group's."),
   original_amount_minor: amountMinor.optional().describe('In original_currency minor units.'),
   exchange_rate: z
     .string()
     .regex(/^\d{1,12}(\.\d{1,12})?$/, 'exchange_rate must be a decimal string like "1.0845"')
     .optional()
-    .describe(
-      'Group-currency units per original unit, decimal string; amount_minor is converted, rounded half away from zero.',
-    ),
+    .describe('Group-currency units per original unit, decimal string; amount_minor is converted, rounded half away from zero.'),
 };
 
 // ───────────── output schemas ─────────────
@@ -86,10 +74,7 @@ const shareSchema = z.object({
   paid_minor: z.number().int().describe('What they paid.'),
   owed_minor: z.number().int().describe('Their share.'),
   net_minor: z.number().int().describe('paid − owed.'),
-  split_value: z
-    .string()
-    .nullable()
-    .describe('Split input (1, amount, percent or shares); null: payer only.'),
+  split_value: z.string().nullable().describe('Split input (1, amount, percent or shares); null: payer only.'),
 });
 
 const recurrenceSchema = z.object({

@@ -3,14 +3,7 @@ import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
 import { validationError } from '../../errors.ts';
 import { output, text, expiresIn, durationSeconds } from '../../text.ts';
-import {
-  apiKeySchema,
-  createApiKey,
-  lockKeysForManagement,
-  logKeyEvent,
-  toKey,
-  MAX_KEY_EXPIRY_DAYS,
-} from '../../domain/api-key-admin.ts';
+import { apiKeySchema, createApiKey, lockKeysForManagement, logKeyEvent, toKey, MAX_KEY_EXPIRY_DAYS } from '../../domain/api-key-admin.ts';
 
 const SCOPES_RULE = 'scopes must be ["svc:read"] or ["svc:read","svc:write"]';
 

@@ -10,7 +10,7 @@ export const get_agent = readTool
     area: 'account',
     title: 'Look up an agent by handle',
     description:
-      'An agent\'s public profile by handle (nothing private), and whether it is your contact or blocked by you (never whether it blocked ' +
+      "An agent's public profile by handle (nothing private), and whether it is your contact or blocked by you (never whether it blocked " +
       'you).',
     annotations: READ,
     errors: {

@@ -10,8 +10,7 @@ export const get_me = readTool
   .meta({
     area: 'account',
     title: 'Who am I',
-    description:
-      'Your profile, your groups that are not archived (with your balance) and how many invites await you.',
+    description: 'Your profile, your groups that are not archived (with your balance) and how many invites await you.',
     annotations: READ,
     errors: {},
   })

@@ -9,7 +9,8 @@ export const revoke_api_key = writeTool
   .meta({
     area: 'account',
     title: 'Revoke an API key',
-    description: 'Revokes one of your other API keys at once (401 from then on). The key of this call is replaced with rotate_api_key instead.',
+    description:
+      'Revokes one of your other API keys at once (401 from then on). The key of this call is replaced with rotate_api_key instead.',
     annotations: DESTRUCTIVE,
     errors: {
       NOT_FOUND: 'no such key among yours',

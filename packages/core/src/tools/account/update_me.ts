@@ -8,8 +8,7 @@ export const update_me = writeTool
   .meta({
     area: 'account',
     title: 'Update my profile',
-    description:
-      'Changes your display_name and/or description. The handle cannot change.',
+    description: 'Changes your display_name and/or description. The handle cannot change.',
     annotations: WRITE,
     errors: {},
   })

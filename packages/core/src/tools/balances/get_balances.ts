@@ -10,8 +10,8 @@ export const get_balances = readTool
     area: 'balances',
     title: 'Get the balances of a group',
     description:
-      'Each active member\'s balance_minor (paid − owed with confirmed payments; positive = others owe them), pending amounts, and the ' +
-      'pairwise debts (who owes whom, loops netted out, so each member\'s debts net to their balance). Balances sum to zero. For the fewest ' +
+      "Each active member's balance_minor (paid − owed with confirmed payments; positive = others owe them), pending amounts, and the " +
+      "pairwise debts (who owes whom, loops netted out, so each member's debts net to their balance). Balances sum to zero. For the fewest " +
       'transfers use suggest_settlements.',
     annotations: READ,
     errors: {

@@ -8,8 +8,7 @@ export const list_contacts = readTool
   .meta({
     area: 'contacts',
     title: 'List my contacts',
-    description:
-      'Your contacts, newest first, with your alias and note; include_blocked also lists the agents you blocked (up to 200).',
+    description: 'Your contacts, newest first, with your alias and note; include_blocked also lists the agents you blocked (up to 200).',
     annotations: READ,
     errors: {},
   })

@@ -34,9 +34,7 @@ export const add_expense = batchedWriteTool
       .strictObject({
         group_id: groupId,
         ...expenseTextFields,
-        amount_minor: amountMinor
-          .optional()
-          .describe('Minor units, negative = refund; omit when giving the foreign fields.'),
+        amount_minor: amountMinor.optional().describe('Minor units, negative = refund; omit when giving the foreign fields.'),
         date: isoDate.optional().describe('YYYY-MM-DD, default today (UTC).'),
         payers: payersInput.optional(),
         split: splitInput.optional(),

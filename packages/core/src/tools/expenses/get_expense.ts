@@ -11,8 +11,7 @@ export const get_expense = readTool
   .meta({
     area: 'expenses',
     title: 'Get an expense',
-    description:
-      'One expense (also a deleted one) with each member\'s share, foreign-currency fields and repeating series.',
+    description: "One expense (also a deleted one) with each member's share, foreign-currency fields and repeating series.",
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such expense',

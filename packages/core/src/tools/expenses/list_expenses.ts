@@ -10,7 +10,7 @@ export const list_expenses = readTool
     area: 'expenses',
     title: 'List expenses',
     description:
-      'A group\'s expenses with shares, newest first, filtered and paged. updated_after with include_deleted syncs deletions too.',
+      "A group's expenses with shares, newest first, filtered and paged. updated_after with include_deleted syncs deletions too.",
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',

@@ -30,18 +30,12 @@ export const update_expense = writeTool
       expense_id: expenseId,
       description: text(1, 200, 'description').optional().describe('What it was for.'),
       category: text(0, 50, 'category').nullable().optional().describe('null clears it.'),
-      notes: longText(0, 1000, 'notes')
-        .nullable()
-        .optional()
-        .describe('Newlines allowed; null clears them.'),
+      notes: longText(0, 1000, 'notes').nullable().optional().describe('Newlines allowed; null clears them.'),
       amount_minor: amountMinor.optional().describe('Minor units, negative = refund.'),
       date: isoDate.optional().describe('Day of the expense.'),
       payers: payersInput.optional(),
       split: splitInput.optional(),
-      original_currency: currencyCode
-        .nullable()
-        .optional()
-        .describe('ISO 4217 code it was paid in.'),
+      original_currency: currencyCode.nullable().optional().describe('ISO 4217 code it was paid in.'),
       original_amount_minor: amountMinor.nullable().optional().describe('In original_currency minor units.'),
       exchange_rate: foreignFields.exchange_rate
         .unwrap()

@@ -10,8 +10,7 @@ export const create_group = batchedWriteTool
   .meta({
     area: 'groups',
     title: 'Create a group',
-    description:
-      'Creates a group with a fixed ISO 4217 currency (list_currencies); you are its first admin.',
+    description: 'Creates a group with a fixed ISO 4217 currency (list_currencies); you are its first admin.',
     annotations: WRITE,
     errors: {
       VALIDATION_ERROR: 'unknown currency code',

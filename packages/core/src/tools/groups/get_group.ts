@@ -9,8 +9,7 @@ export const get_group = readTool
   .meta({
     area: 'groups',
     title: 'Get a group',
-    description:
-      'The group and its active members with role and balance (positive = others owe them; minor units).',
+    description: 'The group and its active members with role and balance (positive = others owe them; minor units).',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',

@@ -9,8 +9,7 @@ export const list_groups = readTool
   .meta({
     area: 'groups',
     title: 'List my groups',
-    description:
-      'Your groups, newest first, with your balance. Archived ones only with include_archived.',
+    description: 'Your groups, newest first, with your balance. Archived ones only with include_archived.',
     annotations: READ,
     errors: {},
   })

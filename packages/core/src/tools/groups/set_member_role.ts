@@ -11,7 +11,7 @@ export const set_member_role = writeTool
     area: 'groups',
     title: "Change a member's role",
     description:
-      'Sets a member\'s role to admin or member (admins only; give agent_id or handle). The last admin cannot be demoted. Setting the same ' +
+      "Sets a member's role to admin or member (admins only; give agent_id or handle). The last admin cannot be demoted. Setting the same " +
       'role changes nothing (changed false). The member gets an inbox item.',
     annotations: WRITE,
     errors: {

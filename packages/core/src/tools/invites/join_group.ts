@@ -11,7 +11,7 @@ export const join_group = writeTool
     title: 'Join a group with an invite',
     description:
       'Joins the group of an invite (code: case, spaces and dashes ignored; a pasted link works). Already a member: already_member true, the ' +
-      'invite is not used. A targeted invite must target you. Joining with a direct-ledger request\'s code accepts that ledger. A member an ' +
+      "invite is not used. A targeted invite must target you. Joining with a direct-ledger request's code accepts that ledger. A member an " +
       'admin removed needs a new invite targeted at them.',
     annotations: WRITE,
     errors: {

@@ -8,8 +8,7 @@ export const list_invites = readTool
   .meta({
     area: 'invites',
     title: 'List invites',
-    description:
-      'Invites newest first (up to 200): received, sent or all, optionally of one group, each with its status.',
+    description: 'Invites newest first (up to 200): received, sent or all, optionally of one group, each with its status.',
     annotations: READ,
     errors: {},
   })

@@ -12,7 +12,7 @@ export const revoke_invite = writeTool
     area: 'invites',
     title: 'Revoke an invite',
     description:
-      'Withdraws an active invite for good (its creator or a group admin): its code no longer joins and the target\'s item stops requiring ' +
+      "Withdraws an active invite for good (its creator or a group admin): its code no longer joins and the target's item stops requiring " +
       'action. Revoking it again returns it unchanged.',
     annotations: DESTRUCTIVE,
     errors: {

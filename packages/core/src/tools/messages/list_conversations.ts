@@ -10,7 +10,7 @@ export const list_conversations = readTool
     area: 'messages',
     title: 'List my conversations',
     description:
-      'Your conversations, latest activity first: direct ones (`with`) and your groups\' (`group`), each with its last message and your ' +
+      "Your conversations, latest activity first: direct ones (`with`) and your groups' (`group`), each with its last message and your " +
       'unread_count.',
     annotations: READ,
     errors: {},

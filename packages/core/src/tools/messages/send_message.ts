@@ -12,7 +12,7 @@ export const send_message = writeTool
     description:
       'Sends a plain-text message to one agent (to_handle), a group (group_id), or about an expense or payment (about; with to_handle it goes ' +
       'to that agent, who must be in that group, else to the group). You may message your contacts, agents who have you as a contact and ' +
-      'members of a group you share. Recipients get an inbox item and the conversation\'s unread_count rises.',
+      "members of a group you share. Recipients get an inbox item and the conversation's unread_count rises.",
     annotations: WRITE,
     errors: {
       VALIDATION_ERROR: 'not exactly one recipient; yourself; about not in that group',

@@ -9,8 +9,7 @@ export const confirm_payment = batchedWriteTool
   .meta({
     area: 'payments',
     title: 'Confirm a payment you received',
-    description:
-      'The payee confirms a pending payment: balances move (payer +amount, payee −amount) and the payer is told.',
+    description: 'The payee confirms a pending payment: balances move (payer +amount, payee −amount) and the payer is told.',
     annotations: WRITE,
     errors: {
       FORBIDDEN: 'only the payee may confirm',

@@ -9,8 +9,7 @@ export const get_payment = readTool
   .meta({
     area: 'payments',
     title: 'Get a payment',
-    description:
-      'One payment: payer, payee, amount, status and times.',
+    description: 'One payment: payer, payee, amount, status and times.',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such payment',

@@ -11,8 +11,7 @@ export const list_payments = readTool
   .meta({
     area: 'payments',
     title: 'List payments',
-    description:
-      'A group\'s payments, newest first, filtered and paged.',
+    description: "A group's payments, newest first, filtered and paged.",
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',

@@ -9,8 +9,7 @@ export const reject_payment = batchedWriteTool
   .meta({
     area: 'payments',
     title: 'Reject a payment',
-    description:
-      'The payee rejects a pending payment (the money did not arrive): balances stay and the payer is told, with the reason.',
+    description: 'The payee rejects a pending payment (the money did not arrive): balances stay and the payer is told, with the reason.',
     annotations: WRITE,
     errors: {
       FORBIDDEN: 'only the payee may reject',

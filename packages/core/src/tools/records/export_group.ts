@@ -12,7 +12,7 @@ export const export_group = readTool
     area: 'records',
     title: 'Export a group',
     description:
-      'Exports a group\'s expenses (with shares), payments and balances, at most 20000 expenses and payments each (truncated says so). json: ' +
+      "Exports a group's expenses (with shares), payments and balances, at most 20000 expenses and payments each (truncated says so). json: " +
       'the objects other tools return; csv: four RFC 4180 documents with amounts in minor units and as decimals.',
     annotations: READ,
     errors: {

@@ -12,7 +12,7 @@ export const import_expenses = writeTool
     title: 'Import expenses from Splitwise or Spliit',
     description:
       'Imports a Splitwise or Spliit CSV export into a group, all or nothing. Person columns map to members by `mapping`, else by handle or ' +
-      'display name (case-insensitive). Amounts in the group currency\'s decimals. Splitwise: values are nets (paid − owed), rows in another ' +
+      "display name (case-insensitive). Amounts in the group currency's decimals. Splitwise: values are nets (paid − owed), rows in another " +
       'currency are skipped and reported. Spliit: values are shares, the payer\'s positive; cent rounding goes to the payer; add a "Paid By" ' +
       'column when the payer has no share in a group of more than two. Payments and reimbursements become confirmed payments, other rows ' +
       'expenses with an exact split. Bad rows: VALIDATION_ERROR listing each (path "csv.line.N"), nothing imported. Rows already imported ' +

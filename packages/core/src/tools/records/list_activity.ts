@@ -9,7 +9,7 @@ export const list_activity = readTool
     area: 'records',
     title: 'List group activity',
     description:
-      'A group\'s activity log, newest first: every write with actor, action (e.g. expense.added, payment.confirmed), entity and the ' +
+      "A group's activity log, newest first: every write with actor, action (e.g. expense.added, payment.confirmed), entity and the " +
       'before/after values (money as minor-unit strings).',
     annotations: READ,
     errors: {
