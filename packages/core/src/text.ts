@@ -59,7 +59,13 @@ const UNIT_SECONDS = { m: 60, h: 3600, d: 86_400 } as const;
 export function durationSeconds(value: string): number {
   return Number(value.slice(0, -1)) * UNIT_SECONDS[value.slice(-1) as keyof typeof UNIT_SECONDS];
 }
-export const currencyCode = z.string().regex(/^[A-Z]{3}$/, 'currency must be an ISO 4217 code like EUR');
+/** An ISO 4217 code; a lower-case one ("eur") is refused with the code as it should be written. */
+export const currencyCode = z.string().regex(/^[A-Z]{3}$/, {
+  error: (iss) =>
+    typeof iss.input === 'string' && /^[A-Za-z]{3}$/.test(iss.input)
+      ? `currency codes are upper case: ${iss.input.toUpperCase()}`
+      : 'currency must be an ISO 4217 code like EUR',
+});
 /** Integer minor units bounded by |x| ≤ 10^12 so sums stay exact (DESIGN.md §2). */
 export const MAX_AMOUNT_MINOR = 1_000_000_000_000;
 /** The message for an amount that is not an integer; the registry replaces it with an example in the group's currency. */
@@ -114,6 +120,15 @@ export const idempotencyKey = z
   .describe(`${IDEMPOTENCY_KEY_LENGTH.min}-${IDEMPOTENCY_KEY_LENGTH.max} chars, new per action; a retry with it never acts twice.`);
 
 /** Identifiers that many tools take, described once. */
-export const groupId = uuid.describe('Group id (UUID) from list_groups or create_group.');
-export const expenseId = uuid.describe('Expense id (UUID) from add_expense or list_expenses.');
-export const paymentId = uuid.describe('Payment id (UUID) from record_payment or list_payments.');
+/** A UUID naming a `what`; a missing or malformed one is refused naming the tool that lists them. */
+function idOf(what: string, lister: string) {
+  return z.uuid({
+    error: (iss) =>
+      iss.input === undefined
+        ? `required: the ${what} id (a UUID) that ${lister} shows`
+        : `not a ${what} id: ids are UUIDs; ${lister} shows yours`,
+  });
+}
+export const groupId = idOf('group', 'list_groups').describe('Group id (UUID) from list_groups or create_group.');
+export const expenseId = idOf('expense', 'list_expenses').describe('Expense id (UUID) from add_expense or list_expenses.');
+export const paymentId = idOf('payment', 'list_payments').describe('Payment id (UUID) from record_payment or list_payments.');

@@ -6,6 +6,8 @@ import { importLedger } from '../../domain/ledger/import-run.ts';
 
 const issueSchema = z.object({ line: z.number().int(), message: z.string() });
 
+const IMPORT_FORMATS = ['splitwise', 'spliit'] as const;
+
 export const import_expenses = writeTool
   .meta({
     area: 'records',
@@ -29,7 +31,12 @@ export const import_expenses = writeTool
   .input(
     z.strictObject({
       group_id: groupId,
-      format: z.enum(['splitwise', 'spliit']).describe('Which app the CSV export comes from.'),
+      format: z
+        .enum(IMPORT_FORMATS, {
+          error: (iss) =>
+            `${iss.input === undefined ? 'required' : 'unknown format'}: the app the CSV export comes from, one of ${IMPORT_FORMATS.map((f) => `"${f}"`).join(', ')}`,
+        })
+        .describe('Which app the CSV export comes from.'),
       csv: z.string().min(1).max(1_000_000).describe('The CSV text of the export.'),
       mapping: z.record(z.string().min(1).max(100), handle).optional().describe('Person column name → member handle.'),
       dry_run: z.boolean().optional().describe('Check every row and report what would be imported, importing nothing (default false).'),
