@@ -43,7 +43,10 @@ export const description = text(0, 500, 'description');
 export const uuid = z.uuid();
 export const cursor = z.string().min(1).max(200).describe("The previous page's next_cursor.");
 export const limit = z.number().int().min(1).max(100).describe('Page size (default 20).');
-export const timestamp = z.string().describe('ISO 8601, UTC.');
+/** A time in a result: an ISO 8601 UTC string (said once, in RESULT_ENVELOPE_TEXT, not on each field). */
+export const timestamp = z.string();
+/** A time an agent sends (filters): ISO 8601, UTC. */
+export const since = z.string().describe('ISO 8601, UTC: only what changed after it (for sync).');
 /** A date without time, YYYY-MM-DD. */
 export const isoDate = z
   .string()
@@ -96,7 +99,8 @@ export const resultEnvelope = z.object({ suggested_next: suggestedNext, inbox: i
 export const RESULT_ENVELOPE_TEXT =
   'Every result object also has suggested_next (next calls, each "tool_name: why"), inbox {unread, requires_action, top} ' +
   'when you have unread inbox items (get_inbox lists them), and replayed: true when it is the stored result of an earlier call ' +
-  'with the same idempotency_key (nothing was done again); tool output schemas list only their own fields.';
+  'with the same idempotency_key (nothing was done again); tool output schemas list only their own fields. ' +
+  'Times (*_at) are ISO 8601 UTC strings; *_minor amounts are integers in minor units of the currency.';
 
 /** Wraps a tool's output shape with the envelope fields every tool has. */
 export function output<T extends z.ZodRawShape>(shape: T) {
@@ -117,7 +121,7 @@ export const idempotencyKey = z
   .string({ error: (iss) => (iss.input === undefined ? `required: ${KEY_RULE}` : `must be ${KEY_RULE}`) })
   .min(IDEMPOTENCY_KEY_LENGTH.min, { error: (iss) => `too short (${String(iss.input).length} characters): must be ${KEY_RULE}` })
   .max(IDEMPOTENCY_KEY_LENGTH.max, { error: (iss) => `too long (${String(iss.input).length} characters): must be ${KEY_RULE}` })
-  .describe(`${IDEMPOTENCY_KEY_LENGTH.min}-${IDEMPOTENCY_KEY_LENGTH.max} chars, new per action; a retry with it never acts twice.`);
+  .describe('New per action; a retry with it never acts twice.');
 
 /** Identifiers that many tools take, described once. */
 /** A UUID naming a `what`; a missing or malformed one is refused naming the tool that lists them. */

@@ -16,7 +16,7 @@ export const groupSummarySchema = z.object({
   kind: z.enum(['group', 'direct']),
   archived: z.boolean(),
   member_count: z.number().int(),
-  my_balance_minor: z.number().int().optional().describe('Yours, minor units; positive = you are owed.'),
+  my_balance_minor: z.number().int().optional().describe('Yours; positive = you are owed.'),
   my_balance: z.string().optional().describe('Formatted, e.g. "€12.34".'),
 });
 export const groupDetailSchema = groupSummarySchema.extend({

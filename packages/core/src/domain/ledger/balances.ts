@@ -11,7 +11,7 @@ export const memberBalanceSchema = z.object({
   agent_id: uuid,
   handle: z.string(),
   display_name: z.string(),
-  balance_minor: z.number().int().describe('Minor units; positive = others owe this member.'),
+  balance_minor: z.number().int().describe('Positive = others owe this member.'),
   balance: z.string(),
   balance_pending_minor: z.number().int().describe('Change once pending payments are confirmed.'),
   pending_payments: z.number().int().describe('Pending payments involving this member.'),
@@ -20,7 +20,7 @@ export const memberBalanceSchema = z.object({
 export const debtSchema = z.object({
   from: agentRef.describe('Who owes.'),
   to: agentRef.describe('Who is owed.'),
-  amount_minor: z.number().int().describe('> 0, minor units.'),
+  amount_minor: z.number().int().describe('> 0.'),
   amount: z.string(),
 });
 

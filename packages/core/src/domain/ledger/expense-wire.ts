@@ -92,7 +92,7 @@ export const expenseSchema = z.object({
   expense_id: uuid,
   group_id: uuid,
   description: z.string(),
-  amount_minor: z.number().int().describe('Minor units; negative = refund.'),
+  amount_minor: z.number().int().describe('Negative = refund.'),
   amount: z.string().describe('Formatted.'),
   currency: z.string(),
   date: z.string().describe('YYYY-MM-DD'),

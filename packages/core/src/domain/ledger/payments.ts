@@ -19,7 +19,7 @@ export const paymentSchema = z.object({
   group_id: uuid,
   from: agentRef.describe('Payer.'),
   to: agentRef.describe('Payee.'),
-  amount_minor: z.number().int().describe('> 0, minor units.'),
+  amount_minor: z.number().int().describe('> 0.'),
   amount: z.string(),
   currency: z.string(),
   note: z.string().nullable(),

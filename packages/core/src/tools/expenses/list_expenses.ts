@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { handle, cursor, limit, isoDate, timestamp, output, groupId } from '../../text.ts';
+import { handle, cursor, limit, isoDate, output, groupId, since } from '../../text.ts';
 import { expenseSchema } from '../../domain/ledger/expense-wire.ts';
 import { listExpenses } from '../../domain/ledger/expense-list.ts';
 
@@ -24,7 +24,7 @@ export const list_expenses = readTool
       participant: handle.optional().describe('Only expenses this member paid for or shares.'),
       date_from: isoDate.optional().describe('Only expenses dated on or after this day, YYYY-MM-DD.'),
       date_to: isoDate.optional().describe('Only expenses dated on or before this day, YYYY-MM-DD.'),
-      updated_after: timestamp.optional(),
+      updated_after: since.optional(),
       include_deleted: z.boolean().optional().describe('Default false.'),
       category: z.string().max(50).optional().describe('Only expenses with exactly this category.'),
       cursor: cursor.optional(),

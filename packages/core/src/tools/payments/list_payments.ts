@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Prisma } from '@kitty/db';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { handle, cursor, limit, timestamp, output, groupId } from '../../text.ts';
+import { handle, cursor, limit, output, groupId, since } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { decodeCursor, olderThan, pageOf, parseUpdatedAfter, UUID_CURSOR_ID } from '../../domain/cursor.ts';
 import { paymentSchema, toPayments, PAYMENT_STATUSES } from '../../domain/ledger/payments.ts';
@@ -24,7 +24,7 @@ export const list_payments = readTool
       group_id: groupId,
       status: z.enum(PAYMENT_STATUSES).optional().describe('Only payments in this state (default: all).'),
       participant: handle.optional().describe('Only payments this member sent or received.'),
-      updated_after: timestamp.optional(),
+      updated_after: since.optional(),
       cursor: cursor.optional(),
       limit: limit.optional(),
     }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { cursor, limit, timestamp, agentRef, output, groupId } from '../../text.ts';
+import { cursor, limit, timestamp, agentRef, output, groupId, since } from '../../text.ts';
 import { listActivity } from '../../domain/activity-log.ts';
 
 export const list_activity = readTool
@@ -21,7 +21,7 @@ export const list_activity = readTool
   .input(
     z.strictObject({
       group_id: groupId,
-      updated_after: timestamp.optional(),
+      updated_after: since.optional(),
       entity_type: z
         .enum(['group', 'member', 'invite', 'expense', 'payment', 'message'])
         .optional()
