@@ -12,8 +12,8 @@
  * - Output objects are open (no `additionalProperties: false`): a client that cached the list keeps
  *   validating results when a later version adds a field. Inputs stay closed (strict objects).
  *
- * A `$defs` name means one shape in the whole catalogue (checked by `defsOf` users at start-up), so the
- * OpenAPI document and the typed client can hoist them into one place.
+ * A `$defs` name means one shape in the whole catalogue (`assertOneShapePerName`, run by the registry at
+ * start-up), so the OpenAPI document and the typed client can hoist them into one place.
  */
 import { z } from 'zod';
 
@@ -136,9 +136,18 @@ function replaceRefs(node: unknown, defs: Record<string, JsonSchema>, inline: Se
   return Object.fromEntries(Object.entries(n).map(([k, v]) => [k, replaceRefs(v, defs, inline)]));
 }
 
-/** The `$defs` of a catalogue schema (empty when it has none). */
-export function defsOf(schema: JsonSchema): Record<string, JsonSchema> {
-  return (schema.$defs as Record<string, JsonSchema> | undefined) ?? {};
+/** Throws when two schemas give one `$defs` name different shapes (two zod schemas named alike by `shape`). */
+export function assertOneShapePerName(schemas: Iterable<{ name: string; schema: JsonSchema }>): void {
+  const seen = new Map<string, { text: string; tool: string }>();
+  for (const { name, schema } of schemas) {
+    for (const [def, body] of Object.entries((schema.$defs as Record<string, JsonSchema> | undefined) ?? {})) {
+      const text = JSON.stringify(body);
+      const first = seen.get(def);
+      if (first && first.text !== text)
+        throw new Error(`registry: $defs/${def} has two shapes (${first.tool}, ${name}); name each shape once`);
+      seen.set(def, first ?? { text, tool: name });
+    }
+  }
 }
 
 /** Keys whose value maps names to schemas (a property named "type" is not a keyword). */

@@ -1,9 +1,9 @@
 /**
  * The registry: the one place that turns the tRPC router into everything the adapters serve.
  *
- * - `catalogue`: per tool, its JSON Schema 2020-12 input and output (portable: a nullable value is
- *   `anyOf [T, null]`, never `type: [T, "null"]`), metadata, scope, and its description ending in an
- *   "Errors:" sentence generated from `meta.errors`; generated once.
+ * - `catalogue`: per tool, its JSON Schema 2020-12 input and output (emitted by json-schema.ts: portable,
+ *   small, shared shapes once per output schema, the result envelope left to `envelope`), metadata, scope, and
+ *   its description ending in an "Errors:" sentence generated from `meta.errors`; generated once.
  * - `version`: SHA-256 of the catalogue (the ETag of GET /v1/tools).
  * - `callTool(name, args, ctx)`: runs a tool, returns `data` (with `inbox` when the caller has unread
  *   items, and `replayed: true` when the result is the replay of an earlier call with the same key).
@@ -30,7 +30,7 @@ import { inputIssues } from './safe-input.ts';
 import { amountExample } from './domain/money.ts';
 import { closestNames, didYouMean } from './suggest.ts';
 import { AMOUNT_RULE, resultEnvelope, RESULT_ENVELOPE_TEXT } from './text.ts';
-import { toJsonSchema, withoutEnvelope, type JsonSchema } from './json-schema.ts';
+import { toJsonSchema, withoutEnvelope, assertOneShapePerName, type JsonSchema } from './json-schema.ts';
 
 /** Errors every tool can raise (in addition to its own `meta.errors`). */
 export const COMMON_ERRORS: ErrorCode[] = [
@@ -197,6 +197,8 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     });
     inputSchemas.set(name, parsers);
   }
+
+  assertOneShapePerName([...tools.values()].map((t) => ({ name: t.name, schema: t.output_schema })));
 
   // One order wherever the module is loaded (tsx sorts each area's namespace by name, vitest keeps
   // insertion order): areas in router order, tools by name within an area. The version (ETag) and

@@ -10,7 +10,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import canonicalize from 'canonicalize';
-import { appRouter, buildRegistry, withEnvelope, type JsonSchema } from '../src/index.ts';
+import { appRouter, buildRegistry, withEnvelope, READ, type JsonSchema } from '../src/index.ts';
+import { router, readTool } from '../src/trpc.ts';
+import { output } from '../src/text.ts';
 import { inlineRefs, shape, toJsonSchema } from '../src/json-schema.ts';
 
 const registry = buildRegistry(appRouter);
@@ -76,6 +78,17 @@ describe('the catalogue', () => {
         seen.set(name, text);
       }
     expect(seen.has('AgentRef')).toBe(true);
+  });
+
+  it('refuses to start when one $defs name is given two shapes', () => {
+    const procs = (appRouter._def as unknown as { procedures: Record<string, unknown> }).procedures;
+    const impostor = shape('AgentRef', z.object({ agent_id: z.uuid(), nickname: z.string() }));
+    const tool = readTool
+      .meta({ area: 'test', title: 'Impostor', description: 'Two agents of another shape.', annotations: READ, errors: {} })
+      .input(z.strictObject({}))
+      .output(output({ a: impostor, b: impostor }))
+      .query(() => ({ a: { agent_id: '', nickname: '' }, b: { agent_id: '', nickname: '' }, suggested_next: [] }));
+    expect(() => buildRegistry(router({ ...procs, zz_impostor: tool } as never))).toThrow(/\$defs\/AgentRef has two shapes/);
   });
 
   it('leaves the envelope out of tool outputs and puts it back whole with withEnvelope', () => {
