@@ -32,6 +32,7 @@ import { registerAccountRoutes } from './account-routes.ts';
 import type { AbuseLimiter, ServerCallRequest } from './abuse-limits.ts';
 import { loggerOptions } from './logging.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
+import { registerCompression } from './compression.ts';
 import type { DatabaseHealth } from './health.ts';
 import { registerOAuthRoutes, type OAuthRouteDeps } from './oauth/routes.ts';
 import { receiptBodyLimit } from './receipts.ts';
@@ -135,6 +136,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (typeof payload !== 'string' || payload === '' || payload.endsWith('\n')) return payload;
     return /json|^text\//.test(String(reply.getHeader('content-type') ?? '')) ? `${payload}\n` : payload;
   });
+  // After the newline hook: compressed and plain answers decode to the same text.
+  await registerCompression(app);
 
   // JSON for every body; an empty body is "no arguments" (STACK-NOTES: Fastify rejects it otherwise).
   app.removeAllContentTypeParsers();

@@ -40,6 +40,8 @@ interface World {
   directConversationId: string;
   groupConversationId: string;
   ownerItemId: string;
+  /** A read-only key the owner made for a helper (create_api_key). */
+  ownerKeyId: string;
   /** A direct ledger the non-admin member opened with the owner, which the owner has not accepted. */
   pendingLedgerId: string;
 }
@@ -72,6 +74,9 @@ const adminOnly = (name: string, args: Variant['args']): Variant[] => [
 
 const MATRIX: Record<string, Variant[]> = {
   // account
+  revoke_api_key: [
+    { name: "the owner's helper key", args: (w) => ({ key_id: w.ownerKeyId }), refused: [...OUTSIDERS, 'non_admin', 'wrong_party'] },
+  ],
   get_agent: [
     {
       name: 'owner profile',
@@ -495,6 +500,7 @@ beforeAll(async () => {
   const pending = await call(nonAdmin!, 'open_direct_group', { handle: owner.handle, currency: 'EUR' });
   if (pending.accepted) throw new Error('the owner has not accepted this ledger');
   const items = (await call(owner, 'get_inbox', { filter: 'unread' })).items;
+  const ownerKeyId = (await call(owner, 'create_api_key', { scopes: ['svc:read'], label: 'helper' })).key.key_id;
   w = {
     owner,
     actors,
@@ -509,6 +515,7 @@ beforeAll(async () => {
     directConversationId: direct.conversation_id,
     groupConversationId: grp.conversation_id,
     ownerItemId: items[0].item_id,
+    ownerKeyId,
     pendingLedgerId: pending.group.group_id,
   };
 }, 120_000);

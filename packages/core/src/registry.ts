@@ -1,9 +1,9 @@
 /**
  * The registry: the one place that turns the tRPC router into everything the adapters serve.
  *
- * - `catalogue`: per tool, its JSON Schema 2020-12 input and output (portable: a nullable value is
- *   `anyOf [T, null]`, never `type: [T, "null"]`), metadata, scope, and its description ending in an
- *   "Errors:" sentence generated from `meta.errors`; generated once.
+ * - `catalogue`: per tool, its JSON Schema 2020-12 input and output (emitted by json-schema.ts: portable,
+ *   small, shared shapes once per output schema, the result envelope left to `envelope`), metadata, scope, and
+ *   its description ending in an "Errors:" sentence generated from `meta.errors`; generated once.
  * - `version`: SHA-256 of the catalogue (the ETag of GET /v1/tools).
  * - `callTool(name, args, ctx)`: runs a tool, returns `data` (with `inbox` when the caller has unread
  *   items, and `replayed: true` when the result is the replay of an earlier call with the same key).
@@ -30,7 +30,8 @@ import { callableBy } from './domain/inbox-calls.ts';
 import { inputIssues } from './safe-input.ts';
 import { amountExample } from './domain/money.ts';
 import { closestNames, didYouMean } from './suggest.ts';
-import { AMOUNT_RULE } from './text.ts';
+import { AMOUNT_RULE, resultEnvelope, RESULT_ENVELOPE_TEXT } from './text.ts';
+import { toJsonSchema, withoutEnvelope, assertOneShapePerName, type JsonSchema } from './json-schema.ts';
 
 /** Errors every tool can raise (in addition to its own `meta.errors`). */
 export const COMMON_ERRORS: ErrorCode[] = [
@@ -43,7 +44,8 @@ export const COMMON_ERRORS: ErrorCode[] = [
   'SERVICE_UNAVAILABLE',
 ];
 
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema } from './json-schema.ts';
+export { portable, withEnvelope } from './json-schema.ts';
 
 export interface ToolDescriptor {
   name: string;
@@ -106,6 +108,12 @@ export interface Registry {
   catalogue: ToolDescriptor[];
   /** Hex digest identifying this catalogue; changes whenever any tool or schema changes. */
   version: string;
+  /**
+   * The fields every result has besides the tool's own (suggested_next, inbox, replayed): described once here
+   * and in `envelopeText`, left out of each tool's output_schema (objects there are open, so results validate).
+   */
+  envelope: JsonSchema;
+  envelopeText: string;
   has(name: string): boolean;
   /** Validates args against the live input schema without running anything (the sandbox). */
   validateArgs(name: string, args: unknown): { ok: true } | { ok: false; issues: ValidationIssue[] };
@@ -123,53 +131,6 @@ export interface CallRequest {
   auth: AuthInfo | null;
   requestId: string;
   idempotencyKeyHeader?: string | undefined;
-}
-
-function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const js = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'throw' }) as JsonSchema;
-  return portable(js) as JsonSchema;
-}
-
-/** Keywords that describe a value whatever its type; they stay outside the anyOf branches. */
-const ANNOTATIONS = new Set([
-  'description',
-  'title',
-  'default',
-  'examples',
-  'deprecated',
-  'readOnly',
-  'writeOnly',
-  '$schema',
-  '$id',
-  '$comment',
-]);
-
-/**
- * Rewrites `type: [T, "null"]` (which several MCP clients warn about) into the equivalent
- * `anyOf: [{type: T, …T's keywords}, {type: "null"}]`, recursively. Same accepted values.
- */
-export function portable(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(portable);
-  if (!node || typeof node !== 'object') return node;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(node)) out[k] = k === 'properties' || k === '$defs' ? mapValues(v, portable) : portable(v);
-  if (Array.isArray(out.type)) {
-    const types = out.type as string[];
-    const outer: Record<string, unknown> = {};
-    const inner: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(out)) {
-      if (k === 'type') continue;
-      (ANNOTATIONS.has(k) ? outer : inner)[k] = v;
-    }
-    outer.anyOf = types.map((t) => (t === 'null' ? { type: 'null' } : { type: t, ...inner }));
-    return outer;
-  }
-  return out;
-}
-
-function mapValues(v: unknown, f: (x: unknown) => unknown): unknown {
-  if (!v || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, f(x)]));
 }
 
 /** The "Errors:" sentence of a description, generated from the tool's code → reason map. */
@@ -193,6 +154,7 @@ function idempotencyErrors(meta: ToolMeta, kind: 'read' | 'write'): ErrorCode[] 
 export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
   const procedures = (appRouter._def as unknown as { procedures: Record<string, { _def: ProcedureDef }> }).procedures;
   const tools = new Map<string, ToolDescriptor>();
+  const envelope = toJsonSchema(resultEnvelope, 'output');
   const inputSchemas = new Map<string, { parsers: z.ZodType[]; baseKeys: string[] }>();
 
   for (const [name, proc] of Object.entries(procedures)) {
@@ -219,7 +181,7 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     }
     const bases = parsers.slice(0, -1).map((p) => toJsonSchema(p, 'input'));
     const inputSchema = keyed ? withBase(own, bases) : own;
-    const outputSchema = toJsonSchema(def.output, 'output');
+    const outputSchema = withoutEnvelope(toJsonSchema(def.output, 'output'), envelope);
     const sentence = errorsSentence(meta.errors);
     tools.set(name, {
       name,
@@ -239,6 +201,8 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     inputSchemas.set(name, { parsers, baseKeys: bases.flatMap((b) => Object.keys(b.properties ?? {})) });
   }
 
+  assertOneShapePerName([...tools.values()].map((t) => ({ name: t.name, schema: t.output_schema })));
+
   // One order wherever the module is loaded (tsx sorts each area's namespace by name, vitest keeps
   // insertion order): areas in router order, tools by name within an area. The version (ETag) and
   // GET /v1/tools then agree across processes and loaders.
@@ -248,7 +212,7 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     (a, b) => areaRank.get(a.area)! - areaRank.get(b.area)! || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
   );
   const version = createHash('sha256')
-    .update(canonicalize(catalogue) ?? '')
+    .update(canonicalize({ catalogue, envelope }) ?? '')
     .digest('hex')
     .slice(0, 32);
   const createCaller = createCallerFactory(appRouter);
@@ -269,6 +233,8 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     tools,
     catalogue,
     version,
+    envelope,
+    envelopeText: RESULT_ENVELOPE_TEXT,
     has: (name) => tools.has(name),
     unknownTool,
     validateArgs(name, args) {

@@ -1,6 +1,6 @@
 /**
  * The whole catalogue (issue 4 "Proof"):
- * - it totals 51 tools, and the tools version (the ETag of GET /v1/tools) changes when a tool is added;
+ * - it totals 58 tools, and the tools version (the ETag of GET /v1/tools) changes when a tool is added;
  * - registry-wide: every tool is driven through realistic states, and every suggested_next entry of
  *   every response starts with an existing tool name the caller's credential may call (scope-wise).
  *   A read-only credential (svc:read) is never pointed at a write tool.
@@ -24,10 +24,10 @@ afterAll(async () => {
 });
 
 describe('catalogue', () => {
-  it('totals exactly 55 tools', () => {
+  it('totals exactly 58 tools', () => {
     const names = h.registry.catalogue.map((t) => t.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(names.length).toBe(55);
+    expect(names.length).toBe(58);
   });
 
   it('the tools version changes when a tool is added, and only then', () => {
@@ -249,6 +249,10 @@ describe('suggested_next names only existing tools the caller may call', () => {
     await call(ann, 'archive_group', { group_id: dg });
     await readEverything(ann, { other: bob, groupId: dg }); // an archived group
     await readEverything(bob, { other: ann }); // after leaving; inbox has "archived"/"left" items
+    const helperKey = (await call(ann, 'create_api_key', { scopes: ['svc:read'], label: 'helper', expires_in: '30d' })).key;
+    await call(ann, 'list_api_keys', {});
+    check(readOnly(ann), 'list_api_keys', await h.call(readOnly(ann), 'list_api_keys', {}));
+    await call(ann, 'revoke_api_key', { key_id: helperKey.key_id });
     await call(ann, 'rotate_api_key', {});
 
     expect([...new Set(problems)]).toEqual([]);

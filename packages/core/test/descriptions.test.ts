@@ -31,6 +31,7 @@ function properties(schema: JsonSchema, prefix = ''): Prop[] {
     out.push(...properties(b, prefix));
   if (schema.additionalProperties && typeof schema.additionalProperties === 'object')
     out.push(...properties(schema.additionalProperties as JsonSchema, `${prefix}*.`));
+  for (const [k, v] of Object.entries((schema.$defs ?? {}) as Record<string, JsonSchema>)) out.push(...properties(v, `$defs.${k}.`));
   return out;
 }
 function descriptions(schema: JsonSchema): string[] {
@@ -55,7 +56,7 @@ describe('tool descriptions and schemas', () => {
       s.enum !== undefined ||
       s.const !== undefined ||
       s.$ref !== undefined;
-    const typeless = registry.catalogue.flatMap((t) =>
+    const typeless = [{ name: 'envelope', output_schema: registry.envelope }, ...registry.catalogue].flatMap((t) =>
       properties(t.output_schema)
         .filter((p) => !typed(p.schema))
         .map((p) => `${t.name}.${p.path}`),

@@ -75,10 +75,16 @@ describe('registry', () => {
     const r1 = buildRegistry(appRouter);
     const r2 = buildRegistry(appRouter);
     expect(r1.version).toBe(r2.version);
+    expect(Object.keys(r1.envelope.properties as object)).toEqual(['suggested_next', 'inbox', 'replayed']);
+    expect(r1.envelope.required).toEqual(['suggested_next']);
+    expect(r1.envelopeText).toMatch(/suggested_next.*inbox.*replayed/);
     for (const t of r1.catalogue) {
-      expect(t.input_schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+      // No $schema: MCP and OpenAPI 3.1 default to 2020-12. Inputs closed, outputs open (a field added later validates).
+      expect(t.input_schema.$schema).toBeUndefined();
       expect(t.input_schema.additionalProperties).toBe(false);
-      expect((t.output_schema.properties as any).suggested_next).toBeDefined();
+      expect(t.output_schema.additionalProperties).toBeUndefined();
+      // The envelope fields are described once (registry.envelope), not in each tool's output schema.
+      expect((t.output_schema.properties as any).suggested_next).toBeUndefined();
       if (t.kind === 'write' && t.idempotency !== 'none') expect(t.input_schema.required).toContain('idempotency_key');
       expect(t.scope).toBe(t.auth === 'none' ? null : t.kind === 'read' ? 'svc:read' : 'svc:write');
       expect(t.annotations.readOnlyHint).toBe(t.kind === 'read');

@@ -92,7 +92,7 @@ export function toolsServerFactory(registry: Registry, baseUrl: string): () => S
     `Kitty: a shared-expense ledger and agent network. ${registry.catalogue.length} tools (tools version ${registry.version}). ` +
     `Results are the same objects as REST POST ${baseUrl}/v1/tools/{name} returns in "data"; failures are isError results whose text is the ` +
     `REST error envelope {ok:false,error:{code,message,suggested_action,details?,retry_after?},request_id}. ` +
-    `Write tools take idempotency_key (or the Idempotency-Key header); a result replayed for a repeated key has replayed: true. Read-only documentation without a credential: ${baseUrl}/mcp/docs.`;
+    `Write tools take idempotency_key (or the Idempotency-Key header). ${registry.envelopeText} Read-only documentation without a credential: ${baseUrl}/mcp/docs.`;
 
   return () => {
     const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions });

@@ -32,6 +32,8 @@ const registry: Registry = {
   tools: new Map(catalogue.map((t) => [t.name, t])),
   catalogue,
   version: 'v-test-1',
+  envelope: { type: 'object', properties: { suggested_next: { type: 'array' } }, required: ['suggested_next'] },
+  envelopeText: 'Every result also has suggested_next.',
   has: (name) => catalogue.some((t) => t.name === name),
   validateArgs: () => ({ ok: true }),
   unknownTool: (name) =>

@@ -28,11 +28,31 @@ const ERROR_ENVELOPE = {
   },
 };
 
-/** Strips the per-schema $schema key (the document's jsonSchemaDialect covers it). */
-function embed(schema: JsonSchema): JsonSchema {
-  const { $schema: _drop, ...rest } = schema;
-  return rest;
+/**
+ * Moves a catalogue schema's shared shapes (`$defs`, one shape per name across the catalogue) into
+ * `components.schemas` and points its references there: inside an OpenAPI document "#/…" is the document.
+ */
+function embed(schema: JsonSchema, components: Record<string, unknown>): JsonSchema {
+  const { $schema: _drop, $defs, ...rest } = schema;
+  for (const [name, def] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) components[name] = toComponents(def);
+  return toComponents(rest) as JsonSchema;
 }
+
+function toComponents(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(toComponents);
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [
+      k,
+      k === '$ref' && typeof v === 'string' ? v.replace(/^#\/\$defs\//, '#/components/schemas/') : toComponents(v),
+    ]),
+  );
+}
+
+/** A success's `data`: the tool's own fields and the fields every result has. */
+const resultOf = (output: string) => ({
+  allOf: [{ $ref: `#/components/schemas/${output}` }, { $ref: '#/components/schemas/ResultEnvelope' }],
+});
 
 const errorResponse = (description: string) => ({
   description,
@@ -47,7 +67,7 @@ const rateHeaders = {
 
 export function buildOpenApi(registry: Registry, baseUrl: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  const schemas: Record<string, unknown> = { ErrorEnvelope: ERROR_ENVELOPE };
+  const schemas: Record<string, unknown> = { ErrorEnvelope: ERROR_ENVELOPE, ResultEnvelope: embed(registry.envelope, {}) };
   const commonErrors = {
     '400': errorResponse('VALIDATION_ERROR: details.issues lists the fields to fix'),
     '401': {
@@ -71,8 +91,8 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
   };
 
   for (const tool of registry.catalogue) {
-    schemas[`${tool.name}_input`] = embed(tool.input_schema);
-    schemas[`${tool.name}_output`] = embed(tool.output_schema);
+    schemas[`${tool.name}_input`] = embed(tool.input_schema, schemas);
+    schemas[`${tool.name}_output`] = embed(tool.output_schema, schemas);
     const parameters =
       tool.kind === 'write' && tool.idempotency !== 'none'
         ? [
@@ -108,7 +128,7 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
                 schema: {
                   type: 'object',
                   required: ['ok', 'data'],
-                  properties: { ok: { const: true }, data: { $ref: `#/components/schemas/${tool.name}_output` } },
+                  properties: { ok: { const: true }, data: resultOf(`${tool.name}_output`) },
                 },
               },
             },
@@ -188,7 +208,7 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
               schema: {
                 type: 'object',
                 required: ['ok', 'data'],
-                properties: { ok: { const: true }, data: { $ref: '#/components/schemas/register_agent_output' } },
+                properties: { ok: { const: true }, data: resultOf('register_agent_output') },
               },
             },
           },

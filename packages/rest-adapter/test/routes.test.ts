@@ -31,6 +31,8 @@ const registry: Registry = {
   tools: new Map(catalogue.map((t) => [t.name, t])),
   catalogue,
   version: 'v-test-1',
+  envelope: { type: 'object', properties: { suggested_next: { type: 'array' } }, required: ['suggested_next'] },
+  envelopeText: 'Every result also has suggested_next.',
   has: (name) => catalogue.some((t) => t.name === name),
   validateArgs: (_name, args) =>
     (args as Record<string, unknown>).text === 'ok' ? { ok: true } : { ok: false, issues: [{ path: 'text', message: 'must be "ok"' }] },

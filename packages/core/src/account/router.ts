@@ -16,19 +16,16 @@ import type { Db } from '../context.ts';
 import { ToolError } from '../errors.ts';
 import { handle, displayName, description, text, uuid } from '../text.ts';
 import { createAgentWithKey } from '../domain/agents.ts';
-import { generateApiKey, digestApiKey, isWellFormedApiKey, rotateApiKeys } from '../domain/api-keys.ts';
+import { digestApiKey, isWellFormedApiKey, rotateApiKeys } from '../domain/api-keys.ts';
+import { createApiKey, deleteApiKey, listApiKeys, toKey, MAX_KEY_EXPIRY_DAYS } from '../domain/api-key-admin.ts';
+
+export { KEY_ACCESS, MAX_KEY_EXPIRY_DAYS, type KeyAccess } from '../domain/api-key-admin.ts';
 import { toGroupSummary } from '../domain/groups.ts';
 import { formatMinor, toNumber } from '../domain/money.ts';
 import { decodeCursor, encodeCursor, UUID_CURSOR_ID } from '../domain/cursor.ts';
 import { recordSecurityEvent, type SecurityEventType } from '../people/sessions.ts';
 import { accountRouterFactory, personProcedure, publicProcedure, type AccountContext } from './trpc.ts';
 import { spendingCharts } from './stats.ts';
-
-/** Scopes of the two kinds of key a person can create. */
-export const KEY_ACCESS = { read: ['svc:read'], read_write: ['svc:read', 'svc:write'] } as const;
-export type KeyAccess = keyof typeof KEY_ACCESS;
-/** Longest expiry a person can choose for a new key, days. */
-export const MAX_KEY_EXPIRY_DAYS = 3650;
 
 type PersonCtx = AccountContext & { session: { humanId: string; sessionId: string } };
 
@@ -63,35 +60,6 @@ async function ownKey(db: Db, humanId: string, keyId: string) {
   });
   if (!key) throw notFound('key');
   return key;
-}
-
-type KeyRow = {
-  id: string;
-  prefix: string;
-  label: string | null;
-  scopes: string[];
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  expiresAt: Date | null;
-  rotatedAt: Date | null;
-};
-
-/** A key as the page shows it (never the secret, only its first characters). */
-function toKey(k: KeyRow, now: Date) {
-  const expired = k.expiresAt !== null && k.expiresAt.getTime() <= now.getTime();
-  return {
-    key_id: k.id,
-    prefix: k.prefix,
-    label: k.label,
-    scopes: k.scopes,
-    access: (k.scopes.includes('svc:write') ? 'read_write' : 'read') as KeyAccess,
-    created_at: k.createdAt.toISOString(),
-    last_used_at: k.lastUsedAt?.toISOString() ?? null,
-    expires_at: k.expiresAt?.toISOString() ?? null,
-    rotated_at: k.rotatedAt?.toISOString() ?? null,
-    /** active: works; rotated: works until expires_at (grace), then stops; expired: no longer works. */
-    status: (expired ? 'expired' : k.rotatedAt ? 'rotated' : 'active') as 'active' | 'rotated' | 'expired',
-  };
 }
 
 function toAgentOut(a: {
@@ -261,12 +229,7 @@ export const accountRouter = accountRouterFactory({
     /** The keys of one of this person's agents, newest first (secrets are never shown again). */
     list: personProcedure.input(z.strictObject({ agent_id: uuid })).query(async ({ ctx, input }) => {
       await ownAgent(ctx.services.prisma, ctx.session.humanId, input.agent_id);
-      const keys = await ctx.services.prisma.apiKey.findMany({
-        where: { agentId: input.agent_id },
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      });
-      const now = ctx.services.now();
-      return { keys: keys.map((k) => toKey(k, now)) };
+      return { keys: await listApiKeys(ctx.services.prisma, input.agent_id, ctx.services.now()) };
     }),
     /** An extra key: read-only (svc:read) or read+write, optional label and expiry. The secret is in this answer only. */
     create: personProcedure
@@ -283,25 +246,14 @@ export const accountRouter = accountRouterFactory({
           const agent = await ownAgent(tx, ctx.session.humanId, input.agent_id);
           const now = ctx.services.now();
           const expiresAt = input.expires_in_days ? new Date(now.getTime() + input.expires_in_days * 86_400_000) : null;
-          const key = generateApiKey();
-          const row = await tx.apiKey.create({
-            data: {
-              agentId: agent.id,
-              digest: key.digest,
-              prefix: key.prefix,
-              scopes: [...KEY_ACCESS[input.access]],
-              label: input.label ?? null,
-              expiresAt,
-              createdAt: now,
-            },
-          });
+          const { row, apiKey } = await createApiKey(tx, { agentId: agent.id, access: input.access, label: input.label, expiresAt, now });
           await log('key_created', agent.id, {
             handle: agent.handle,
-            key_prefix: key.prefix,
+            key_prefix: row.prefix,
             scopes: row.scopes,
             ...(expiresAt ? { expires_at: expiresAt.toISOString() } : {}),
           });
-          return { key: toKey(row, now), api_key: key.key };
+          return { key: toKey(row, now), api_key: apiKey };
         }),
       ),
     /** Replaces a key: the new one keeps its scopes, label and expiry; the old one works 10 more minutes. */
@@ -339,7 +291,7 @@ export const accountRouter = accountRouterFactory({
     revoke: personProcedure.input(z.strictObject({ key_id: uuid })).mutation(async ({ ctx, input }) => {
       const agentId = await change(ctx, async (tx, log) => {
         const key = await ownKey(tx, ctx.session.humanId, input.key_id);
-        await tx.apiKey.delete({ where: { id: key.id } });
+        await deleteApiKey(tx, key.agentId, key.id);
         await log('key_revoked', key.agentId, { handle: key.agent.handle, key_prefix: key.prefix });
         return key.agentId;
       });

@@ -7,8 +7,8 @@ import { toAgentRef } from './agents.ts';
 
 export const contactSchema = z.object({
   agent: agentRef,
-  alias: z.string().nullable().describe('Your private name for this contact (only you see it).'),
-  note: z.string().nullable().describe('Your private note about this contact (only you see it).'),
+  alias: z.string().nullable().describe('Your private name for them.'),
+  note: z.string().nullable().describe('Your private note.'),
   added_at: timestamp,
 });
 

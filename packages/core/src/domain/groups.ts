@@ -16,8 +16,8 @@ export const groupSummarySchema = z.object({
   kind: z.enum(['group', 'direct']),
   archived: z.boolean(),
   member_count: z.number().int(),
-  my_balance_minor: z.number().int().optional().describe("Caller's balance in minor units: positive = others owe the caller."),
-  my_balance: z.string().optional().describe('Caller\'s balance formatted, e.g. "€12.34".'),
+  my_balance_minor: z.number().int().optional().describe('Yours; positive = you are owed.'),
+  my_balance: z.string().optional().describe('Formatted, e.g. "€12.34".'),
 });
 export const groupDetailSchema = groupSummarySchema.extend({
   description: z.string().nullable(),
@@ -33,7 +33,7 @@ export const memberSchema = z.object({
   joined_at: timestamp,
   balance_minor: z.number().int().optional(),
   balance: z.string().optional(),
-  balance_pending_minor: z.number().int().optional().describe('Net effect pending payments would have on this balance, minor units.'),
+  balance_pending_minor: z.number().int().optional().describe('Change once pending payments are confirmed.'),
 });
 
 export interface GroupRow {

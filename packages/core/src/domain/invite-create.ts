@@ -10,10 +10,10 @@ import { appendActivity } from './activity.ts';
 import { appendEvent } from './events.ts';
 import { notify } from './inbox.ts';
 import { canReach } from './network.ts';
+import { durationSeconds } from '../text.ts';
 
 /** expires_in: 1-9999 minutes/hours/days, at most 30 days (interface-spec "create_invite"). */
 const MAX_INVITE_SECONDS = 30 * 86_400;
-const UNIT_SECONDS = { m: 60, h: 3600, d: 86_400 } as const;
 
 /** An invite request as validated on the wire: expires_in like "30m", "12h", "7d" (default 7d); max_uses default 1; note 0-200 characters. */
 export interface InviteRequest {
@@ -38,7 +38,7 @@ export async function createInvite(ctx: AuthedContext, req: InviteRequest) {
   const agentId = ctx.auth.agentId;
   const now = ctx.services.now();
   const expiresIn = req.expires_in ?? '7d';
-  const seconds = Number(expiresIn.slice(0, -1)) * UNIT_SECONDS[expiresIn.slice(-1) as keyof typeof UNIT_SECONDS];
+  const seconds = durationSeconds(expiresIn);
   if (seconds > MAX_INVITE_SECONDS) throw validationError('expires_in', 'must be at most 30d', 'too_big');
   const { group } = await requireMembership(db, req.group_id, agentId);
   assertNotArchived(group);

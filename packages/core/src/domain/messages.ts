@@ -18,8 +18,8 @@ export const messageSchema = z.object({
   message_id: uuid,
   conversation_id: uuid,
   sender: agentRef,
-  body: z.string().describe('Plain text as sent (never interpreted as HTML); may contain newlines and tabs.'),
-  about: aboutSchema.nullable().describe('The expense or payment this message is about, if any.'),
+  body: z.string().describe('Plain text as sent.'),
+  about: aboutSchema.nullable().describe('Expense or payment it is about.'),
   created_at: timestamp,
 });
 
@@ -52,7 +52,7 @@ export const conversationSchema = z.object({
     .object({ group_id: uuid, name: z.string(), kind: z.enum(['group', 'direct']) })
     .nullable()
     .describe('For a group conversation: the group.'),
-  unread_count: z.number().int().describe('Messages in this conversation you have not marked read (mark_inbox_read).'),
+  unread_count: z.number().int().describe('Your unread messages here.'),
   last_message: messageSchema.nullable(),
   last_message_at: timestamp,
 });

@@ -11,16 +11,16 @@ export const memberBalanceSchema = z.object({
   agent_id: uuid,
   handle: z.string(),
   display_name: z.string(),
-  balance_minor: z.number().int().describe('paid − owed (+ payments made − received), minor units; positive = others owe this member.'),
+  balance_minor: z.number().int().describe('Positive = others owe this member.'),
   balance: z.string(),
-  balance_pending_minor: z.number().int().describe('How pending payments would change the balance once confirmed.'),
-  pending_payments: z.number().int().describe('Pending payments this member is payer or payee of.'),
+  balance_pending_minor: z.number().int().describe('Change once pending payments are confirmed.'),
+  pending_payments: z.number().int().describe('Pending payments involving this member.'),
 });
 
 export const debtSchema = z.object({
   from: agentRef.describe('Who owes.'),
   to: agentRef.describe('Who is owed.'),
-  amount_minor: z.number().int().describe('> 0, minor units.'),
+  amount_minor: z.number().int().describe('> 0.'),
   amount: z.string(),
 });
 

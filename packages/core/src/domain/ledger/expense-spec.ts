@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import { validationError } from '../../errors.ts';
+import { notAMember } from '../members.ts';
 import { MAX_AMOUNT_MINOR } from '../../text.ts';
 import { requireCurrency, currencyInfo } from '../money.ts';
 import { parseScaled, scaledToString, convertAmount, HUNDRED_PERCENT, type ShareLine } from './split.ts';
@@ -41,7 +42,7 @@ export interface MemberRef {
 
 function memberAt(members: Map<string, MemberRef>, h: string, path: string): MemberRef {
   const m = members.get(h);
-  if (!m) throw validationError(path, `@${h} is not an active member of this group`, 'not_a_member');
+  if (!m) throw notAMember(path, h, members.keys());
   return m;
 }
 

@@ -23,16 +23,12 @@ export const payersInput = z
   .array(
     z.strictObject({
       handle: handle.describe('A member who paid.'),
-      amount_minor: amountMinor
-        .optional()
-        .describe('What this member paid, minor units. Optional only when there is a single payer (then they paid the whole amount).'),
+      amount_minor: amountMinor.optional().describe('What they paid, minor units (optional for a single payer).'),
     }),
   )
   .min(1)
   .max(100)
-  .describe(
-    'Who paid: default the caller paid everything. With several payers every amount_minor is required and they must sum exactly to the amount.',
-  );
+  .describe('Who paid (default: you, everything). Several payers: each amount_minor, summing to the amount.');
 
 /** The split's shape with the given descriptions: the expense's split, and an item's (same shape, terse descriptions). */
 const splitShape = (
@@ -59,14 +55,14 @@ const splitShape = (
     .describe(d.self);
 
 export const splitInput = splitShape({
-  method: 'Default equal. adjustment: adjustment_minor each, plus an equal part of the rest.',
+  method: 'Default equal. adjustment: each pays adjustment_minor plus an equal part of the rest.',
   handle: 'A member who shares this expense.',
-  amount_minor: "method exact: this member's share in minor units (all must sum exactly to the amount).",
-  percent: "method percent: this member's percentage (up to 6 decimals; all must sum to exactly 100).",
-  shares: "method shares: this member's weight (e.g. 2 for two people; up to 6 decimals; > 0).",
-  adjustment_minor: 'method adjustment: extra this member pays (may be < 0).',
-  participants: 'Default: every active member, equally. For equal give handles only.',
-  self: 'How the amount is shared (owed). Rounding: largest remainder; ties broken by a rotation seeded with the expense id.',
+  amount_minor: 'exact: their share, minor units; all sum to the amount.',
+  percent: 'percent: their percentage (≤ 6 decimals); all sum to 100.',
+  shares: 'shares: their weight, > 0 (≤ 6 decimals).',
+  adjustment_minor: 'adjustment: extra they pay, minor units (may be < 0).',
+  participants: 'Default every active member. equal: handles only.',
+  self: 'How the amount is owed (default: equally by every active member).',
 });
 
 /** An item's split: the shape of `split`, described once there. */
@@ -83,25 +79,21 @@ const itemSplitInput = splitShape({
 
 export const repeatInput = z
   .strictObject({
-    every: z.number().int().min(1).max(1000).default(1).describe('Interval count, e.g. 2 with unit week = fortnightly.'),
-    unit: z.enum(['day', 'week', 'month', 'year']).describe('Calendar unit of the interval (UTC dates).'),
-    until: isoDate.optional().describe('Last possible date (inclusive), YYYY-MM-DD.'),
-    count: z.number().int().min(2).max(1000).optional().describe('Total occurrences including this first one.'),
+    every: z.number().int().min(1).max(1000).default(1).describe('e.g. 2 with week = fortnightly.'),
+    unit: z.enum(['day', 'week', 'month', 'year']).describe('Calendar unit (UTC).'),
+    until: isoDate.optional().describe('Last date (inclusive).'),
+    count: z.number().int().min(2).max(1000).optional().describe('Occurrences, this one included.'),
   })
-  .describe(
-    'Repeat this expense: a copy is created on each later date (UTC) by the scheduler, exactly once each; months keep the day of the month, clamped to the month end.',
-  );
+  .describe('Repeat on later dates (UTC); months keep the day, clamped to the month end.');
 
 export const foreignFields = {
-  original_currency: currencyCode.optional().describe('Currency the expense was paid in (ISO 4217), when not the group currency.'),
-  original_amount_minor: amountMinor.optional().describe('Amount in original_currency minor units.'),
+  original_currency: currencyCode.optional().describe("ISO 4217 code it was paid in, when not the group's."),
+  original_amount_minor: amountMinor.optional().describe('In original_currency minor units.'),
   exchange_rate: z
     .string()
     .regex(/^\d{1,12}(\.\d{1,12})?$/, 'exchange_rate must be a decimal string like "1.0845"')
     .optional()
-    .describe(
-      'Group-currency units per 1 original-currency unit, decimal string. amount_minor = original_amount_minor × rate × 10^(group exponent − original exponent), rounded half away from zero.',
-    ),
+    .describe('Group-currency units per original unit, decimal string; amount_minor is converted, rounded half away from zero.'),
 };
 
 // ───────────── output schemas ─────────────
@@ -110,13 +102,10 @@ const shareSchema = z.object({
   agent_id: uuid,
   handle: z.string(),
   display_name: z.string(),
-  paid_minor: z.number().int().describe('What this member paid.'),
-  owed_minor: z.number().int().describe("This member's share of the cost."),
-  net_minor: z.number().int().describe('paid − owed: the effect on their balance.'),
-  split_value: z
-    .string()
-    .nullable()
-    .describe('The split input: "1" (equal), the exact amount, the percent or the shares; null for a payer who does not share.'),
+  paid_minor: z.number().int().describe('What they paid.'),
+  owed_minor: z.number().int().describe('Their share.'),
+  net_minor: z.number().int().describe('paid − owed.'),
+  split_value: z.string().nullable().describe('Split input (1, amount, percent or shares); null: payer only.'),
 });
 
 const recurrenceSchema = z.object({
@@ -127,15 +116,15 @@ const recurrenceSchema = z.object({
   until: z.string().nullable(),
   count: z.number().int().nullable(),
   active: z.boolean(),
-  next_date: z.string().nullable().describe('Date of the next occurrence, null when stopped or finished.'),
+  next_date: z.string().nullable().describe('Null when stopped or finished.'),
 });
 
 export const expenseSchema = z.object({
   expense_id: uuid,
   group_id: uuid,
   description: z.string(),
-  amount_minor: z.number().int().describe('Group-currency amount, minor units; negative for a refund.'),
-  amount: z.string().describe('Formatted amount.'),
+  amount_minor: z.number().int().describe('Negative = refund.'),
+  amount: z.string().describe('Formatted.'),
   currency: z.string(),
   date: z.string().describe('YYYY-MM-DD'),
   category: z.string().nullable().describe('The free label as given.'),
@@ -165,7 +154,7 @@ export const expenseSchema = z.object({
   deleted: z.boolean(),
   deleted_at: timestamp.nullable(),
   recurrence: recurrenceSchema.nullable(),
-  occurrence_index: z.number().int().nullable().describe('0 for the first of a repeating series, then 1, 2, …'),
+  occurrence_index: z.number().int().nullable().describe('Position in its series (0 = first).'),
 });
 export type ExpenseOut = z.infer<typeof expenseSchema>;
 
@@ -176,12 +165,10 @@ export const categoryIdInput = z
   .refine(isCategoryId, { message: 'unknown category_id: list_categories lists them', params: { code: 'unknown_category' } });
 
 export const expenseTextFields = {
-  description: text(1, 200, 'description').describe('What it was for, 1-200 chars.'),
-  category: text(0, 50, 'category')
-    .optional()
-    .describe('Free label, 0-50 chars; one naming a known category (e.g. "Groceries") sets category_id.'),
-  category_id: categoryIdInput.optional().describe('A category id from list_categories, e.g. "food/groceries"; default general.'),
-  notes: longText(0, 1000, 'notes').optional().describe('Notes, 0-1000 chars (newlines allowed).'),
+  description: text(1, 200, 'description').describe('What it was for.'),
+  category: text(0, 50, 'category').optional().describe('Label, e.g. "Groceries"; one naming a known category sets category_id.'),
+  category_id: categoryIdInput.optional().describe('From list_categories, e.g. "food/groceries"; default general.'),
+  notes: longText(0, 1000, 'notes').optional().describe('Newlines allowed.'),
 };
 
 /** The itemized-bill arguments of add_expense and update_expense. */

@@ -6,6 +6,7 @@
 import type { ToolContext } from '../../context.ts';
 import { ToolError, validationError } from '../../errors.ts';
 import { readGroupForWrite, assertNotArchived, assertLedgerAccepted } from '../groups.ts';
+import { notAMember } from '../members.ts';
 import { formatMinor } from '../money.ts';
 import type { WriteBatch } from '../write-batch.ts';
 import { LedgerDelta } from './effects.ts';
@@ -41,9 +42,9 @@ export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | '
   await assertLedgerAccepted(db, group);
   const fromHandle = req.from_handle ?? ctx.auth!.handle;
   const payer = members.get(fromHandle);
-  if (!payer) throw validationError('from_handle', `@${fromHandle} is not an active member of this group`, 'not_a_member');
+  if (!payer) throw notAMember('from_handle', fromHandle, members.keys());
   const payee = members.get(req.to_handle);
-  if (!payee) throw validationError('to_handle', `@${req.to_handle} is not an active member of this group`, 'not_a_member');
+  if (!payee) throw notAMember('to_handle', req.to_handle, members.keys());
   if (payer.agentId === payee.agentId) throw validationError('to_handle', 'payer and payee must differ', 'same_member');
   if (agentId !== payer.agentId && agentId !== payee.agentId) {
     throw new ToolError('FORBIDDEN', 'You can record only payments you made or received.', {

@@ -18,9 +18,9 @@ export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 export const paymentSchema = z.object({
   payment_id: uuid,
   group_id: uuid,
-  from: agentRef.describe('The payer: the one who sent the money.'),
-  to: agentRef.describe('The payee: the one who received it.'),
-  amount_minor: z.number().int().describe('Positive, group-currency minor units.'),
+  from: agentRef.describe('Payer.'),
+  to: agentRef.describe('Payee.'),
+  amount_minor: z.number().int().describe('> 0.'),
   amount: z.string(),
   currency: z.string(),
   note: z.string().nullable(),
@@ -28,7 +28,7 @@ export const paymentSchema = z.object({
   recorded_by: agentRef,
   created_at: timestamp,
   updated_at: timestamp,
-  resolved_at: timestamp.nullable().describe('When it was confirmed, rejected or cancelled.'),
+  resolved_at: timestamp.nullable().describe('When it left pending.'),
 });
 export type PaymentOut = z.infer<typeof paymentSchema>;
 /** A payment as get_payment and list_payments show it: with pay_with for the payer of a pending one. */

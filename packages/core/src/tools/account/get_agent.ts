@@ -10,8 +10,8 @@ export const get_agent = readTool
     area: 'account',
     title: 'Look up an agent by handle',
     description:
-      "Returns an agent's public profile by handle: agent_id, handle, display_name, description, created_at — nothing private (no groups, contacts or " +
-      'balances). Also how the agent stands with you: is_contact (in your contacts) and blocked_by_you. Whether the agent has blocked you is never shown.',
+      "An agent's public profile by handle (nothing private), and whether it is your contact or blocked by you (never whether it blocked " +
+      'you).',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no agent has this handle',

@@ -10,9 +10,7 @@ export const get_me = readTool
   .meta({
     area: 'account',
     title: 'Who am I',
-    description:
-      "Returns the caller's agent profile, its groups that are not archived (Group summary with my_balance_minor in minor units), and pending_invites_count " +
-      '(active invites targeted at the caller).',
+    description: 'Your profile, your groups that are not archived (with your balance) and how many invites await you.',
     annotations: READ,
     errors: {},
   })

@@ -12,9 +12,9 @@ export const register_agent = publicWriteTool
     area: 'account',
     title: 'Register an agent',
     description:
-      'Creates an agent identity and returns its API key ONCE (send it later as "Authorization: Bearer <api_key>"; scopes svc:read svc:write). No credential ' +
-      'needed; not idempotent by key (a retry after success gives HANDLE_TAKEN). With invite_code (8-64 chars, a code or pasted invite link) it also joins ' +
-      'that group and returns joined_group. On invite-only deployments platform_invite_code is required.',
+      'Creates an agent and returns its API key once (send it as "Authorization: Bearer <api_key>"; scopes svc:read svc:write). No ' +
+      'credential needed; takes no idempotency key (a retry after success is HANDLE_TAKEN). invite_code also joins that group (joined_group); ' +
+      'nothing is created if it fails. Invite-only deployments require platform_invite_code.',
     annotations: { ...WRITE, idempotentHint: false },
     errors: {
       HANDLE_TAKEN: 'the handle exists; also on a retry after success',

@@ -10,8 +10,8 @@ export const update_me = writeTool
     area: 'account',
     title: 'Update my profile',
     description:
-      'Changes display_name (1-80), description (0-500; "" clears it) and/or payout_methods (replaces the list; [] clears). The handle cannot ' +
-      'change. Payout methods reach only members who owe you (pay_with on suggest_settlements and pending payments), never get_agent.',
+      'Changes your display_name, description and/or payout_methods (replaces the list; [] clears). The handle cannot change. Payout ' +
+      'methods reach only members who owe you (pay_with), never get_agent.',
     annotations: WRITE,
     errors: {},
   })

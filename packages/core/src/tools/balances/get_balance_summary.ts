@@ -9,9 +9,8 @@ export const get_balance_summary = readTool
     area: 'balances',
     title: 'Your balances across all groups',
     description:
-      "The caller's position across every group they belong to: per currency (sum of balances; positive = you are owed), per group, and per counterparty and " +
-      'currency (net of the pairwise debts with that agent across groups; positive = they owe you). Amounts in minor units of each currency; currencies are ' +
-      'never mixed. include_archived (default false) adds archived groups. No errors beyond authentication.',
+      'Your position across your groups: per currency (positive = you are owed), per group, and per counterparty and currency (net ' +
+      'pairwise debts across groups; positive = they owe you). Minor units; currencies never mixed.',
     annotations: READ,
     errors: {},
   })

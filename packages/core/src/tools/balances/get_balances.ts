@@ -10,11 +10,9 @@ export const get_balances = readTool
     area: 'balances',
     title: 'Get the balances of a group',
     description:
-      "Each active member's balance_minor (paid − owed, with confirmed payments; positive = others owe them; minor units), balance_pending_minor and " +
-      'pending_payments, plus the pairwise debts "who owes whom" before simplification: every expense makes its participants owe its payer(s) their share ' +
-      '(with several payers, shortfalls are matched to surpluses in agent-id order), and confirmed payments reduce those debts. Loops (a owes b, b owes c, ' +
-      "c owes a) are netted out, so each member's debts always net to their balance and there are none once every balance is zero. Balances sum to zero. " +
-      'Maintained incrementally: the cost does not grow with the number of expenses. For the fewest transfers that settle everyone, use suggest_settlements.',
+      "Each active member's balance_minor (paid − owed with confirmed payments; positive = others owe them), pending amounts, and the " +
+      "pairwise debts (who owes whom, loops netted out, so each member's debts net to their balance). Balances sum to zero. For the fewest " +
+      'transfers use suggest_settlements.',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',

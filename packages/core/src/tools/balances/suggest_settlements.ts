@@ -11,16 +11,12 @@ export const suggest_settlements = readTool
     area: 'balances',
     title: 'Suggest settlement payments',
     description:
-      "Turns the group's balances into the fewest transfers that settle everyone. Members owing and owed the same amount pay each other " +
-      'directly (one transfer, never more transfers overall); the exact minimum is found when at most ' +
+      'The fewest transfers that settle the group: equal and opposite balances pay each other directly; exact minimum up to ' +
       EXACT_LIMIT +
-      ' other non-zero balances remain (subset-partition search), ' +
-      'greedy beyond that with at most n − 1 transfers. Deterministic for the same balances; a partial payment along a suggested transfer only shrinks that ' +
-      'transfer. By default pending payments count as if confirmed (include_pending true), so nothing already sent is suggested twice. Each transfer carries ' +
-      'ready record_payment arguments (group_id, from_handle, to_handle, amount_minor in minor units, idempotency_key): pass them as they are. The ' +
-      "idempotency_key is derived from the group's ledger state and the transfer, so asking again returns the same key until something changes, and " +
-      "recording the same suggestion twice records it once. Transfers the caller pays carry pay_with (the payee's payout methods; the transfer's " +
-      'idempotency_key is the remittance reference).',
+      ' other ' +
+      'non-zero balances, greedy (≤ n−1 transfers) beyond; deterministic. Pending payments count as confirmed by default (include_pending), ' +
+      'so nothing sent is suggested twice. Each transfer has ready record_payment arguments, pass them as they are: the idempotency_key ' +
+      'derives from the ledger state, so recording the same suggestion twice records it once. Transfers you pay carry pay_with (the payee\'s payout methods).',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',

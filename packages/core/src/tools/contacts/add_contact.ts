@@ -10,9 +10,8 @@ export const add_contact = writeTool
     area: 'contacts',
     title: 'Add a contact',
     description:
-      'Adds the agent with this handle to your private contact list, with an optional alias (0-80 chars) and note (0-500 chars), both visible only to you. ' +
-      'Contacts can be messaged, target-invited (create_invite target_handle) and offered a direct ledger (open_direct_group). The other agent gets an inbox ' +
-      'item "@you added you as a contact". Adding an existing contact changes nothing (created false; use update_contact to edit).',
+      'Adds an agent to your private contacts (alias and note only you see). Contacts can be messaged, target-invited and offered a direct ' +
+      'ledger. They get an inbox item. An existing contact is left unchanged (created false; update_contact edits).',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'no such handle',

@@ -10,9 +10,8 @@ export const block_agent = writeTool
     area: 'contacts',
     title: 'Block an agent',
     description:
-      'Blocks an agent: from now on it cannot message you, target-invite you, add you as a contact or open a new direct ledger with you; it gets a generic ' +
-      'refusal and is never told it is blocked. Your own contact entry for it is removed. Shared groups (and an existing direct ledger) keep working: money ' +
-      'is not held hostage. Blocking an already blocked agent changes nothing (already_blocked true). Undo with unblock_agent.',
+      'Blocks an agent: it can no longer message you, target-invite you, add you or open a direct ledger with you, and is never told why. ' +
+      'Your contact entry for it is removed; shared groups and ledgers keep working. Undo with unblock_agent.',
     annotations: DESTRUCTIVE,
     errors: {
       NOT_FOUND: 'no such handle',

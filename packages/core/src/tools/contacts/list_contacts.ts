@@ -8,10 +8,7 @@ export const list_contacts = readTool
   .meta({
     area: 'contacts',
     title: 'List my contacts',
-    description:
-      "Lists your own contacts (never anyone else's), newest first, with your private alias and note. Paginate with limit (1-100, default 20) and next_cursor " +
-      '(null at the end). blocked_count tells how many agents you have blocked; include_blocked true also returns them in `blocked` (up to 200, newest ' +
-      'first).',
+    description: 'Your contacts, newest first, with your alias and note; include_blocked also lists the agents you blocked (up to 200).',
     annotations: READ,
     errors: {},
   })

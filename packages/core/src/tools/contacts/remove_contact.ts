@@ -10,8 +10,7 @@ export const remove_contact = writeTool
   .meta({
     area: 'contacts',
     title: 'Remove a contact',
-    description:
-      'Removes an agent from your contacts (with your alias and note). The other agent is not told. Shared groups, direct ledgers and past messages stay.',
+    description: 'Removes an agent from your contacts; they are not told. Groups, ledgers and messages stay.',
     annotations: DESTRUCTIVE,
     errors: {
       NOT_FOUND: 'no such handle',

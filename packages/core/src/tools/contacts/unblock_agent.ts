@@ -10,8 +10,7 @@ export const unblock_agent = writeTool
     area: 'contacts',
     title: 'Unblock an agent',
     description:
-      'Lifts your block on an agent: it can message you, invite you and add you as a contact again. It does not restore the contact entry removed by ' +
-      'block_agent. Unblocking an agent that is not blocked changes nothing (was_blocked false).',
+      'Lifts your block on an agent. The contact entry block_agent removed is not restored. Not blocked: nothing changes (was_blocked false).',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'no such handle',

@@ -10,8 +10,7 @@ export const update_contact = writeTool
   .meta({
     area: 'contacts',
     title: 'Edit a contact',
-    description:
-      'Changes the private alias (0-80 chars) and/or note (0-500 chars) of one of your contacts; "" clears a field, an omitted field stays.',
+    description: 'Changes the alias and/or note of a contact; "" clears a field, an omitted one stays.',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'no such handle',

@@ -11,17 +11,15 @@ export const delete_expense = previewWriteTool
     area: 'expenses',
     title: 'Delete an expense',
     description:
-      'Soft-deletes an expense: its balance effect is reversed in the same transaction and it disappears from list_expenses (unless include_deleted); ' +
-      'restore_expense undoes it. Deleting a deleted expense returns it unchanged. Deleting one copy of a repeating series does not stop the series ' +
-      '(update_expense repeat:null does). Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — ' +
-      'DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
+      'Soft-deletes an expense: its balance effect is reversed and it leaves list_expenses (unless include_deleted); restore_expense undoes it. ' +
+      'Deleting a deleted expense returns it unchanged. Deleting a copy does not stop its series (update_expense repeat: null does).',
     annotations: DESTRUCTIVE,
     errors: {
       NOT_FOUND: 'no such expense',
       FORBIDDEN: 'not a member, or edits are restricted to admins and the creator',
-      GROUP_ARCHIVED: 'the group is archived',
+      GROUP_ARCHIVED: '',
       MEMBER_LEFT: 'would alter the balance of someone who left',
-      DIRECT_LEDGER_NOT_ACCEPTED: 'a direct ledger the other agent has not accepted yet',
+      DIRECT_LEDGER_NOT_ACCEPTED: 'the other agent has not accepted this direct ledger: nothing can be booked',
     },
   })
   .input(z.strictObject({ expense_id: expenseId }))

@@ -14,8 +14,7 @@ export const get_expense = readTool
     area: 'expenses',
     title: 'Get an expense',
     description:
-      "Returns one expense (also a deleted one) with each member's paid_minor, owed_minor, net_minor (minor units) and split_value, its foreign-currency " +
-      'fields, its repeating series if any, and its receipts (each with a download link valid for minutes). Caller must be a member of its group.',
+      "One expense (also a deleted one) with each member's share, foreign-currency fields, repeating series and receipts (download links valid minutes).",
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such expense',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { handle, cursor, limit, isoDate, timestamp, output, groupId } from '../../text.ts';
+import { handle, cursor, limit, isoDate, output, groupId, since } from '../../text.ts';
 import { expenseSchema, categoryIdInput } from '../../domain/ledger/expense-wire.ts';
 import { listExpenses } from '../../domain/ledger/expense-list.ts';
 
@@ -10,9 +10,7 @@ export const list_expenses = readTool
     area: 'expenses',
     title: 'List expenses',
     description:
-      "Lists a group's expenses, newest first (by creation), with shares. Filters: participant (handle: paid or shares), date_from/date_to (expense date, " +
-      'inclusive, YYYY-MM-DD), updated_after (ISO timestamp: only expenses changed later, for sync — deletions show as deleted:true when include_deleted), ' +
-      'include_deleted (default false), category. Pagination: limit 1-100 (default 20) and the opaque next_cursor.',
+      "A group's expenses with shares, newest first, filtered and paged. updated_after with include_deleted syncs deletions too.",
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',
@@ -26,7 +24,7 @@ export const list_expenses = readTool
       participant: handle.optional().describe('Only expenses this member paid for or shares.'),
       date_from: isoDate.optional().describe('Only expenses dated on or after this day, YYYY-MM-DD.'),
       date_to: isoDate.optional().describe('Only expenses dated on or before this day, YYYY-MM-DD.'),
-      updated_after: timestamp.optional(),
+      updated_after: since.optional(),
       include_deleted: z.boolean().optional().describe('Default false.'),
       category: z.string().max(50).optional().describe('Only expenses with exactly this free label.'),
       category_id: categoryIdInput.optional().describe('Only expenses in this category; a parent (e.g. "food") includes its children.'),

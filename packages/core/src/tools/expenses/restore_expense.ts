@@ -10,16 +10,14 @@ export const restore_expense = writeTool
     area: 'expenses',
     title: 'Restore a deleted expense',
     description:
-      'Undoes delete_expense: the expense counts again and its balance effect is re-applied in the same transaction. Restoring an expense that is not deleted ' +
-      'returns it unchanged. Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED ' +
-      '(409); nobody can be put in debt in a ledger they have not agreed to share.',
+      'Undoes delete_expense: the expense counts again and its balance effect is re-applied. Restoring one that is not deleted returns it unchanged.',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'no such expense',
       FORBIDDEN: 'not a member, or edits are restricted to admins and the creator',
-      GROUP_ARCHIVED: 'the group is archived',
+      GROUP_ARCHIVED: '',
       MEMBER_LEFT: 'someone it involves has left the group',
-      DIRECT_LEDGER_NOT_ACCEPTED: 'a direct ledger the other agent has not accepted yet',
+      DIRECT_LEDGER_NOT_ACCEPTED: 'the other agent has not accepted this direct ledger: nothing can be booked',
     },
   })
   .input(z.strictObject({ expense_id: expenseId }))

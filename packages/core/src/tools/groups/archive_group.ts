@@ -10,9 +10,8 @@ export const archive_group = writeTool
     area: 'groups',
     title: 'Archive a group for good',
     description:
-      'Archives the group irreversibly: it stays readable, rejects new expenses, payments and members, and is hidden from list_groups unless ' +
-      'include_archived. Admins only. Requires every member settled: all balances zero and no pending payments; otherwise NOT_SETTLED (409) with ' +
-      'details.unsettled listing who is not. Archiving an archived group returns it unchanged.',
+      'Archives the group for good (admins only): still readable, takes no new expenses, payments or members, hidden from list_groups unless ' +
+      'include_archived. Every balance must be zero with no pending payment. Archiving it again returns it unchanged.',
     annotations: DESTRUCTIVE,
     errors: {
       NOT_FOUND: 'no such group',

@@ -10,9 +10,7 @@ export const create_group = batchedWriteTool
   .meta({
     area: 'groups',
     title: 'Create a group',
-    description:
-      'Creates a shared-expense group with a fixed ISO 4217 currency (checked against the ISO list; see list_currencies). The caller becomes its first member ' +
-      'with role admin. Idempotent by key.',
+    description: 'Creates a group with a fixed ISO 4217 currency (list_currencies); you are its first admin.',
     annotations: WRITE,
     errors: {
       VALIDATION_ERROR: 'unknown currency code',

@@ -9,9 +9,7 @@ export const get_group = readTool
   .meta({
     area: 'groups',
     title: 'Get a group',
-    description:
-      'Returns the group detail and its active members with role, joined_at, balance_minor (paid − owed, minor units; positive = others owe them), balance ' +
-      '(formatted) and balance_pending_minor (what pending payments would change). Caller must be a member.',
+    description: 'The group and its active members with role and balance (positive = others owe them; minor units).',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',

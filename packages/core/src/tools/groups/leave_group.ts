@@ -14,9 +14,8 @@ export const leave_group = writeTool
     area: 'groups',
     title: 'Leave a group',
     description:
-      "Leaves the group. Requires the caller's balance to be zero and no pending payment involving the caller; otherwise NOT_SETTLED (409) with the balance " +
-      'in details. If the caller is the last admin, the longest-standing remaining member becomes admin, so a group always keeps an admin. A direct ledger ' +
-      'cannot be left (INVALID_STATE).',
+      'Leaves the group; your balance must be zero with no pending payment. If you were the last admin, the longest-standing member becomes ' +
+      'admin.',
     annotations: DESTRUCTIVE,
     errors: {
       NOT_FOUND: 'no such group',

@@ -9,9 +9,7 @@ export const list_groups = readTool
   .meta({
     area: 'groups',
     title: 'List my groups',
-    description:
-      "Lists the caller's groups, newest first (by creation), with my_balance_minor (minor units). Archived groups are hidden unless include_archived is " +
-      'true. Paginate with limit (1-100, default 20) and the next_cursor of the previous page (null at the end).',
+    description: 'Your groups, newest first, with your balance. Archived ones only with include_archived.',
     annotations: READ,
     errors: {},
   })

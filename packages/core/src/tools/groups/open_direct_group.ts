@@ -12,16 +12,12 @@ export const open_direct_group = writeTool
     area: 'groups',
     title: 'Open a direct ledger with one agent',
     description:
-      'Get-or-create the `direct` ledger between you and one other agent in one currency (ISO 4217): a group with kind "direct", at most two members (both ' +
-      'admins), named from the pair ("@ann & @bob (EUR)"), which takes no other invites and cannot be left. One live direct ledger per pair and currency: ' +
-      'calling again (by either agent) returns the same group with created false. Once archived, the next call opens a fresh one. Who: the other agent must ' +
-      'be one of your contacts or a fellow member of a group you share (our rule; nobody can open a ledger with a stranger). Consent (our rule, protecting ' +
-      'the agent whose balance would move): nobody can be put in debt in a ledger they have not agreed to share. If the other agent has you among their ' +
-      'contacts, they have accepted you and the ledger opens with both of you (accepted true). Otherwise it opens with you alone (accepted false, ' +
-      'member_count 1) and the other agent gets an inbox item that requires action, with acceptance_invite: they accept by calling open_direct_group with ' +
-      'your handle and the same currency (or join_group with the code), or decline with decline_invite. Until they accept, every booking in it (add_expense, ' +
-      'update_expense, delete/restore_expense, record_payment, import_expenses) is refused (409) until they accept. Calling again while it waits ' +
-      'changes nothing; an expired request is sent again, a declined one is not (archive the ledger and open a new one to ask again). Idempotent by key.',
+      'Get-or-create the direct ledger (kind "direct") between you and one agent in one currency: two members at most, both admins, no ' +
+      'invites, cannot be left; calling again (either agent) returns it with created false; after archiving, a new one. The agent must be a ' +
+      'contact or share a group with you. If they have you as a contact it opens with both (accepted true); otherwise with you alone ' +
+      '(accepted false) and they get an invite needing action: they accept with open_direct_group (your handle, same currency) or join_group, ' +
+      'or decline with decline_invite. Nothing can be booked until they accept. While it waits, calling again resends an expired request, ' +
+      'not a declined one.',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'no such handle',

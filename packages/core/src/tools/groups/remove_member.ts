@@ -10,16 +10,14 @@ export const remove_member = writeTool
     area: 'groups',
     title: 'Remove a member',
     description:
-      'Removes another member from a group (admins only). The member must be settled: zero balance and no pending payment, otherwise NOT_SETTLED (409) with ' +
-      'the balance in details. Name the member by agent_id or handle (exactly one). The removed member and the remaining members get an inbox item; the ' +
-      'history stays. Removal holds: the invites the member came in with, and every invite created before the removal or not addressed to them, no longer ' +
-      'admit them; only a new invite targeted at them (create_invite with target_handle) lets them back in. To remove yourself use leave_group.',
+      'Removes another member (admins only; to remove yourself use leave_group). They must be settled. Give agent_id or handle. Everyone ' +
+      'gets an inbox item; history stays. Removal holds: only a new invite targeted at them (create_invite target_handle) lets them back in.',
     annotations: DESTRUCTIVE,
     errors: {
       NOT_FOUND: 'no such group, or the agent is not a member',
       FORBIDDEN: 'not a member, or not an admin',
       NOT_SETTLED: 'the member has a balance or a pending payment; details has the balance',
-      GROUP_ARCHIVED: 'the group is archived',
+      GROUP_ARCHIVED: '',
       INVALID_STATE: 'yourself, or a direct ledger, which always has its two members',
     },
   })

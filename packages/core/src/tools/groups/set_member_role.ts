@@ -11,14 +11,14 @@ export const set_member_role = writeTool
     area: 'groups',
     title: "Change a member's role",
     description:
-      "Sets a member's role to admin or member (admins only). A group always keeps at least one admin: demoting the last admin is LAST_ADMIN (409). Name the " +
-      'member by agent_id or handle (exactly one); setting the role it already has changes nothing (changed false). The member gets an inbox item.',
+      "Sets a member's role to admin or member (admins only; give agent_id or handle). The last admin cannot be demoted. Setting the same " +
+      'role changes nothing (changed false). The member gets an inbox item.',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'no such group, or the agent is not a member',
       FORBIDDEN: 'not a member, or not an admin',
       LAST_ADMIN: 'demoting the last admin',
-      GROUP_ARCHIVED: 'the group is archived',
+      GROUP_ARCHIVED: '',
       INVALID_STATE: 'a direct ledger: both members are admins for good',
     },
   })

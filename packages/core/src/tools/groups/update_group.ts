@@ -10,13 +10,13 @@ export const update_group = writeTool
     area: 'groups',
     title: 'Update a group',
     description:
-      'Renames a group or changes its description ("" clears it); any member may. members_can_edit_expenses (admins only) decides whether every member (true, ' +
-      'the default, as in Splitwise) or only admins and the expense creator may edit and delete expenses. The currency cannot change.',
+      'Renames a group or changes its description (any member). members_can_edit_expenses (admins only): whether every member (default) or ' +
+      'only admins and the creator may edit and delete expenses. The currency cannot change.',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'no such group',
       FORBIDDEN: 'not a member, or not an admin for members_can_edit_expenses',
-      GROUP_ARCHIVED: 'the group is archived',
+      GROUP_ARCHIVED: '',
     },
   })
   .input(

@@ -9,11 +9,8 @@ export const get_inbox = readTool
     area: 'inbox',
     title: 'Read my inbox',
     description:
-      'Lists your inbox items newest first: invites received (requires action until you join or decline, or it is revoked), payments awaiting your ' +
-      'confirmation (requires action until resolved), your payments confirmed or rejected, expenses involving you added or changed, messages, someone adding ' +
-      'you as a contact, members joining or leaving your groups, your groups archived. filter: all (default), unread, or requires_action (still open). ' +
-      'Reading does not mark items read (no side effects): use mark_inbox_read. unread and requires_action are your totals. Paginate with limit (1-100, ' +
-      'default 20) and next_cursor (null at the end). Only your own inbox is ever visible.',
+      'Your inbox, newest first: invites and payments awaiting you (requires_action until resolved), payments confirmed or rejected, expenses ' +
+      'involving you, messages, contacts added, members joining or leaving, groups archived. Reading marks nothing read (mark_inbox_read does).',
     annotations: READ,
     errors: {},
   })

@@ -9,10 +9,8 @@ export const mark_inbox_read = writeTool
     area: 'inbox',
     title: 'Mark inbox items read',
     description:
-      'Marks your inbox items read: item_ids (1-100 ids; items already read are skipped; an id that is not one of your items is NOT_FOUND and nothing is ' +
-      'marked), conversation_id (every message item of that conversation, and its unread_count drops to 0), or all true (everything). Give exactly one. ' +
-      "Message items marked by id lower their conversation's unread_count too. Marking read never resolves an item that requires action: joining or declining " +
-      'an invite, or confirming or rejecting a payment, does. Returns how many items changed and your new totals.',
+      'Marks inbox items read: item_ids, conversation_id (its message items; unread_count drops to 0) or all (exactly one). Never resolves ' +
+      'an item that requires action (answering the invite or payment does). Returns how many changed and your new totals.',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'an item or a conversation that is not yours',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { writeTool } from '../../trpc.ts';
 import { WRITE } from '../../meta.ts';
-import { handle, text, output, groupId } from '../../text.ts';
+import { handle, text, output, groupId, expiresIn } from '../../text.ts';
 import { inviteSchema } from '../../domain/invites.ts';
 import { createInvite } from '../../domain/invite-create.ts';
 import type { AuthedContext } from '../../context.ts';
@@ -11,14 +11,13 @@ export const create_invite = writeTool
     area: 'invites',
     title: 'Create an invite',
     description:
-      'Creates an invite code (four lowercase words joined by dashes) for a group the caller belongs to, with a ready-to-paste `message` and a ' +
-      'self-describing `url`. expires_in: ^[1-9]\\d{0,3}[mhd]$ (minutes, hours, days), default 7d, maximum 30d; max_uses 1-50, default 1; note 0-200 chars. ' +
-      "target_handle restricts the invite to one agent, who must be one of the caller's contacts (NOT_A_CONTACT otherwise).",
+      'Creates an invite code for your group, with a ready-to-paste message and a self-describing url. target_handle restricts it to one ' +
+      'of your contacts.',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'no such group or target handle',
       FORBIDDEN: 'not a member, or the target does not accept invites from you',
-      GROUP_ARCHIVED: 'the group is archived',
+      GROUP_ARCHIVED: '',
       NOT_A_CONTACT: 'target_handle is not one of your contacts',
       INVALID_STATE: 'direct ledgers take no invites',
     },
@@ -27,11 +26,7 @@ export const create_invite = writeTool
     z.strictObject({
       group_id: groupId,
       target_handle: handle.optional().describe('Restricts the invite to this agent; must be one of your contacts.'),
-      expires_in: z
-        .string()
-        .regex(/^[1-9]\d{0,3}[mhd]$/, 'expires_in must look like 30m, 12h or 7d')
-        .optional()
-        .describe('Default 7d; maximum 30d.'),
+      expires_in: expiresIn.optional().describe('e.g. 30m, 12h, 7d; default 7d, at most 30d.'),
       max_uses: z.number().int().min(1).max(50).optional().describe('Default 1.'),
       note: text(0, 200, 'note').optional().describe('A note shown to the invitee, 0-200 characters.'),
     }),

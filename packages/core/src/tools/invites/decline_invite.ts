@@ -11,9 +11,8 @@ export const decline_invite = writeTool
     area: 'invites',
     title: 'Decline an invite',
     description:
-      'Declines an active invite targeted at you: status active → declined for good, its inbox item stops requiring action, and the inviter gets an inbox ' +
-      'item. Give invite_id or code (exactly one). Only the target of a targeted invite can decline it (an untargeted invite is simply not used). Declining a ' +
-      'declined invite returns it unchanged.',
+      'Declines an invite targeted at you (give invite_id or code): it is declined for good, stops requiring action, and the inviter is told. ' +
+      'Declining it again returns it unchanged.',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'unknown invite',

@@ -10,10 +10,8 @@ export const get_invite = readTool
     area: 'invites',
     title: 'Preview an invite',
     description:
-      'Shows an invite before joining, without consuming it: group name, inviter (created_by), target, note, expiry, uses and status (active, revoked, ' +
-      'declined, expired, exhausted). Give the code (any case/spacing, or the whole pasted invite link; 8-200 chars) or invite_id (exactly one). By code ' +
-      'anyone holding the code may preview; by invite_id only its creator, its target and members of its group see it. Also tells whether you can join it now ' +
-      '(can_join, with the reason when not) and whether you are already a member.',
+      'Shows an invite without using it: group, inviter, target, note, expiry, uses, status, whether you can join now (can_join, with why not) ' +
+      'and whether you are a member. By code anyone holding it may look; by invite_id only its creator, target and group members.',
     annotations: READ,
     errors: {
       NOT_FOUND: 'unknown code, or an invite_id you cannot see',

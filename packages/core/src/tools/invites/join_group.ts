@@ -10,16 +10,15 @@ export const join_group = writeTool
     area: 'invites',
     title: 'Join a group with an invite',
     description:
-      'Joins the group of an invite. code: 8-64 chars; case, spaces and dashes are ignored, a whole invite link may be pasted, legacy inv_ codes work. ' +
-      'Already a member → already_member true and the invite is not consumed. Otherwise the invite must be active and, if targeted, target you. A member ' +
-      'an admin removed comes back only with a new invite targeted at them. A request to share a direct ledger (open_direct_group) arrives as an invite ' +
-      'targeted at you: joining with its code accepts that ledger (you become its second admin).',
+      'Joins the group of an invite (code: case, spaces and dashes ignored; a pasted link works). Already a member: already_member true, the ' +
+      "invite is not used. A targeted invite must target you. Joining with a direct-ledger request's code accepts that ledger. A member an " +
+      'admin removed needs a new invite targeted at them.',
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'unknown code',
       FORBIDDEN: 'the invite targets another agent, or an admin removed you and the invite predates the removal or is not addressed to you',
       INVITE_UNAVAILABLE: 'revoked, declined, expired or exhausted; details.status says which',
-      GROUP_ARCHIVED: 'the group is archived',
+      GROUP_ARCHIVED: '',
     },
   })
   .input(z.strictObject({ code: z.string().min(8).max(64).describe('Invite code or pasted invite link.') }))

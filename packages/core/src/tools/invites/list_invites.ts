@@ -8,9 +8,7 @@ export const list_invites = readTool
   .meta({
     area: 'invites',
     title: 'List invites',
-    description:
-      'Lists invites newest first (up to 200): received (targeted at the caller), sent (created by the caller) or all (default). Optional group_id filter. ' +
-      'Each carries its current status (active, revoked, declined, expired, exhausted).',
+    description: 'Invites newest first (up to 200): received, sent or all, optionally of one group, each with its status.',
     annotations: READ,
     errors: {},
   })

@@ -13,8 +13,8 @@ export const revoke_invite = writeTool
     area: 'invites',
     title: 'Revoke an invite',
     description:
-      "Withdraws an active invite for good: status active → revoked; its code no longer joins. Allowed for the invite's creator and for admins of its group. " +
-      "The target's inbox item stops requiring action. Revoking a revoked invite returns it unchanged.",
+      "Withdraws an active invite for good (its creator or a group admin): its code no longer joins and the target's item stops requiring " +
+      'action. Revoking it again returns it unchanged.',
     annotations: DESTRUCTIVE,
     errors: {
       NOT_FOUND: 'no invite you can see',

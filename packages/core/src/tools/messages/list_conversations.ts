@@ -10,9 +10,8 @@ export const list_conversations = readTool
     area: 'messages',
     title: 'List my conversations',
     description:
-      'Lists your conversations, most recent activity first: direct ones (with the other agent in `with`) and those of groups you are an active member of ' +
-      '(`group`), each with its last message and your unread_count. unread_only true keeps those with unread messages. Paginate with limit (1-100, default ' +
-      '20) and next_cursor (null at the end).',
+      "Your conversations, latest activity first: direct ones (`with`) and your groups' (`group`), each with its last message and your " +
+      'unread_count.',
     annotations: READ,
     errors: {},
   })

@@ -10,10 +10,8 @@ export const list_messages = readTool
     area: 'messages',
     title: 'Read a conversation',
     description:
-      'Lists the messages of one conversation, newest first: name it by conversation_id, with_handle (your direct conversation with that agent) or group_id ' +
-      "(exactly one; a direct ledger's group_id gives the pair's conversation). Paginate with limit (1-100, default 20) and next_cursor (null at the end). " +
-      'Bodies are plain text as sent. Reading does not change unread_count (this tool has no side effects): mark the conversation read with mark_inbox_read. ' +
-      'Only the two agents of a direct conversation and the active members of a group read it.',
+      'Messages of one conversation, newest first: by conversation_id, with_handle (your direct conversation) or group_id (exactly one). ' +
+      'Reading does not change unread_count (mark_inbox_read does).',
     annotations: READ,
     errors: {
       NOT_FOUND: 'a conversation, handle or group you cannot see',

@@ -10,17 +10,15 @@ export const send_message = writeTool
     area: 'messages',
     title: 'Send a message',
     description:
-      'Sends a plain-text message (body 1-4000 chars; newlines and tabs allowed, other control characters rejected; never interpreted as HTML) to one agent ' +
-      '(to_handle), to a group (group_id), or about an expense or payment (about {type: "expense"|"payment", id}). With about alone the message goes to the ' +
-      "conversation of that expense's or payment's group; with about and to_handle it goes to that agent, who must also be in that group. A direct ledger's " +
-      "messages go to the pair's conversation. Who may be messaged: your contacts, agents who have you as a contact, and fellow members of a group you share. " +
-      "Recipients get an inbox item and the conversation's unread_count rises, in the same transaction.",
+      'Sends a plain-text message to one agent (to_handle), a group (group_id), or about an expense or payment (about; with to_handle it goes ' +
+      'to that agent, who must be in that group, else to the group). You may message your contacts, agents who have you as a contact and ' +
+      "members of a group you share. Recipients get an inbox item and the conversation's unread_count rises.",
     annotations: WRITE,
     errors: {
       VALIDATION_ERROR: 'not exactly one recipient; yourself; about not in that group',
       NOT_FOUND: 'handle, group, or an expense or payment you cannot see',
       FORBIDDEN: 'you cannot message this agent, or you are not a member of the group',
-      GROUP_ARCHIVED: 'the group is archived',
+      GROUP_ARCHIVED: '',
       DIRECT_LEDGER_NOT_ACCEPTED: 'group_id of a direct ledger the other agent has not accepted yet; write with to_handle',
     },
   })

@@ -9,9 +9,7 @@ export const cancel_payment = batchedWriteTool
   .meta({
     area: 'payments',
     title: 'Cancel a pending payment',
-    description:
-      'The payer withdraws a payment that is still pending: it becomes cancelled, balances stay as they were, the pending amounts are released and the ' +
-      "payee's confirmation request is resolved.",
+    description: "The payer withdraws a pending payment: balances stay and the payee's request is resolved.",
     annotations: WRITE,
     errors: {
       FORBIDDEN: 'only the payer may cancel',

@@ -10,9 +10,7 @@ export const confirm_payment = previewBatchedWriteTool
   .meta({
     area: 'payments',
     title: 'Confirm a payment you received',
-    description:
-      'The payee confirms a pending payment: it becomes confirmed and moves balances (payer +amount, payee −amount, minor units); the pending amounts are ' +
-      'released; the payer is notified.',
+    description: 'The payee confirms a pending payment: balances move (payer +amount, payee −amount) and the payer is told.',
     annotations: WRITE,
     errors: {
       FORBIDDEN: 'only the payee may confirm',

@@ -9,9 +9,7 @@ export const get_payment = readTool
   .meta({
     area: 'payments',
     title: 'Get a payment',
-    description:
-      'Returns one payment: from (payer), to (payee), amount_minor, status (pending | confirmed | rejected | cancelled), note and times; a pending one ' +
-      "shows its payer pay_with (the payee's payout methods). Caller must be a member of its group.",
+    description: 'One payment: payer, payee, amount, status and times; a pending one shows its payer pay_with (the payee\'s payout methods).',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such payment',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Prisma } from '@kitty/db';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { handle, cursor, limit, timestamp, output, groupId } from '../../text.ts';
+import { handle, cursor, limit, output, groupId, since } from '../../text.ts';
 import { requireMembership } from '../../domain/groups.ts';
 import { decodeCursor, olderThan, pageOf, parseUpdatedAfter, UUID_CURSOR_ID } from '../../domain/cursor.ts';
 import { paymentWithPaySchema, toPayments, withPayWith, PAYMENT_STATUSES } from '../../domain/ledger/payments.ts';
@@ -11,9 +11,7 @@ export const list_payments = readTool
   .meta({
     area: 'payments',
     title: 'List payments',
-    description:
-      "Lists a group's payments, newest first. Filters: status, participant (handle: payer or payee), updated_after (ISO timestamp, for sync). Pagination: " +
-      'limit 1-100 (default 20), next_cursor.',
+    description: "A group's payments, newest first, filtered and paged.",
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',
@@ -26,7 +24,7 @@ export const list_payments = readTool
       group_id: groupId,
       status: z.enum(PAYMENT_STATUSES).optional().describe('Only payments in this state (default: all).'),
       participant: handle.optional().describe('Only payments this member sent or received.'),
-      updated_after: timestamp.optional(),
+      updated_after: since.optional(),
       cursor: cursor.optional(),
       limit: limit.optional(),
     }),

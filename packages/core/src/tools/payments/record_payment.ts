@@ -11,19 +11,17 @@ export const record_payment = previewBatchedWriteTool
     area: 'payments',
     title: 'Record a payment',
     description:
-      "Records money sent from one member (from_handle, default the caller) to another (to_handle) to settle up, amount_minor > 0 in the group currency's " +
-      'minor units, optional note (0-200 chars). The caller must be the payer or the payee. Recorded by the payer → status pending until the payee confirms ' +
-      '(confirm_payment) or rejects (reject_payment); the payer may cancel it while pending (cancel_payment). Recorded by the payee → confirmed at once. Only ' +
-      'confirmed payments move balances (payer +amount, payee −amount); pending ones show in balance_pending_minor and block leave_group/archive_group for ' +
-      'both. A payment may not exceed what the payer owes or the payee is owed unless allow_overpayment is true. Each transfer of suggest_settlements carries ready arguments for this tool. Consent (our rule): in a direct ledger the other agent has not ' +
-      'accepted yet nothing can be booked — DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
+      'Records money sent from one member (from_handle, default you) to another (to_handle) to settle up; you must be one of them. Recorded by ' +
+      'the payer: pending until the payee confirms or rejects (the payer may cancel). Recorded by the payee: confirmed at once. Only confirmed ' +
+      'payments move balances (payer +amount, payee −amount); pending ones show in balance_pending_minor and block leaving or archiving. ' +
+      'More than is owed needs allow_overpayment. suggest_settlements gives ready arguments.',
     annotations: WRITE,
     errors: {
       VALIDATION_ERROR: 'a handle is not a member, or payer = payee',
       FORBIDDEN: 'caller neither payer nor payee, or not a member',
       NOT_FOUND: 'no such group',
-      GROUP_ARCHIVED: 'the group is archived',
-      DIRECT_LEDGER_NOT_ACCEPTED: 'a direct ledger the other agent has not accepted yet',
+      GROUP_ARCHIVED: '',
+      DIRECT_LEDGER_NOT_ACCEPTED: 'the other agent has not accepted this direct ledger: nothing can be booked',
       OVERPAYMENT:
         'amount_minor is more than the payer owes or the payee is owed (pending payments counted), without allow_overpayment; details say what is owed',
     },

@@ -9,9 +9,7 @@ export const reject_payment = batchedWriteTool
   .meta({
     area: 'payments',
     title: 'Reject a payment',
-    description:
-      'The payee rejects a pending payment (the money did not arrive): it becomes rejected, balances stay as they were, the pending amounts are released and ' +
-      'the payer is notified (with the optional reason, 0-200 chars).',
+    description: 'The payee rejects a pending payment (the money did not arrive): balances stay and the payer is told, with the reason.',
     annotations: WRITE,
     errors: {
       FORBIDDEN: 'only the payee may reject',

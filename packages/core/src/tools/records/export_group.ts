@@ -13,10 +13,8 @@ export const export_group = readTool
     area: 'records',
     title: 'Export a group',
     description:
-      "Exports a group's expenses (with every member's paid/owed share), payments and balances. format json (default): the same objects the other tools " +
-      'return, plus receipt metadata (not the files). format csv: five RFC 4180 documents (CRLF line ends, quotes doubled) made by a CSV library — expenses, shares (one row per expense and ' +
-      'member), payments, balances, receipts — with amounts both in minor units (*_minor) and as plain decimals. include_deleted adds deleted expenses (flagged). At ' +
-      'most 20000 expenses and payments each (truncated says so).',
+      "Exports a group's expenses (with shares), payments and balances, at most 20000 expenses and payments each (truncated says so). json: " +
+      'the objects other tools return, plus receipt metadata; csv: five RFC 4180 documents with amounts in minor units and as decimals.',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',

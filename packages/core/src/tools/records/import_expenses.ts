@@ -7,34 +7,37 @@ import { importLedger } from '../../domain/ledger/import-run.ts';
 
 const issueSchema = z.object({ line: z.number().int(), message: z.string() });
 
+const IMPORT_FORMATS = ['splitwise', 'spliit'] as const;
+
 export const import_expenses = previewWriteTool
   .meta({
     area: 'records',
     title: 'Import expenses from Splitwise or Spliit',
     description:
-      "Imports a Splitwise or Spliit CSV export (csv: the file's text, up to 1,000,000 chars and 2000 rows) into a group. Person columns are mapped to " +
-      'members by mapping {"column name": "handle"}; unmapped names match a member\'s handle or display name (case-insensitive). Amounts are read in the group ' +
-      "currency's decimals. Splitwise: each person's value is their net (paid − owed) and a row's values sum to zero; blank lines and the \"Total balance\" " +
-      'footers are skipped, and rows in another currency are skipped and reported in skipped (import the same file into a group of that currency for ' +
-      "them). Spliit (its own CSV export): each value is the person's share, positive for the payer; shares rounded to the cent may miss the cost by a cent " +
-      'per person, which the payer\'s share absorbs; a payer without a share is known only in a two-person group (otherwise add a "Paid By" column, then ' +
-      'values are read as nets). Payment and reimbursement rows become confirmed payments; other rows become expenses with an exact split. All-or-nothing: ' +
-      'if any row is bad nothing is imported and VALIDATION_ERROR lists every bad row by line number (details.issues, path "csv.line.N"). Idempotent: a retry ' +
-      'with the same key replays; rows already imported into this group (same content) are skipped, so importing the same file twice adds nothing. Consent (our rule): in a direct ledger the other agent has not accepted yet nothing can be booked — ' +
-      'DIRECT_LEDGER_NOT_ACCEPTED (409); nobody can be put in debt in a ledger they have not agreed to share.',
+      'Imports a Splitwise or Spliit CSV export into a group, all or nothing. Person columns map to members by `mapping`, else by handle or ' +
+      "display name (case-insensitive). Amounts in the group currency's decimals. Splitwise: values are nets (paid − owed), rows in another " +
+      'currency are skipped and reported. Spliit: values are shares, the payer\'s positive; cent rounding goes to the payer; add a "Paid By" ' +
+      'column when the payer has no share in a group of more than two. Payments and reimbursements become confirmed payments, other rows ' +
+      'expenses with an exact split. Bad rows: VALIDATION_ERROR listing each (path "csv.line.N"), nothing imported. Rows already imported ' +
+      'into this group are skipped, so the same file twice adds nothing.',
     annotations: WRITE,
     errors: {
       VALIDATION_ERROR: 'bad rows, each listed by line number (path "csv.line.N")',
       FORBIDDEN: 'not a member',
       NOT_FOUND: 'no such group',
-      GROUP_ARCHIVED: 'the group is archived',
-      DIRECT_LEDGER_NOT_ACCEPTED: 'a direct ledger the other agent has not accepted yet',
+      GROUP_ARCHIVED: '',
+      DIRECT_LEDGER_NOT_ACCEPTED: 'the other agent has not accepted this direct ledger: nothing can be booked',
     },
   })
   .input(
     z.strictObject({
       group_id: groupId,
-      format: z.enum(['splitwise', 'spliit']).describe('Which app the CSV export comes from.'),
+      format: z
+        .enum(IMPORT_FORMATS, {
+          error: (iss) =>
+            `${iss.input === undefined ? 'required' : 'unknown format'}: the app the CSV export comes from, one of ${IMPORT_FORMATS.map((f) => `"${f}"`).join(', ')}`,
+        })
+        .describe('Which app the CSV export comes from.'),
       csv: z.string().min(1).max(1_000_000).describe('The CSV text of the export.'),
       mapping: z.record(z.string().min(1).max(100), handle).optional().describe('Person column name → member handle.'),
     }),

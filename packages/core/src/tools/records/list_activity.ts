@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { readTool } from '../../trpc.ts';
 import { READ } from '../../meta.ts';
-import { cursor, limit, timestamp, agentRef, output, groupId } from '../../text.ts';
+import { cursor, limit, timestamp, agentRef, output, groupId, since } from '../../text.ts';
 import { listActivity } from '../../domain/activity-log.ts';
 
 export const list_activity = readTool
@@ -9,9 +9,8 @@ export const list_activity = readTool
     area: 'records',
     title: 'List group activity',
     description:
-      "The group's activity log, newest first: every write (expenses, payments, members, invites, group changes) with actor, action (e.g. expense.added, " +
-      'expense.updated, payment.confirmed), entity_type, entity_id and the before/after values (money as minor-unit strings). Filters: updated_after (ISO ' +
-      'timestamp: entries after it, for sync), entity_type, entity_id. Pagination: limit 1-100 (default 20), next_cursor.',
+      "A group's activity log, newest first: every write with actor, action (e.g. expense.added, payment.confirmed), entity and the " +
+      'before/after values (money as minor-unit strings).',
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',
@@ -22,7 +21,7 @@ export const list_activity = readTool
   .input(
     z.strictObject({
       group_id: groupId,
-      updated_after: timestamp.optional(),
+      updated_after: since.optional(),
       entity_type: z
         .enum(['group', 'member', 'invite', 'expense', 'payment', 'message'])
         .optional()

@@ -9,9 +9,8 @@ export const list_currencies = readTool
     area: 'reference',
     title: 'List currencies',
     description:
-      'Lists the ISO 4217 currencies a group can use, each with its minor-unit exponent (JPY 0, EUR 2, BHD 3: amount_minor = amount × 10^exponent) and ' +
-      'numeric code. The data comes from the maintained ISO 4217 list of the currency-codes package (data_date says which publication), not a hand-typed ' +
-      'table; funds, precious metals and test codes are excluded. create_group rejects any other code.',
+      'ISO 4217 currencies a group can use, with minor-unit exponent (JPY 0, EUR 2, BHD 3: amount_minor = amount × 10^exponent) and ' +
+      'numeric code, from the maintained ISO list (data_date); funds, metals and test codes excluded.',
     annotations: READ,
     errors: {},
   })
