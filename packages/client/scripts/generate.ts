@@ -8,7 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compile, type JSONSchema } from 'json-schema-to-typescript';
-import { appRouter, buildRegistry, withEnvelope, ERROR_CODES, type JsonSchema } from '@kitty/core';
+import { appRouter, buildRegistry, withEnvelope, expandRequired, ERROR_CODES, type JsonSchema } from '@kitty/core';
 
 const OUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'generated', 'tools.ts');
 
@@ -53,13 +53,18 @@ const parts: string[] = [
 const shared = new Map<string, JsonSchema>();
 for (const tool of registry.catalogue)
   for (const [k, v] of Object.entries((tool.output_schema.$defs ?? {}) as Record<string, JsonSchema>)) shared.set(k, v);
-for (const [k, v] of shared) parts.push(await toType(v, k));
+for (const [k, v] of shared) parts.push(await toType(expandRequired(v) as JsonSchema, k));
 const inputs: string[] = [];
 const outputs: string[] = [];
 for (const tool of registry.catalogue) {
   const P = pascal(tool.name);
   parts.push(await toType(tool.input_schema, `${P}Input`));
-  parts.push(await toType(withEnvelope(tool.output_schema, registry.envelope), `${P}Output`));
+  parts.push(
+    await toType(
+      withEnvelope(expandRequired(tool.output_schema) as JsonSchema, expandRequired(registry.envelope) as JsonSchema),
+      `${P}Output`,
+    ),
+  );
   const doc = jsdoc(`${tool.title} (${tool.kind}${tool.auth === 'none' ? ', no credential' : ''}).\n\n${tool.description}`, '  ');
   inputs.push(`${doc}  ${tool.name}: ${P}Input;`);
   outputs.push(`${doc}  ${tool.name}: ${P}Output;`);

@@ -11,6 +11,8 @@
  * - No `$schema`: MCP (SEP-1613) and OpenAPI 3.1 (`jsonSchemaDialect`) both mean 2020-12 without one.
  * - Output objects are open (no `additionalProperties: false`): a client that cached the list keeps
  *   validating results when a later version adds a field. Inputs stay closed (strict objects).
+ * - Output objects whose properties are all present leave `required` out (`expandRequired` spells it
+ *   out again for the typed client and OpenAPI); said once in the envelope text.
  *
  * A `$defs` name means one shape in the whole catalogue (`assertOneShapePerName`, run by the registry at
  * start-up), so the OpenAPI document and the typed client can hoist them into one place.
@@ -83,6 +85,27 @@ function compact(node: unknown, open: boolean): unknown {
     if (open && k === 'additionalProperties' && v === false) continue;
     out[k] = isMap(k) ? mapValues(v, (x) => compact(x, open)) : compact(v, open);
   }
+  if (open && out.properties && typeof out.properties === 'object') {
+    // Outputs: an object listing every property as required says so by leaving `required` out (the
+    // common case, ~15 KB of the tool list); one with no required property says `required: []`.
+    const keys = Object.keys(out.properties);
+    const required = (out.required as string[] | undefined) ?? [];
+    if (keys.length && keys.every((k) => required.includes(k))) delete out.required;
+    else if (keys.length && !out.required) out.required = [];
+  }
+  return out;
+}
+
+/**
+ * The reader's side of the output rule in `compact`: every object schema without `required` gets all
+ * its properties as required (typed client, OpenAPI). Same meaning, spelled out.
+ */
+export function expandRequired(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(expandRequired);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) out[k] = isMap(k) ? mapValues(v, expandRequired) : expandRequired(v);
+  if (out.properties && typeof out.properties === 'object' && !out.required) out.required = Object.keys(out.properties);
   return out;
 }
 

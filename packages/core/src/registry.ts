@@ -45,7 +45,7 @@ export const COMMON_ERRORS: ErrorCode[] = [
 ];
 
 export type { JsonSchema } from './json-schema.ts';
-export { portable, withEnvelope } from './json-schema.ts';
+export { portable, withEnvelope, expandRequired } from './json-schema.ts';
 
 export interface ToolDescriptor {
   name: string;

@@ -114,7 +114,8 @@ export const RESULT_ENVELOPE_TEXT =
   'when you have unread inbox items (top: short lines; top_items: the same items with item_id, kind, requires_action, entity ' +
   '{type, id} and call {tool, arguments}: the one call that acts on each, ready to send; get_inbox lists them all), and replayed: true when it is the stored result of an earlier call ' +
   'with the same idempotency_key (nothing was done again); tool output schemas list only their own fields. ' +
-  'Times (*_at) are ISO 8601 UTC strings; *_minor amounts are integers in minor units of the currency.';
+  'Times (*_at) are ISO 8601 UTC strings; *_minor amounts are integers in minor units of the currency. In output schemas an ' +
+  'object without "required" always has every listed property (null where its type allows).';
 
 /** Wraps a tool's output shape with the envelope fields every tool has. */
 export function output<T extends z.ZodRawShape>(shape: T) {

@@ -13,17 +13,27 @@ import canonicalize from 'canonicalize';
 import { appRouter, buildRegistry, withEnvelope, READ, type JsonSchema } from '../src/index.ts';
 import { router, readTool } from '../src/trpc.ts';
 import { output } from '../src/text.ts';
-import { inlineRefs, shape, toJsonSchema } from '../src/json-schema.ts';
+import { expandRequired, inlineRefs, shape, toJsonSchema } from '../src/json-schema.ts';
 
 const registry = buildRegistry(appRouter);
 
 describe('schema emission', () => {
   const point = shape('TestPoint', z.object({ x: z.number().int(), y: z.number().int() }));
 
+  it('leaves required out of output objects whose properties are all present; expandRequired puts it back', () => {
+    const out = toJsonSchema(z.object({ a: z.string(), b: z.object({ c: z.string().optional() }) }), 'output');
+    expect(out.required).toBeUndefined();
+    expect((out.properties as any).b.required).toEqual([]);
+    const back = expandRequired(out) as any;
+    expect(back.required).toEqual(['a', 'b']);
+    expect(back.properties.b.required).toEqual([]);
+    expect(toJsonSchema(z.strictObject({ a: z.string() }), 'input').required).toEqual(['a']);
+  });
+
   it('writes a reused shape once under $defs, keeps the reference description, inlines a single use', () => {
     const twice = toJsonSchema(z.object({ a: point, b: point.describe('the end').nullable() }), 'output');
     expect(twice.$defs).toEqual({
-      TestPoint: { type: 'object', properties: { x: { type: 'integer' }, y: { type: 'integer' } }, required: ['x', 'y'] },
+      TestPoint: { type: 'object', properties: { x: { type: 'integer' }, y: { type: 'integer' } } },
     });
     expect((twice.properties as any).a).toEqual({ $ref: '#/$defs/TestPoint' });
     expect(JSON.stringify((twice.properties as any).b)).toContain('"$ref":"#/$defs/TestPoint"');

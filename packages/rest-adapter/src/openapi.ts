@@ -6,7 +6,7 @@
  * the same registry stays the single source. Validated in tests by @readme/openapi-parser and
  * @redocly/openapi-core.
  */
-import { ERROR_TABLE, IDEMPOTENCY_KEY_LENGTH, KITTY_VERSION, type Registry, type JsonSchema } from '@kitty/core';
+import { ERROR_TABLE, IDEMPOTENCY_KEY_LENGTH, KITTY_VERSION, expandRequired, type Registry, type JsonSchema } from '@kitty/core';
 
 const ERROR_ENVELOPE = {
   type: 'object',
@@ -67,7 +67,10 @@ const rateHeaders = {
 
 export function buildOpenApi(registry: Registry, baseUrl: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  const schemas: Record<string, unknown> = { ErrorEnvelope: ERROR_ENVELOPE, ResultEnvelope: embed(registry.envelope, {}) };
+  const schemas: Record<string, unknown> = {
+    ErrorEnvelope: ERROR_ENVELOPE,
+    ResultEnvelope: embed(expandRequired(registry.envelope) as JsonSchema, {}),
+  };
   const commonErrors = {
     '400': errorResponse('VALIDATION_ERROR: details.issues lists the fields to fix'),
     '401': {
@@ -92,7 +95,7 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
 
   for (const tool of registry.catalogue) {
     schemas[`${tool.name}_input`] = embed(tool.input_schema, schemas);
-    schemas[`${tool.name}_output`] = embed(tool.output_schema, schemas);
+    schemas[`${tool.name}_output`] = embed(expandRequired(tool.output_schema) as JsonSchema, schemas);
     const parameters =
       tool.kind === 'write' && tool.idempotency !== 'none'
         ? [
