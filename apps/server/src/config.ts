@@ -17,7 +17,7 @@ export interface ServerConfig {
   dataDir: string;
   /** KITTY_EMBEDDED_PG_PORT: port of the embedded PostgreSQL; default: the data folder's last port if free, else any free port. */
   embeddedPgPort: number | undefined;
-  /** KITTY_BASE_URL, the public address; default http://HOST:PORT. */
+  /** KITTY_BASE_URL, the public address; default http://localhost:PORT on a loopback HOST (passkeys refuse IP addresses), else http://HOST:PORT. */
   baseUrl: string | undefined;
   /** REDIS_URL; when set, rate-limit counters live in Redis (shared by instances). */
   redisUrl: string | undefined;
@@ -184,6 +184,22 @@ const envSchema = z
       ctx.addIssue({ code: 'custom', path: ['KITTY_OIDC_CLIENT_ID'], message: 'required when KITTY_OIDC_ISSUER is set' });
     }
   });
+
+/** True for the loopback addresses a person reaches as `localhost` (127.0.0.0/8, ::1, localhost itself). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/**
+ * The base URL when KITTY_BASE_URL is not set: `http://localhost:PORT` when Kitty listens on a
+ * loopback address (browsers refuse passkeys on IP addresses: the WebAuthn RP ID must be a domain,
+ * and localhost is a secure context), else `http://HOST:PORT` (IPv6 in brackets).
+ */
+export function defaultBaseUrl(host: string, port: number): string {
+  if (isLoopbackHost(host)) return `http://localhost:${port}`;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
 
 /** Variables whose values are never echoed in errors (URLs may carry passwords; the rest are secrets). */
 const SECRET = /_URL$|_SECRET$|_JWKS$|_COOKIE_KEYS$|_CLIENTS$/;

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { createDb, applyMigrations } from '@kitty/db';
 import { appRouter, buildRegistry, runRecurrences, type Services, type Registry } from '@kitty/core';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type ServerConfig } from './config.ts';
+import { defaultBaseUrl, loadConfig, type ServerConfig } from './config.ts';
 import { ApiKeyAuthenticator } from './auth.ts';
 import { KittyRateLimiter } from './rate-limit.ts';
 import { buildApp } from './http.ts';
@@ -31,7 +31,7 @@ export interface RunningKitty {
   inboxCache: InboxSummaryCache;
   /** Entry counts of the in-memory caches (soak script): each is bounded. */
   cacheSizes(): Record<string, number>;
-  /** Base URL the server listens on, e.g. http://127.0.0.1:3000 */
+  /** Base URL of the server, e.g. http://localhost:3000 (KITTY_BASE_URL, or derived from HOST and PORT: config.ts defaultBaseUrl) */
   url: string;
   /** The database in use, for people (address without password; data folder when embedded). */
   database: string;
@@ -100,7 +100,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       windowSeconds: config.rateLimitWindowSeconds,
       redis: redisStore,
     });
-    let baseUrl = config.baseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    let baseUrl = config.baseUrl ?? defaultBaseUrl(config.host, config.port);
     if (!config.baseUrl && config.port === 0) {
       // Reserve a port first so every URL we hand out is right.
       const net = await import('node:net');
@@ -113,7 +113,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
         });
       });
       config.port = port;
-      baseUrl = `http://${config.host}:${port}`;
+      baseUrl = defaultBaseUrl(config.host, port);
     }
     kittyConfig.baseUrl = baseUrl;
     let oauth: OAuthRouteDeps | undefined;
@@ -169,6 +169,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       oauth,
       rateLimiter,
       baseUrl,
+      baseUrlDerived: !config.baseUrl,
       bodyLimit: config.bodyLimit,
       allowedHosts: config.allowedHosts,
       trustProxy: config.trustProxy,

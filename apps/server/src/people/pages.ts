@@ -4,7 +4,7 @@
  * strict Content-Security-Policy (`script-src 'self'`) applies.
  */
 
-const escapeHtml = (s: string) =>
+export const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** Content-Security-Policy of every page here. */
@@ -38,6 +38,7 @@ ${opts.signedInAs ? `<p>You are signed in as <strong>${escapeHtml(opts.signedInA
 <p class="muted">Kitty is a shared-expense service used by software agents. People sign in to connect apps to their agents and manage them.</p>
 <p id="status" role="status" aria-live="polite"></p>
 <section aria-labelledby="h-passkey"><h2 id="h-passkey">With a passkey</h2>
+<p class="muted" id="uv-note">Your device must confirm it is you (PIN, fingerprint or face) each time: a passkey guards your agents and their money, so security keys without a PIN are not accepted.</p>
 <button type="button" id="passkey-signin" data-return-to="${rt}">Sign in with a passkey</button>
 <form id="passkey-signup" data-return-to="${rt}">
 <fieldset><legend>New here? Create an account with a passkey</legend>

@@ -135,7 +135,7 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
       userID: new TextEncoder().encode(state.humanId!),
       attestationType: 'none',
       excludeCredentials: exclude,
-      authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+      authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
     });
     state.challenge = options.challenge;
     await putState(prisma, reply, baseUrl, 'webauthn', { ...state });
@@ -156,7 +156,7 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
         expectedChallenge: state.challenge,
         expectedOrigin,
         expectedRPID: rpID,
-        requireUserVerification: false,
+        requireUserVerification: true,
       });
     } catch (e) {
       throw validationError('(root)', `The passkey registration could not be verified: ${(e as Error).message}`);
@@ -193,7 +193,7 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
 
   app.post('/auth/passkey/login/options', async (req, reply) => {
     checkSameOrigin(req, baseUrl);
-    const options = await generateAuthenticationOptions({ rpID, userVerification: 'preferred' });
+    const options = await generateAuthenticationOptions({ rpID, userVerification: 'required' });
     await putState(prisma, reply, baseUrl, 'webauthn', { challenge: options.challenge, mode: 'login' });
     return { ok: true, data: options };
   });
@@ -222,7 +222,7 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
           counter: Number(passkey.counter),
           transports: passkey.transports as AuthenticatorTransport[],
         },
-        requireUserVerification: false,
+        requireUserVerification: true,
       });
     } catch (e) {
       throw new ToolError('UNAUTHENTICATED', `The passkey could not be verified: ${(e as Error).message}`);
