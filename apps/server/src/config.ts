@@ -15,6 +15,8 @@ export interface ServerConfig {
   databaseUrl: string | undefined;
   /** KITTY_DATA_DIR, default ./data (embedded database files). */
   dataDir: string;
+  /** KITTY_PG_BIN_DIR: folder with pg_dump/pg_restore of the DATABASE_URL server's major version, for `kitty backup`/`restore` (default: Debian's /usr/lib/postgresql/<major>/bin, then the PATH). */
+  pgBinDir: string | undefined;
   /** KITTY_EMBEDDED_PG_PORT: port of the embedded PostgreSQL; default: the data folder's last port if free, else any free port. */
   embeddedPgPort: number | undefined;
   /** KITTY_BASE_URL, the public address; default http://localhost:PORT on a loopback HOST (passkeys refuse IP addresses), else http://HOST:PORT. */
@@ -135,6 +137,7 @@ const envSchema = z
     DATABASE_URL: url(['postgres:', 'postgresql:']),
     KITTY_DATA_DIR: text,
     KITTY_EMBEDDED_PG_PORT: port(0),
+    KITTY_PG_BIN_DIR: text,
     KITTY_BASE_URL: url(['http:', 'https:']),
     REDIS_URL: url(['redis:', 'rediss:']),
     KITTY_REDIS_PREFIX: z.preprocess(
@@ -232,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     // Relative to where the command was typed (pnpm sets INIT_CWD), so `pnpm start` at the root uses ./data there.
     dataDir: path.resolve(env.INIT_CWD ?? process.cwd(), e.KITTY_DATA_DIR ?? './data'),
     embeddedPgPort: e.KITTY_EMBEDDED_PG_PORT || undefined,
+    pgBinDir: e.KITTY_PG_BIN_DIR,
     baseUrl: e.KITTY_BASE_URL?.replace(/\/+$/, ''),
     redisUrl: e.REDIS_URL,
     redisPrefix: e.KITTY_REDIS_PREFIX,

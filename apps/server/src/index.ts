@@ -67,7 +67,8 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     cleanups.push(() => (supervisor ? supervisor.stop() : database.stop()));
     const databaseUrl = database.url;
     await applyMigrations(databaseUrl);
-    const db = createDb(databaseUrl);
+    // An idle pooled connection that fails (database restarted or gone) is dropped by the pool and logged; checked-out ones: @kitty/db createDb.
+    const db = createDb(databaseUrl, { onPoolError: (err) => log.warn({ err }, 'a pooled database connection was lost') });
     cleanups.push(() => db.close());
 
     const redis = config.redisUrl
