@@ -31,6 +31,7 @@ import type { AbuseLimiter, ServerCallRequest } from './abuse-limits.ts';
 import { loggerOptions } from './logging.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
 import { registerPageHostCheck } from './page-host.ts';
+import { registerFavicon } from './favicon.ts';
 import type { DatabaseHealth } from './health.ts';
 import { registerOAuthRoutes, type OAuthRouteDeps } from './oauth/routes.ts';
 
@@ -236,6 +237,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     wwwAuthenticate: challenge,
   });
   await registerMetadataRoutes(app, deps);
+  registerFavicon(app);
   if (deps.baseUrlDerived) registerPageHostCheck(app, deps.baseUrl);
   await registerAccountRoutes(app, { services: deps.services });
   if (deps.oauth) await registerOAuthRoutes(app, deps.oauth);

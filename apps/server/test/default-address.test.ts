@@ -60,6 +60,14 @@ describe('a server with no base URL on 127.0.0.1', () => {
     }
   });
 
+  it('serves /favicon.ico (browsers ask for it on every page)', async () => {
+    const r = await fetch(`${s.url}/favicon.ico`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('image/x-icon');
+    const bytes = new Uint8Array(await r.arrayBuffer());
+    expect([...bytes.subarray(0, 4)]).toEqual([0, 0, 1, 0]); // ICO header
+  });
+
   it('answers API calls on any loopback name', async () => {
     for (const host of [s.url, `http://127.0.0.1:${port}`]) {
       const r = await fetch(`${host}/v1/tools`);

@@ -38,6 +38,7 @@ import {
   takeState,
   type PeopleDeps,
 } from './web.ts';
+import { passkeyName } from './passkey-names.ts';
 
 /** A configured OpenID Connect provider for sign-in (KITTY_OIDC_*). */
 export interface OidcLoginConfig {
@@ -171,7 +172,8 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
         await tx.human.create({ data: { id: humanId, displayName: state.displayName! } });
         await recordSecurityEvent(tx, { humanId, type: 'signed_up', details: { method: 'passkey' }, origin });
       }
-      const count = await tx.passkey.count({ where: { humanId } });
+      const taken = (await tx.passkey.findMany({ where: { humanId }, select: { name: true } })).map((p) => p.name);
+      const name = passkeyName(info.aaguid, taken);
       await tx.passkey.create({
         data: {
           id: info.credential.id,
@@ -181,10 +183,10 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
           transports: info.credential.transports ?? [],
           deviceType: info.credentialDeviceType,
           backedUp: info.credentialBackedUp,
-          name: `Passkey ${count + 1}`,
+          name,
         },
       });
-      await recordSecurityEvent(tx, { humanId, type: 'passkey_added', details: { passkey_id: info.credential.id }, origin });
+      await recordSecurityEvent(tx, { humanId, type: 'passkey_added', details: { passkey_id: info.credential.id, passkey_name: name }, origin });
       return state.mode === 'signup' ? createSession(tx, humanId, origin) : null;
     });
     if (session) setSessionCookie(reply, baseUrl, session.cookieValue);
