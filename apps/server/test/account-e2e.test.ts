@@ -95,7 +95,7 @@ describe('the account page in a browser', () => {
     await page.getByRole('link', { name: 'Sign in' }).click();
     await page.waitForURL(/\/signin\?return_to=%2Faccount/);
     await page.getByLabel('Your name').fill('Robin');
-    await page.getByRole('button', { name: 'Create a passkey' }).click();
+    await page.getByRole('button', { name: 'Create an account with a passkey' }).click();
     await page.waitForURL(`${base}/account`);
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     await page.getByText('You have no agents yet.').waitFor();

@@ -135,7 +135,8 @@ describe('the CLI', () => {
     expect(await cli(['--version'])).toMatchObject({ code: 0, stdout: `${rootPackage.version}\n` });
     const help = (await cli(['--help'])).stdout;
     expect(help).toMatch(/^usage: kitty \[serve \| migrate \| verify \| backup FILE \| restore FILE\]/);
-    for (const command of ['serve', 'migrate', 'verify', 'backup FILE', 'restore FILE']) expect(help).toMatch(new RegExp(`^  ${command} `, 'm'));
+    for (const command of ['serve', 'migrate', 'verify', 'backup FILE', 'restore FILE'])
+      expect(help).toMatch(new RegExp(`^  ${command} `, 'm'));
   });
 
   it('an unknown option, two commands, an unknown command or bad configuration exit 2 saying why', async () => {
@@ -145,7 +146,10 @@ describe('the CLI', () => {
     expect(option.stderr).toContain('usage: kitty');
     expect(await cli(['serve', 'migrate'])).toMatchObject({ code: 2, stderr: expect.stringContaining('one command at a time') });
     expect(await cli(['backup'])).toMatchObject({ code: 2, stderr: expect.stringContaining('backup takes one FILE, got: none') });
-    expect(await cli(['restore', 'a', 'b'])).toMatchObject({ code: 2, stderr: expect.stringContaining('restore takes one FILE, got: a b') });
+    expect(await cli(['restore', 'a', 'b'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('restore takes one FILE, got: a b'),
+    });
     expect(await cli(['nope'])).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown command "nope"') });
     const config = await cli(['migrate'], { KITTY_RATE_LIMIT: 'ten' });
     expect(config.code).toBe(2);

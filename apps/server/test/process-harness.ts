@@ -48,7 +48,10 @@ export async function kittyCli(args: string[], env: NodeJS.ProcessEnv): Promise<
 
 export interface ServerProcess {
   child: ChildProcess;
+  /** Where the server listens: http://127.0.0.1:PORT. */
   url: string;
+  /** The address the start-up banner prints ("Serving on …"): the base URL people are told to use. */
+  printedUrl: string;
   output(): string;
   /** Registers an agent; returns its API key. */
   register(prefix: string): Promise<string>;
@@ -95,6 +98,7 @@ export async function startServerProcess(env: NodeJS.ProcessEnv): Promise<Server
   return {
     child,
     url,
+    printedUrl: /Serving on (\S+)/.exec(out)![1]!,
     output: () => out,
     async register(prefix) {
       const r = await post('/v1/agents', { handle: `${prefix}-${randomUUID().slice(0, 8)}`, display_name: prefix });

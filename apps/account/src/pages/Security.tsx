@@ -23,7 +23,9 @@ const EVENT_LABELS: Record<string, string> = {
 function eventDetail(details: Record<string, unknown>): string {
   const parts: string[] = [];
   if (typeof details.key_prefix === 'string')
-    parts.push(`key ${typeof details.key_label === 'string' ? `“${details.key_label}” (${details.key_prefix}…)` : `${details.key_prefix}…`}`);
+    parts.push(
+      `key ${typeof details.key_label === 'string' ? `“${details.key_label}” (${details.key_prefix}…)` : `${details.key_prefix}…`}`,
+    );
   if (typeof details.new_key_prefix === 'string') parts.push(`new key ${details.new_key_prefix}…`);
   if (typeof details.client_name === 'string') parts.push(details.client_name);
   if (typeof details.previous_name === 'string') parts.push(`was ${details.previous_name}`);

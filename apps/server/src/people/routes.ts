@@ -26,7 +26,8 @@ import {
 } from '@simplewebauthn/server';
 import * as oidc from 'openid-client';
 import { ToolError, createSession, destroySession, recordSecurityEvent, SESSION_COOKIE } from '@kitty/core';
-import { PAGE_CSP, SIGNIN_SCRIPT, renderErrorPage, renderSignInPage } from './pages.ts';
+import { PAGE_CSP, PAGES_CSS, renderErrorPage, renderSignInPage } from './pages.ts';
+import { CONSENT_SCRIPT, SIGNIN_SCRIPT } from './page-scripts.ts';
 import {
   checkSameOrigin,
   clearSessionCookie,
@@ -93,6 +94,14 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
   );
   app.get('/auth/assets/signin.js', async (_req, reply) =>
     reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'no-cache').send(SIGNIN_SCRIPT),
+  );
+  app.get('/auth/assets/consent.js', async (_req, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'no-cache').send(CONSENT_SCRIPT),
+  );
+  // The account page's own stylesheet (apps/account/src/styles.css), so sign-in and consent look like it.
+  const stylesheet = `${await readFile(path.join(path.dirname(require.resolve('@kitty/account/package.json')), 'src', 'styles.css'), 'utf8')}${PAGES_CSS}`;
+  app.get('/auth/assets/kitty.css', async (_req, reply) =>
+    reply.type('text/css; charset=utf-8').header('Cache-Control', 'no-cache').send(stylesheet),
   );
 
   app.get<{ Querystring: { return_to?: string } }>('/signin', async (req, reply) => {
@@ -186,7 +195,12 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
           name,
         },
       });
-      await recordSecurityEvent(tx, { humanId, type: 'passkey_added', details: { passkey_id: info.credential.id, passkey_name: name }, origin });
+      await recordSecurityEvent(tx, {
+        humanId,
+        type: 'passkey_added',
+        details: { passkey_id: info.credential.id, passkey_name: name },
+        origin,
+      });
       return state.mode === 'signup' ? createSession(tx, humanId, origin) : null;
     });
     if (session) setSessionCookie(reply, baseUrl, session.cookieValue);
