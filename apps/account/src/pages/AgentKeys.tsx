@@ -13,7 +13,7 @@ const EXPIRY_CHOICES = [
 ];
 
 /** A key as people know it: “label” (kitty_ab12…), or its prefix alone. */
-export function keyName(k: { label: string | null; prefix: string }): string {
+function keyName(k: { label: string | null; prefix: string }): string {
   return k.label ? `“${k.label}” (${k.prefix}…)` : `${k.prefix}…`;
 }
 
@@ -57,8 +57,8 @@ export function AgentKeysPage({ agentId }: { agentId: string }) {
       </p>
       <h1>{agent ? `Keys of ${agent.display_name}` : 'Agent keys'}</h1>
       <p className="lead">
-        Every key lets a program act as {handle}. Read-only keys can call read tools only. A rotated key keeps working for 10 minutes, then
-        stops; a revoked key stops at once.
+        Every key lets a program act as <span className="nowrap">{handle}</span>. Read-only keys can call read tools only. A rotated key
+        keeps working for 10 minutes, then stops; a revoked key stops at once.
       </p>
       <ErrorNote error={keys.error ?? rotate.error ?? revoke.error} />
       {revoked ? (

@@ -153,7 +153,12 @@ export function SecurityPage() {
                 </p>
                 <p className="meta-line">
                   <When iso={e.created_at} />
-                  {e.agent_handle ? <span> · @{e.agent_handle}</span> : null}
+                  {e.agent_handle ? (
+                    <span>
+                      {' · '}
+                      <span className="nowrap">@{e.agent_handle}</span>
+                    </span>
+                  ) : null}
                   <span> · IP {e.ip ?? 'unknown'}</span>
                 </p>
               </li>
