@@ -4,10 +4,12 @@
 # command works on a fresh machine:
 #   chromium  the browser tests (account page, passkey sign-in, OAuth consent) through playwright-core
 #   haproxy   the two-instance test and its benchmark (they start haproxy themselves on free ports)
+#   postgresql-client  pg_dump/pg_restore for the backup round trip through DATABASE_URL (the test server's major)
 set -eu
 missing=
 [ -x /usr/bin/chromium ] || missing="$missing chromium"
 command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing="$missing haproxy"
+command -v pg_dump >/dev/null 2>&1 || missing="$missing postgresql-client"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "Installing Debian's$missing for the tests…"

@@ -15,9 +15,11 @@ export interface ServerConfig {
   databaseUrl: string | undefined;
   /** KITTY_DATA_DIR, default ./data (embedded database files). */
   dataDir: string;
+  /** KITTY_PG_BIN_DIR: folder with pg_dump/pg_restore of the DATABASE_URL server's major version, for `kitty backup`/`restore` (default: Debian's /usr/lib/postgresql/<major>/bin, then the PATH). */
+  pgBinDir: string | undefined;
   /** KITTY_EMBEDDED_PG_PORT: port of the embedded PostgreSQL; default: the data folder's last port if free, else any free port. */
   embeddedPgPort: number | undefined;
-  /** KITTY_BASE_URL, the public address; default http://HOST:PORT. */
+  /** KITTY_BASE_URL, the public address; default http://localhost:PORT on a loopback HOST (passkeys refuse IP addresses), else http://HOST:PORT. */
   baseUrl: string | undefined;
   /** REDIS_URL; when set, rate-limit counters live in Redis (shared by instances). */
   redisUrl: string | undefined;
@@ -147,6 +149,7 @@ const envSchema = z
     DATABASE_URL: url(['postgres:', 'postgresql:']),
     KITTY_DATA_DIR: text,
     KITTY_EMBEDDED_PG_PORT: port(0),
+    KITTY_PG_BIN_DIR: text,
     KITTY_BASE_URL: url(['http:', 'https:']),
     REDIS_URL: url(['redis:', 'rediss:']),
     KITTY_REDIS_PREFIX: z.preprocess(
@@ -206,6 +209,22 @@ const envSchema = z
     }
   });
 
+/** True for the loopback addresses a person reaches as `localhost` (127.0.0.0/8, ::1, localhost itself). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/**
+ * The base URL when KITTY_BASE_URL is not set: `http://localhost:PORT` when Kitty listens on a
+ * loopback address (browsers refuse passkeys on IP addresses: the WebAuthn RP ID must be a domain,
+ * and localhost is a secure context), else `http://HOST:PORT` (IPv6 in brackets).
+ */
+export function defaultBaseUrl(host: string, port: number): string {
+  if (isLoopbackHost(host)) return `http://localhost:${port}`;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 /** Variables whose values are never echoed in errors (URLs may carry passwords; the rest are secrets). */
 const SECRET = /_URL$|_SECRET$|_JWKS$|_COOKIE_KEYS$|_CLIENTS$/;
 
@@ -237,6 +256,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     // Relative to where the command was typed (pnpm sets INIT_CWD), so `pnpm start` at the root uses ./data there.
     dataDir: path.resolve(env.INIT_CWD ?? process.cwd(), e.KITTY_DATA_DIR ?? './data'),
     embeddedPgPort: e.KITTY_EMBEDDED_PG_PORT || undefined,
+    pgBinDir: e.KITTY_PG_BIN_DIR,
     baseUrl: e.KITTY_BASE_URL?.replace(/\/+$/, ''),
     redisUrl: e.REDIS_URL,
     redisPrefix: e.KITTY_REDIS_PREFIX,

@@ -33,6 +33,8 @@ import type { AbuseLimiter, ServerCallRequest } from './abuse-limits.ts';
 import { loggerOptions } from './logging.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
 import { registerCompression } from './compression.ts';
+import { registerPageHostCheck } from './page-host.ts';
+import { registerFavicon } from './favicon.ts';
 import type { DatabaseHealth } from './health.ts';
 import { registerOAuthRoutes, type OAuthRouteDeps } from './oauth/routes.ts';
 import { receiptBodyLimit } from './receipts.ts';
@@ -54,6 +56,8 @@ export interface AppDeps {
   authenticator: { authenticate(token: string): Promise<AuthInfo> };
   rateLimiter: KittyRateLimiter;
   baseUrl: string;
+  /** The base URL was derived from HOST and PORT (no KITTY_BASE_URL): people's pages opened through another host name explain which address to use (page-host.ts). */
+  baseUrlDerived?: boolean;
   bodyLimit: number;
   allowedHosts: string[];
   /**
@@ -253,6 +257,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     wwwAuthenticate: challenge,
   });
   await registerMetadataRoutes(app, deps);
+  registerFavicon(app);
+  if (deps.baseUrlDerived) registerPageHostCheck(app, deps.baseUrl);
   await registerAccountRoutes(app, { services: deps.services });
   if (deps.oauth) await registerOAuthRoutes(app, deps.oauth);
   return app;

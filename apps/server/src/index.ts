@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { createDb, applyMigrations } from '@kitty/db';
 import { appRouter, buildRegistry, pruneEvents, runRecurrences, type Services, type Registry } from '@kitty/core';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type ServerConfig } from './config.ts';
+import { defaultBaseUrl, loadConfig, type ServerConfig } from './config.ts';
 import { ApiKeyAuthenticator } from './auth.ts';
 import { KittyRateLimiter } from './rate-limit.ts';
 import { buildApp } from './http.ts';
@@ -33,7 +33,7 @@ export interface RunningKitty {
   inboxCache: InboxSummaryCache;
   /** Entry counts of the in-memory caches (soak script): each is bounded. */
   cacheSizes(): Record<string, number>;
-  /** Base URL the server listens on, e.g. http://127.0.0.1:3000 */
+  /** Base URL of the server, e.g. http://localhost:3000 (KITTY_BASE_URL, or derived from HOST and PORT: config.ts defaultBaseUrl) */
   url: string;
   /** The database in use, for people (address without password; data folder when embedded). */
   database: string;
@@ -69,7 +69,8 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     cleanups.push(() => (supervisor ? supervisor.stop() : database.stop()));
     const databaseUrl = database.url;
     await applyMigrations(databaseUrl);
-    const db = createDb(databaseUrl);
+    // An idle pooled connection that fails (database restarted or gone) is dropped by the pool and logged; checked-out ones: @kitty/db createDb.
+    const db = createDb(databaseUrl, { onPoolError: (err) => log.warn({ err }, 'a pooled database connection was lost') });
     cleanups.push(() => db.close());
 
     const redis = config.redisUrl
@@ -111,7 +112,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       windowSeconds: config.rateLimitWindowSeconds,
       redis: redisStore,
     });
-    let baseUrl = config.baseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    let baseUrl = config.baseUrl ?? defaultBaseUrl(config.host, config.port);
     if (!config.baseUrl && config.port === 0) {
       // Reserve a port first so every URL we hand out is right.
       const net = await import('node:net');
@@ -124,7 +125,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
         });
       });
       config.port = port;
-      baseUrl = `http://${config.host}:${port}`;
+      baseUrl = defaultBaseUrl(config.host, port);
     }
     kittyConfig.baseUrl = baseUrl;
     let oauth: OAuthRouteDeps | undefined;
@@ -181,6 +182,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       eventStreamsPerCredential: config.eventStreamsPerCredential,
       rateLimiter,
       baseUrl,
+      baseUrlDerived: !config.baseUrl,
       bodyLimit: config.bodyLimit,
       allowedHosts: config.allowedHosts,
       trustProxy: config.trustProxy,

@@ -1,7 +1,7 @@
 /**
  * CLI: `serve` (default) starts Kitty; `migrate` applies migrations to DATABASE_URL (or the
  * embedded database) and exits; `verify` recomputes the ledger from history and exits 1 on any
- * mismatch. `serve` shuts down in order on SIGINT/SIGTERM (see RunningKitty.close) and exits 0.
+ * mismatch; `backup FILE` and `restore FILE` (backup-cli.ts) copy the database out and back in. `serve` shuts down in order on SIGINT/SIGTERM (see RunningKitty.close) and exits 0.
  * `migrate` and `verify` use the embedded database of KITTY_DATA_DIR: the server's, if one is
  * running for that folder (left running), else started for the command and stopped after it.
  * Arguments are parsed by node:util parseArgs; `--help` and `--version` print and exit 0, anything
@@ -11,16 +11,22 @@ import { parseArgs } from 'node:util';
 import { startKitty, loadConfig } from './index.ts';
 import { ConfigError } from './config.ts';
 import { openDatabase } from './database.ts';
-import { applyMigrations, createDb } from '@kitty/db';
+import { applyMigrations, createDb, RestoreRefused } from '@kitty/db';
+import { runBackup, runRestore } from './backup-cli.ts';
 import { KITTY_VERSION, verifyLedger } from '@kitty/core';
 
-const USAGE = `usage: kitty [serve | migrate | verify] [--help] [--version]
-  serve     start the server (default)
-  migrate   apply pending migrations to DATABASE_URL or the embedded database, then exit
-  verify    recompute every balance from history and check the ledger; exit 1 on a mismatch
-Configuration comes from the environment (README "Configuration").`;
+const USAGE = `usage: kitty [serve | migrate | verify | backup FILE | restore FILE] [--help] [--version]
+  serve          start the server (default)
+  migrate        apply pending migrations to DATABASE_URL or the embedded database, then exit
+  verify         recompute every balance from history and check the ledger; exit 1 on a mismatch
+  backup FILE    write an online, consistent backup of everything Kitty keeps to FILE (new file)
+  restore FILE   restore FILE into an empty data folder (KITTY_DATA_DIR) or empty DATABASE_URL database
+Configuration comes from the environment (README "Configuration"); backups: docs/operations.md.`;
 
-function parseCommand(): string {
+/** Commands that take a file argument. */
+const WITH_FILE = ['backup', 'restore'];
+
+function parseCommand(): { command: string; file: string | undefined } {
   let parsed;
   try {
     parsed = parseArgs({
@@ -39,14 +45,22 @@ function parseCommand(): string {
     console.log(KITTY_VERSION);
     process.exit(0);
   }
+  const [command = 'serve', file, ...rest] = parsed.positionals;
+  if (WITH_FILE.includes(command)) {
+    if (!file || rest.length) {
+      console.error(`${command} takes one FILE, got: ${parsed.positionals.slice(1).join(' ') || 'none'}\n${USAGE}`);
+      process.exit(2);
+    }
+    return { command, file };
+  }
   if (parsed.positionals.length > 1) {
     console.error(`one command at a time, got: ${parsed.positionals.join(' ')}\n${USAGE}`);
     process.exit(2);
   }
-  return parsed.positionals[0] ?? 'serve';
+  return { command, file: undefined };
 }
 
-const command = parseCommand();
+const { command, file } = parseCommand();
 
 // The ./kitty launcher tunes glibc malloc for this process through environment variables it names in
 // KITTY_LAUNCHER_ENV (glibc has read them by now); child processes (the embedded PostgreSQL) get the defaults.
@@ -77,6 +91,19 @@ async function main(): Promise<void> {
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
     return;
+  }
+  if (command === 'backup' || command === 'restore') {
+    const config = loadConfig();
+    try {
+      await (command === 'backup' ? runBackup : runRestore)(config, file!, (line) => console.log(line));
+    } catch (e) {
+      if (e instanceof RestoreRefused || (e instanceof Error && /holds no Kitty database|exists; choose a new file/.test(e.message))) {
+        console.error(`${command}: ${e.message}`);
+        process.exit(2);
+      }
+      throw e;
+    }
+    process.exit(0);
   }
   if (command === 'migrate' || command === 'verify') {
     const config = loadConfig();

@@ -95,7 +95,7 @@ describe('the account page in a browser', () => {
     await page.getByRole('link', { name: 'Sign in' }).click();
     await page.waitForURL(/\/signin\?return_to=%2Faccount/);
     await page.getByLabel('Your name').fill('Robin');
-    await page.getByRole('button', { name: 'Create a passkey' }).click();
+    await page.getByRole('button', { name: 'Create an account with a passkey' }).click();
     await page.waitForURL(`${base}/account`);
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     await page.getByText('You have no agents yet.').waitFor();
@@ -156,8 +156,17 @@ describe('the account page in a browser', () => {
 
     // Revoke the new key: 401 at once.
     const newRow = page.getByRole('listitem').filter({ hasText: 'dashboard' }).filter({ hasNotText: 'rotated' });
+    await newRow.getByRole('button', { name: 'Revoke' }).click();
+    // Dialogs name the key by its label and prefix.
+    await page.getByRole('dialog', { name: /^Revoke key “dashboard” \(kitty_\w+…\)\?$/ }).waitFor();
+    await page.keyboard.press('Escape');
     await confirm(newRow.getByRole('button', { name: 'Revoke' }), 'Revoke now');
     await newRow.waitFor({ state: 'detached' });
+    // The key does not vanish without a word.
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Key “dashboard” \(kitty_\w+…\) revoked/ })
+      .waitFor();
     const revoked = await rest('get_me', rotatedKey);
     expect(revoked.status).toBe(401);
     expect(revoked.json.error.code).toBe('UNAUTHENTICATED');
@@ -251,7 +260,7 @@ describe('the account page in a browser', () => {
     authenticatorId = await addVirtualPasskeyDevice(cdp);
     await page.getByRole('button', { name: 'Add a passkey' }).click();
     await page.getByText('Passkey added.').waitFor();
-    await page.getByRole('listitem').filter({ hasText: 'Passkey 2' }).waitFor();
+    await page.getByRole('list', { name: 'Your passkeys' }).getByRole('listitem').filter({ hasText: 'Passkey 2' }).waitFor();
     const log = page.getByRole('list', { name: 'Security events, newest first' });
     for (const what of [
       'Signed up',

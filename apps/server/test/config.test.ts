@@ -133,7 +133,10 @@ describe('loadConfig', () => {
 describe('the CLI', () => {
   it('--version prints the version of package.json; --help the usage', async () => {
     expect(await cli(['--version'])).toMatchObject({ code: 0, stdout: `${rootPackage.version}\n` });
-    expect((await cli(['--help'])).stdout).toMatch(/^usage: kitty \[serve \| migrate \| verify\]/);
+    const help = (await cli(['--help'])).stdout;
+    expect(help).toMatch(/^usage: kitty \[serve \| migrate \| verify \| backup FILE \| restore FILE\]/);
+    for (const command of ['serve', 'migrate', 'verify', 'backup FILE', 'restore FILE'])
+      expect(help).toMatch(new RegExp(`^  ${command} `, 'm'));
   });
 
   it('an unknown option, two commands, an unknown command or bad configuration exit 2 saying why', async () => {
@@ -142,6 +145,11 @@ describe('the CLI', () => {
     expect(option.stderr).toContain("Unknown option '--bogus'");
     expect(option.stderr).toContain('usage: kitty');
     expect(await cli(['serve', 'migrate'])).toMatchObject({ code: 2, stderr: expect.stringContaining('one command at a time') });
+    expect(await cli(['backup'])).toMatchObject({ code: 2, stderr: expect.stringContaining('backup takes one FILE, got: none') });
+    expect(await cli(['restore', 'a', 'b'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('restore takes one FILE, got: a b'),
+    });
     expect(await cli(['nope'])).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown command "nope"') });
     const config = await cli(['migrate'], { KITTY_RATE_LIMIT: 'ten' });
     expect(config.code).toBe(2);

@@ -87,7 +87,7 @@ describe('connecting an MCP client in a browser', () => {
         await page.waitForURL(/\/signin\?return_to=/);
         await expectAccessible(page, 'sign-in page');
         await page.getByLabel('Your name').fill('Robin');
-        await page.getByRole('button', { name: 'Create a passkey' }).click();
+        await page.getByRole('button', { name: 'Create an account with a passkey' }).click();
         await page.waitForURL(/\/oauth\/consent\//);
         await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toContain('Browser test MCP client');
         await expectAccessible(page, 'consent page');

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FastifyRequest } from 'fastify';
 import { checkCsrfToken, checkSameOrigin, csrfToken, safeReturnTo } from '../src/people/web.ts';
+import { passkeyName } from '../src/people/passkey-names.ts';
 
 const req = (headers: Record<string, string | undefined>) => ({ headers }) as unknown as FastifyRequest;
 
@@ -50,5 +51,15 @@ describe('CSRF tokens', () => {
     expect(checkCsrfToken('secret', 'session-1', 'consent:other', t)).toBe(false);
     expect(checkCsrfToken('other-secret', 'session-1', 'consent:abc', t)).toBe(false);
     expect(checkCsrfToken('secret', 'session-1', 'consent:abc', undefined)).toBe(false);
+  });
+});
+
+describe('passkeyName', () => {
+  it("names a passkey after its authenticator's AAGUID, numbering repeats; unknown or zero AAGUIDs are 'Passkey'", () => {
+    expect(passkeyName('fbfc3007-154e-4ecc-8c0b-6e020557d7bd', [])).toBe('Apple Passwords');
+    expect(passkeyName('EA9B8D66-4D01-1D21-3CE4-B6B48CB575D4', [])).toBe('Google Password Manager');
+    expect(passkeyName('ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4', ['Google Password Manager'])).toBe('Google Password Manager 2');
+    expect(passkeyName('00000000-0000-0000-0000-000000000000', ['Passkey', 'Passkey 2'])).toBe('Passkey 3');
+    expect(passkeyName(undefined, [])).toBe('Passkey');
   });
 });

@@ -195,7 +195,7 @@ export function isDatabaseUnavailable(e: unknown): boolean {
     return true;
   const msg = String(anyE.message ?? '');
   if (
-    /Connection terminated|ECONNREFUSED|ECONNRESET|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command/i.test(
+    /Connection terminated|ECONNREFUSED|ECONNRESET|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down|in recovery mode|not yet accepting connections)|terminating connection due to (administrator command|unexpected postmaster exit)|Database error\. Code: `(08[0-9A-Z]{3}|57P0[123])`/i.test(
       msg,
     )
   )

@@ -165,8 +165,12 @@ describe('agents and keys', () => {
     await alice.api.keys.revoke({ key_id: rw.key.key_id });
     expect(await h.services.prisma.apiKey.findUnique({ where: { id: rw.key.key_id } })).toBeNull();
     expect(changed).toEqual([agent.agent_id]);
-    const types = (await alice.api.securityLog({})).events.map((e) => e.type);
-    expect(types.slice(0, 4)).toEqual(['key_revoked', 'key_rotated', 'key_created', 'key_created']);
+    const events = (await alice.api.securityLog({})).events;
+    expect(events.slice(0, 4).map((e) => e.type)).toEqual(['key_revoked', 'key_rotated', 'key_created', 'key_created']);
+    // Keys are named in the log by their label when they have one, always by prefix.
+    expect(events[1]!.details).toMatchObject({ key_label: 'dashboard', key_prefix: ro.key.prefix });
+    expect(events[3]!.details).toMatchObject({ key_label: 'dashboard', key_prefix: ro.key.prefix });
+    expect(events[0]!.details).not.toHaveProperty('key_label');
   });
 
   it('claims a headless agent with its current key; refuses malformed, rotated, foreign-owned and own agents', async () => {
@@ -230,6 +234,7 @@ describe('two people', () => {
       () => bob.api.keys.revoke({ key_id: aKey.key_id }),
       () => bob.api.apps.disconnect({ connection_id: grant }),
       () => bob.api.passkeys.remove({ passkey_id: alicePasskey.passkey_id }),
+      () => bob.api.passkeys.rename({ passkey_id: alicePasskey.passkey_id, name: 'mine now' }),
     ];
     for (const attempt of attempts) expect((await failure(attempt())).kittyCode).toBe('NOT_FOUND');
 
@@ -284,6 +289,22 @@ describe('connected apps, passkeys, overview', () => {
     expect(changed).toEqual([agent.agent_id]);
     expect((await alice.api.securityLog({})).events[0]).toMatchObject({ type: 'app_disconnected' });
     expect((await failure(alice.api.apps.disconnect({ connection_id: g1 }))).kittyCode).toBe('NOT_FOUND');
+  });
+
+  it('renames a passkey (trimmed, 1-60 characters, no control characters), logged with the old name', async () => {
+    const alice = await person('Alice');
+    const [p] = (await alice.api.passkeys.list()).passkeys;
+    expect(await alice.api.passkeys.rename({ passkey_id: p!.passkey_id, name: '  Work laptop ' })).toEqual({
+      passkey_id: p!.passkey_id,
+      name: 'Work laptop',
+    });
+    expect((await alice.api.passkeys.list()).passkeys[0]!.name).toBe('Work laptop');
+    for (const name of ['', '   ', 'x'.repeat(61), 'tab\there', 'nul\u0000']) {
+      const bad = await failure(alice.api.passkeys.rename({ passkey_id: p!.passkey_id, name }));
+      expect(bad.kittyCode, JSON.stringify(name)).toBe('VALIDATION_ERROR');
+    }
+    const [event] = (await alice.api.securityLog({})).events;
+    expect(event).toMatchObject({ type: 'passkey_renamed', details: { passkey_name: 'Work laptop', previous_name: p!.name } });
   });
 
   it('removes a passkey but never the last way to sign in', async () => {

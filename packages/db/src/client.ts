@@ -45,6 +45,12 @@ export function createDb(databaseUrl: string, opts: { poolMax?: number; onPoolEr
   pool.on('connect', (c) => {
     open.add(c);
     c.once('end', () => open.delete(c));
+    // The pool listens for errors only while a client is idle. A client checked out (by Prisma's
+    // transactions, applyBatch, a raw query) whose server goes away between two queries (57P01 after
+    // a postmaster crash, a dropped socket) emits 'error' with no active query to fail: without a
+    // listener that would crash the process (STACK-NOTES). Its next query fails instead, which the
+    // caller maps to SERVICE_UNAVAILABLE, and the pool discards it on release (not queryable).
+    c.on('error', () => {});
   });
   let closing: Promise<void> | undefined;
   return {

@@ -234,6 +234,7 @@ export async function startEmbeddedPostgres(opts: {
 /** Creates database `kitty` if missing. `base`: URL without the database name. */
 async function ensureKittyDatabase(base: string): Promise<void> {
   const client = new pg.Client({ connectionString: `${base}/postgres` });
+  client.on('error', () => {}); // a dropped connection fails the running query; unhandled, its 'error' event would end the process
   await client.connect();
   try {
     const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = 'kitty'");

@@ -10,3 +10,13 @@ export { createDb, type Db } from './client.ts';
 export { applyMigrations } from './migrate/apply.ts';
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded.ts';
 export { createTestDatabase } from './testing.ts';
+export {
+  backupDatabase,
+  checkBackup,
+  restoreDataFolder,
+  restoreLogical,
+  isDatabaseEmpty,
+  RestoreRefused,
+  readManifest,
+  type BackupManifest,
+} from './backup/index.ts';

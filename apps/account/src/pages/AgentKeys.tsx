@@ -12,6 +12,11 @@ const EXPIRY_CHOICES = [
   { value: '365', label: 'In a year' },
 ];
 
+/** A key as people know it: “label” (kitty_ab12…), or its prefix alone. */
+function keyName(k: { label: string | null; prefix: string }): string {
+  return k.label ? `“${k.label}” (${k.prefix}…)` : `${k.prefix}…`;
+}
+
 /** Keys of one agent: list, create (read-only or read+write, optional expiry), rotate, revoke. */
 export function AgentKeysPage({ agentId }: { agentId: string }) {
   const trpc = useTRPC();
@@ -41,20 +46,26 @@ export function AgentKeysPage({ agentId }: { agentId: string }) {
       },
     }),
   );
+  const [revoked, setRevoked] = useState<string | null>(null);
   const revoke = useMutation(trpc.keys.revoke.mutationOptions({ onSuccess: refresh }));
   const handle = agent ? `@${agent.handle}` : 'this agent';
 
   return (
     <>
       <p className="crumbs">
-        <Link to="/account/agents">My agents</Link> / {agent ? handle : '…'}
+        <Link to="/account/agents">My agents</Link> / <span className="nowrap">{agent ? handle : '…'}</span>
       </p>
       <h1>{agent ? `Keys of ${agent.display_name}` : 'Agent keys'}</h1>
       <p className="lead">
-        Every key lets a program act as {handle}. Read-only keys can call read tools only. A rotated key keeps working for 10 minutes, then
-        stops; a revoked key stops at once.
+        Every key lets a program act as <span className="nowrap">{handle}</span>. Read-only keys can call read tools only. A rotated key
+        keeps working for 10 minutes, then stops; a revoked key stops at once.
       </p>
       <ErrorNote error={keys.error ?? rotate.error ?? revoke.error} />
+      {revoked ? (
+        <p className="note ok" role="status">
+          Key {revoked} revoked: programs using it are refused from now on.
+        </p>
+      ) : null}
       {secret ? <SecretOnce title={secret.title} secret={secret.key} onDone={() => setSecret(null)} /> : null}
       {keys.isPending ? (
         <Loading label="Loading keys" />
@@ -109,7 +120,7 @@ export function AgentKeysPage({ agentId }: { agentId: string }) {
                   <ConfirmButton
                     label="Rotate"
                     className="secondary"
-                    title={`Rotate key ${k.prefix}…?`}
+                    title={`Rotate key ${keyName(k)}?`}
                     confirmLabel="Rotate key"
                     disabled={rotate.isPending}
                     onConfirm={() => rotate.mutate({ key_id: k.key_id })}
@@ -122,10 +133,13 @@ export function AgentKeysPage({ agentId }: { agentId: string }) {
                 ) : null}
                 <ConfirmButton
                   label="Revoke"
-                  title={`Revoke key ${k.prefix}…?`}
+                  title={`Revoke key ${keyName(k)}?`}
                   confirmLabel="Revoke now"
                   disabled={revoke.isPending}
-                  onConfirm={() => revoke.mutate({ key_id: k.key_id })}
+                  onConfirm={() => {
+                    setRevoked(null);
+                    revoke.mutate({ key_id: k.key_id }, { onSuccess: () => setRevoked(keyName(k)) });
+                  }}
                 >
                   <p>Programs using this key are refused from the next request on. This cannot be undone.</p>
                 </ConfirmButton>

@@ -134,7 +134,7 @@ export function AgentsPage() {
           <ErrorNote error={claim.error} />
           {claim.data ? (
             <p className="note ok" role="status">
-              @{claim.data.agent.handle} is now yours.
+              <span className="nowrap">@{claim.data.agent.handle}</span> is now yours.
             </p>
           ) : null}
           <button type="submit" disabled={claim.isPending}>

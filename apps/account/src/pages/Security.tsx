@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient, useInfiniteQuery } from '@tansta
 import { useTRPC } from '../trpc.ts';
 import { addPasskey } from '../passkey.ts';
 import { ConfirmButton, Empty, ErrorNote, Loading, When } from '../ui.tsx';
+import { RenameButton } from '../rename.tsx';
 
 const EVENT_LABELS: Record<string, string> = {
   signed_up: 'Signed up',
@@ -9,6 +10,7 @@ const EVENT_LABELS: Record<string, string> = {
   signed_out: 'Signed out',
   passkey_added: 'Passkey added',
   passkey_removed: 'Passkey removed',
+  passkey_renamed: 'Passkey renamed',
   agent_created: 'Agent created',
   agent_claimed: 'Agent claimed',
   key_created: 'Key created',
@@ -20,9 +22,13 @@ const EVENT_LABELS: Record<string, string> = {
 
 function eventDetail(details: Record<string, unknown>): string {
   const parts: string[] = [];
-  if (typeof details.key_prefix === 'string') parts.push(`key ${details.key_prefix}…`);
+  if (typeof details.key_prefix === 'string')
+    parts.push(
+      `key ${typeof details.key_label === 'string' ? `“${details.key_label}” (${details.key_prefix}…)` : `${details.key_prefix}…`}`,
+    );
   if (typeof details.new_key_prefix === 'string') parts.push(`new key ${details.new_key_prefix}…`);
   if (typeof details.client_name === 'string') parts.push(details.client_name);
+  if (typeof details.previous_name === 'string') parts.push(`was ${details.previous_name}`);
   if (typeof details.passkey_name === 'string') parts.push(details.passkey_name);
   if (typeof details.method === 'string') parts.push(`with ${details.method}`);
   return parts.join(', ');
@@ -41,6 +47,7 @@ export function SecurityPage() {
     void qc.invalidateQueries({ queryKey: trpc.securityLog.pathKey() });
   };
   const remove = useMutation(trpc.passkeys.remove.mutationOptions({ onSuccess: refresh }));
+  const rename = useMutation(trpc.passkeys.rename.mutationOptions({ onSuccess: refresh }));
   const add = useMutation({ mutationFn: addPasskey, onSuccess: refresh });
   const events = log.data?.pages.flatMap((p) => p.events) ?? [];
   const count = (methods.data?.passkeys.length ?? 0) + (methods.data?.identities.length ?? 0);
@@ -81,6 +88,12 @@ export function SecurityPage() {
                   </div>
                 </dl>
                 <div className="actions">
+                  <RenameButton
+                    title={`Rename passkey “${p.name}”`}
+                    current={p.name}
+                    disabled={rename.isPending}
+                    onRename={(name) => rename.mutate({ passkey_id: p.passkey_id, name })}
+                  />
                   {count > 1 ? (
                     <ConfirmButton
                       label="Remove"
@@ -109,7 +122,7 @@ export function SecurityPage() {
           </ul>
         ) : null}
         <div className="stack">
-          <ErrorNote error={add.error} />
+          <ErrorNote error={add.error ?? rename.error} />
           {add.isSuccess ? (
             <p className="note ok" role="status">
               Passkey added.
@@ -140,7 +153,12 @@ export function SecurityPage() {
                 </p>
                 <p className="meta-line">
                   <When iso={e.created_at} />
-                  {e.agent_handle ? <span> · @{e.agent_handle}</span> : null}
+                  {e.agent_handle ? (
+                    <span>
+                      {' · '}
+                      <span className="nowrap">@{e.agent_handle}</span>
+                    </span>
+                  ) : null}
                   <span> · IP {e.ip ?? 'unknown'}</span>
                 </p>
               </li>

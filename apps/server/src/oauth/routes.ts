@@ -198,6 +198,7 @@ export async function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoute
               ...consentView(c),
               error,
               values: {
+                agent: typeof body.agent === 'string' ? body.agent : undefined,
                 handle: typeof body.handle === 'string' ? body.handle : undefined,
                 display_name: typeof body.display_name === 'string' ? body.display_name : undefined,
               },

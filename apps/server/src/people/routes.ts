@@ -26,7 +26,8 @@ import {
 } from '@simplewebauthn/server';
 import * as oidc from 'openid-client';
 import { ToolError, createSession, destroySession, recordSecurityEvent, SESSION_COOKIE } from '@kitty/core';
-import { PAGE_CSP, SIGNIN_SCRIPT, renderErrorPage, renderSignInPage } from './pages.ts';
+import { PAGE_CSP, PAGES_CSS, renderErrorPage, renderSignInPage } from './pages.ts';
+import { CONSENT_SCRIPT, SIGNIN_SCRIPT } from './page-scripts.ts';
 import {
   checkSameOrigin,
   clearSessionCookie,
@@ -38,6 +39,7 @@ import {
   takeState,
   type PeopleDeps,
 } from './web.ts';
+import { passkeyName } from './passkey-names.ts';
 
 /** A configured OpenID Connect provider for sign-in (KITTY_OIDC_*). */
 export interface OidcLoginConfig {
@@ -93,6 +95,14 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
   app.get('/auth/assets/signin.js', async (_req, reply) =>
     reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'no-cache').send(SIGNIN_SCRIPT),
   );
+  app.get('/auth/assets/consent.js', async (_req, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'no-cache').send(CONSENT_SCRIPT),
+  );
+  // The account page's own stylesheet (apps/account/src/styles.css), so sign-in and consent look like it.
+  const stylesheet = `${await readFile(path.join(path.dirname(require.resolve('@kitty/account/package.json')), 'src', 'styles.css'), 'utf8')}${PAGES_CSS}`;
+  app.get('/auth/assets/kitty.css', async (_req, reply) =>
+    reply.type('text/css; charset=utf-8').header('Cache-Control', 'no-cache').send(stylesheet),
+  );
 
   app.get<{ Querystring: { return_to?: string } }>('/signin', async (req, reply) => {
     const me = await currentHuman(req, prisma);
@@ -135,7 +145,7 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
       userID: new TextEncoder().encode(state.humanId!),
       attestationType: 'none',
       excludeCredentials: exclude,
-      authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+      authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
     });
     state.challenge = options.challenge;
     await putState(prisma, reply, baseUrl, 'webauthn', { ...state });
@@ -156,7 +166,7 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
         expectedChallenge: state.challenge,
         expectedOrigin,
         expectedRPID: rpID,
-        requireUserVerification: false,
+        requireUserVerification: true,
       });
     } catch (e) {
       throw validationError('(root)', `The passkey registration could not be verified: ${(e as Error).message}`);
@@ -171,7 +181,8 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
         await tx.human.create({ data: { id: humanId, displayName: state.displayName! } });
         await recordSecurityEvent(tx, { humanId, type: 'signed_up', details: { method: 'passkey' }, origin });
       }
-      const count = await tx.passkey.count({ where: { humanId } });
+      const taken = (await tx.passkey.findMany({ where: { humanId }, select: { name: true } })).map((p) => p.name);
+      const name = passkeyName(info.aaguid, taken);
       await tx.passkey.create({
         data: {
           id: info.credential.id,
@@ -181,10 +192,15 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
           transports: info.credential.transports ?? [],
           deviceType: info.credentialDeviceType,
           backedUp: info.credentialBackedUp,
-          name: `Passkey ${count + 1}`,
+          name,
         },
       });
-      await recordSecurityEvent(tx, { humanId, type: 'passkey_added', details: { passkey_id: info.credential.id }, origin });
+      await recordSecurityEvent(tx, {
+        humanId,
+        type: 'passkey_added',
+        details: { passkey_id: info.credential.id, passkey_name: name },
+        origin,
+      });
       return state.mode === 'signup' ? createSession(tx, humanId, origin) : null;
     });
     if (session) setSessionCookie(reply, baseUrl, session.cookieValue);
@@ -193,7 +209,7 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
 
   app.post('/auth/passkey/login/options', async (req, reply) => {
     checkSameOrigin(req, baseUrl);
-    const options = await generateAuthenticationOptions({ rpID, userVerification: 'preferred' });
+    const options = await generateAuthenticationOptions({ rpID, userVerification: 'required' });
     await putState(prisma, reply, baseUrl, 'webauthn', { challenge: options.challenge, mode: 'login' });
     return { ok: true, data: options };
   });
@@ -222,7 +238,7 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
           counter: Number(passkey.counter),
           transports: passkey.transports as AuthenticatorTransport[],
         },
-        requireUserVerification: false,
+        requireUserVerification: true,
       });
     } catch (e) {
       throw new ToolError('UNAUTHENTICATED', `The passkey could not be verified: ${(e as Error).message}`);

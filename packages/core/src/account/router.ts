@@ -117,6 +117,19 @@ export const accountRouter = accountRouterFactory({
         identities: identities.map((i) => ({ identity_id: i.id, issuer: i.issuer, email: i.email, created_at: i.createdAt.toISOString() })),
       };
     }),
+    /** Renames a passkey (its name is the authenticator's at first, e.g. "iCloud Keychain"). */
+    rename: personProcedure
+      .input(z.strictObject({ passkey_id: z.string().min(1).max(1024), name: text(1, 60, 'name').trim().min(1, 'name must not be blank') }))
+      .mutation(({ ctx, input }) =>
+        change(ctx, async (tx, log) => {
+          const passkey = await tx.passkey.findFirst({ where: { id: input.passkey_id, humanId: ctx.session.humanId } });
+          if (!passkey) throw notFound('passkey');
+          if (passkey.name === input.name) return { passkey_id: passkey.id, name: passkey.name };
+          await tx.passkey.update({ where: { id: passkey.id }, data: { name: input.name } });
+          await log('passkey_renamed', null, { passkey_name: input.name, previous_name: passkey.name });
+          return { passkey_id: passkey.id, name: input.name };
+        }),
+      ),
     /** Removes a passkey. @throws INVALID_STATE when it is the last way to sign in. */
     remove: personProcedure.input(z.strictObject({ passkey_id: z.string().min(1).max(1024) })).mutation(({ ctx, input }) =>
       change(ctx, async (tx, log) => {
@@ -250,6 +263,7 @@ export const accountRouter = accountRouterFactory({
           await log('key_created', agent.id, {
             handle: agent.handle,
             key_prefix: row.prefix,
+            ...(row.label ? { key_label: row.label } : {}),
             scopes: row.scopes,
             ...(expiresAt ? { expires_at: expiresAt.toISOString() } : {}),
           });
@@ -275,6 +289,7 @@ export const accountRouter = accountRouterFactory({
         await log('key_rotated', key.agentId, {
           handle: key.agent.handle,
           key_prefix: key.prefix,
+          ...(key.label ? { key_label: key.label } : {}),
           new_key_prefix: rotated.prefix,
           old_key_expires_at: rotated.oldKeyExpiresAt.toISOString(),
         });
@@ -292,7 +307,11 @@ export const accountRouter = accountRouterFactory({
       const agentId = await change(ctx, async (tx, log) => {
         const key = await ownKey(tx, ctx.session.humanId, input.key_id);
         await deleteApiKey(tx, key.agentId, key.id);
-        await log('key_revoked', key.agentId, { handle: key.agent.handle, key_prefix: key.prefix });
+        await log('key_revoked', key.agentId, {
+          handle: key.agent.handle,
+          key_prefix: key.prefix,
+          ...(key.label ? { key_label: key.label } : {}),
+        });
         return key.agentId;
       });
       ctx.services.onCredentialsChanged?.(agentId);

@@ -93,6 +93,7 @@ export type SecurityEventType =
   | 'signed_out'
   | 'passkey_added'
   | 'passkey_removed'
+  | 'passkey_renamed'
   | 'agent_created'
   | 'agent_claimed'
   | 'key_created'

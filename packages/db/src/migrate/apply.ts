@@ -54,6 +54,7 @@ export async function applyMigrations(
 ): Promise<{ applied: string[] }> {
   const migrations = await readMigrations(migrationsDir);
   const client = new pg.Client({ connectionString: databaseUrl });
+  client.on('error', () => {}); // a dropped connection fails the running query; unhandled, its 'error' event would end the process
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK_KEY]);

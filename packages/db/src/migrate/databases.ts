@@ -14,6 +14,7 @@ export function withDatabase(url: string, database: string): string {
 /** Runs one statement on `url` with a short-lived client. */
 export async function adminQuery(url: string, sql: string): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: url });
+  client.on('error', () => {}); // a dropped connection fails the running query; unhandled, its 'error' event would end the process
   await client.connect();
   try {
     return await client.query(sql);

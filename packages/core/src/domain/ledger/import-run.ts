@@ -14,15 +14,20 @@ import { LedgerDelta, applyDelta } from './effects.ts';
 import { activeMembersByHandle, insertExpense } from './expense-store.ts';
 import { parseImport, type ImportIssue, type ParseContext } from './import.ts';
 import { resolveCategoryId } from './categories.ts';
+import { parseKittyExport, type KittyImportRow } from './import-kitty.ts';
 
 /** Most rows one import may hold. */
 const MAX_IMPORT_ROWS = 2000;
 
-/** An import request: csv is the export's text; mapping maps a person column name to a member handle. */
+/**
+ * An import request: csv is the export's text (splitwise, spliit), document export_group's JSON answer
+ * (kitty: import-kitty.ts); mapping maps a person column name (kitty: a source handle) to a member handle.
+ */
 export interface ImportRequest {
   group_id: string;
-  format: ParseContext['format'];
-  csv: string;
+  format: ParseContext['format'] | 'kitty';
+  csv?: string | undefined;
+  document?: Record<string, unknown> | undefined;
   mapping?: Record<string, string> | undefined;
 }
 
@@ -51,34 +56,44 @@ export async function importLedger(ctx: Pick<ToolContext, 'db' | 'services' | 'a
     if (!byName.has(m.displayName.toLowerCase())) byName.set(m.displayName.toLowerCase(), m.agentId);
   }
   const mapping = req.mapping ?? {};
-  const { rows, issues, skipped } = parseImport(req.csv, {
-    format: req.format,
-    groupCurrency: group.currency,
-    exponent: currencyInfo(group.currency)?.minor_unit_exponent ?? 2,
-    exponentOf: (c) => currencyInfo(c)?.minor_unit_exponent,
-    groupId: group.id,
-    person: (name) => {
-      const mapped = mapping[name];
-      if (mapped !== undefined) {
-        const m = members.get(mapped);
-        return m ? { agentId: m.agentId } : { error: `mapping "${name}" → @${mapped}: not an active member of this group` };
-      }
-      const id = byName.get(name.trim().toLowerCase());
-      return id ? { agentId: id } : { error: `person "${name}" is not mapped to a member: add "${name}": "<handle>" to mapping` };
-    },
-  });
-  const all: ImportIssue[] = [...issues];
+  const person = (name: string) => {
+    const mapped = mapping[name];
+    if (mapped !== undefined) {
+      const m = members.get(mapped);
+      return m ? { agentId: m.agentId } : { error: `mapping "${name}" → @${mapped}: not an active member of this group` };
+    }
+    const id = byName.get(name.trim().toLowerCase());
+    return id ? { agentId: id } : { error: `person "${name}" is not mapped to a member: add "${name}": "<handle>" to mapping` };
+  };
+  const input = req.format === 'kitty' ? 'document' : 'csv';
+  if ((input === 'csv' ? req.csv : req.document) === undefined || (input === 'document' && req.csv !== undefined))
+    throw new ToolError('VALIDATION_ERROR', `format ${req.format} reads ${input} (and only ${input}).`, {
+      details: { issues: [{ path: input, message: `required with format ${req.format}`, code: 'invalid_type' }] },
+    });
+  const { rows, issues, skipped } =
+    req.format === 'kitty'
+      ? parseKittyExport(req.document, { groupCurrency: group.currency, person })
+      : parseImport(req.csv!, {
+          format: req.format,
+          groupCurrency: group.currency,
+          exponent: currencyInfo(group.currency)?.minor_unit_exponent ?? 2,
+          exponentOf: (c) => currencyInfo(c)?.minor_unit_exponent,
+          groupId: group.id,
+          person,
+        });
+  const all: Array<ImportIssue & { path?: string }> = [...issues];
   if (rows.length > MAX_IMPORT_ROWS)
     all.push({ line: rows[MAX_IMPORT_ROWS]!.line, message: `more than ${MAX_IMPORT_ROWS} rows; split the file` });
   if (all.length) {
-    const dedup = new Map<string, ImportIssue>();
-    for (const i of all) dedup.set(`${i.line}|${i.message}`, i);
+    const dedup = new Map<string, ImportIssue & { path?: string }>();
+    for (const i of all) dedup.set(`${i.path ?? i.line}|${i.message}`, i);
     const list = [...dedup.values()].slice(0, 200);
+    const where = (i: ImportIssue & { path?: string }) => i.path ?? `csv.line.${i.line}`;
     throw new ToolError(
       'VALIDATION_ERROR',
-      `csv: ${list.length} bad row(s); nothing was imported. First: line ${list[0]!.line}: ${list[0]!.message}`,
+      `${input}: ${list.length} bad row(s); nothing was imported. First: ${where(list[0]!)}: ${list[0]!.message}`,
       {
-        details: { issues: list.map((i) => ({ path: `csv.line.${i.line}`, message: i.message, code: 'bad_row' })) },
+        details: { issues: list.map((i) => ({ path: where(i), message: i.message, code: 'bad_row' })) },
         suggestedAction: 'Fix the listed lines (or add mapping entries) and import again.',
       },
     );
@@ -107,8 +122,8 @@ export async function importLedger(ctx: Pick<ToolContext, 'db' | 'services' | 'a
         fields: {
           description: r.description,
           category: r.category,
-          categoryId: resolveCategoryId(undefined, r.category),
-          notes: `imported from ${req.format} (line ${r.line})`,
+          categoryId: resolveCategoryId((r as KittyImportRow).categoryId, r.category),
+          notes: (r as KittyImportRow).notes !== undefined ? (r as KittyImportRow).notes! : `imported from ${req.format} (line ${r.line})`,
           ...r.foreign,
         },
       });

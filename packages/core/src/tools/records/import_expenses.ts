@@ -7,22 +7,24 @@ import { importLedger } from '../../domain/ledger/import-run.ts';
 
 const issueSchema = z.object({ line: z.number().int(), message: z.string() });
 
-const IMPORT_FORMATS = ['splitwise', 'spliit'] as const;
+const IMPORT_FORMATS = ['splitwise', 'spliit', 'kitty'] as const;
 
 export const import_expenses = previewWriteTool
   .meta({
     area: 'records',
-    title: 'Import expenses from Splitwise or Spliit',
+    title: 'Import expenses from Splitwise, Spliit or another Kitty',
     description:
-      'Imports a Splitwise or Spliit CSV export into a group, all or nothing. Person columns map to members by `mapping`, else by handle or ' +
+      'Imports a Splitwise or Spliit CSV export (csv), or a group exported from any Kitty (format kitty: document = export_group\'s json ' +
+      'data), into a group, all or nothing. Person columns (kitty: handles) map to members by `mapping`, else by handle or ' +
       "display name (case-insensitive). Amounts in the group currency's decimals. Splitwise: values are nets (paid − owed), rows in another " +
       'currency are skipped and reported. Spliit: values are shares, the payer\'s positive; cent rounding goes to the payer; add a "Paid By" ' +
       'column when the payer has no share in a group of more than two. Payments and reimbursements become confirmed payments, other rows ' +
-      'expenses with an exact split. Bad rows: VALIDATION_ERROR listing each (path "csv.line.N"), nothing imported. Rows already imported ' +
-      'into this group are skipped, so the same file twice adds nothing.',
+      'expenses with an exact split. Kitty: expenses keep payers, shares, dates, categories and notes; confirmed payments are booked; ' +
+      'deleted expenses and other payments skipped. Bad rows: VALIDATION_ERROR listing each (path "csv.line.N" or "document.json.…"), ' +
+      'nothing imported. Rows already imported into this group are skipped, so the same file twice adds nothing.',
     annotations: WRITE,
     errors: {
-      VALIDATION_ERROR: 'bad rows, each listed by line number (path "csv.line.N")',
+      VALIDATION_ERROR: 'bad rows, each listed by line number (path "csv.line.N") or entry (path "document.…")',
       FORBIDDEN: 'not a member',
       NOT_FOUND: 'no such group',
       GROUP_ARCHIVED: '',
@@ -35,11 +37,18 @@ export const import_expenses = previewWriteTool
       format: z
         .enum(IMPORT_FORMATS, {
           error: (iss) =>
-            `${iss.input === undefined ? 'required' : 'unknown format'}: the app the CSV export comes from, one of ${IMPORT_FORMATS.map((f) => `"${f}"`).join(', ')}`,
+            `${iss.input === undefined ? 'required' : 'unknown format'}: the app the export comes from, one of ${IMPORT_FORMATS.map((f) => `"${f}"`).join(', ')}`,
         })
-        .describe('Which app the CSV export comes from.'),
-      csv: z.string().min(1).max(1_000_000).describe('The CSV text of the export.'),
-      mapping: z.record(z.string().min(1).max(100), handle).optional().describe('Person column name → member handle.'),
+        .describe('Which app the export comes from: splitwise and spliit read csv, kitty reads document.'),
+      csv: z.string().min(1).max(1_000_000).optional().describe('The CSV text of the export (splitwise, spliit).'),
+      document: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe("export_group's data in format json: { format, group, json: { expenses, payments }, truncated } (kitty)."),
+      mapping: z
+        .record(z.string().min(1).max(100), handle)
+        .optional()
+        .describe('Person column name (kitty: handle in the export) → member handle.'),
     }),
   )
   .output(
