@@ -353,7 +353,7 @@ describe('connected apps, passkeys, overview', () => {
       { key: '2026-06', total_minor: 1_200 },
     ]);
     expect(s.by_category).toEqual([
-      { key: 'rent', total_minor: 80_000 },
+      { key: 'home/rent', total_minor: 80_000 },
       { key: 'general', total_minor: 1_200 },
     ]);
     // Another person asking about Alice's agent: NOT_FOUND, as for an agent that does not exist.
