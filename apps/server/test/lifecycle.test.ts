@@ -9,10 +9,9 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { SERVER_DIR } from './paths.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const SERVER_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const LAUNCHER = path.resolve(SERVER_DIR, '..', '..', 'kitty');
 
 /** Environment for a child: nothing from the test run that would pick another database. */
