@@ -11,7 +11,7 @@ interface Rule {
 }
 
 /** Catalogue areas (their import order is stated in .dependency-cruiser.cjs). */
-export const AREA_NAMES = [
+const AREA_NAMES = [
   'ledger',
   'reference',
   'contacts',
