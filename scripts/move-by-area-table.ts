@@ -82,7 +82,7 @@ export const SRC_MAP: Record<string, string> = {
   'domain/ledger/settle.ts': 'areas/balances/settle.ts',
   'domain/ledger/settle-plan.ts': 'areas/balances/settle-plan.ts',
   'domain/ledger/summary.ts': 'areas/balances/summary.ts',
-  'domain/ledger/balances.ts': 'areas/ledger/balances.ts',
+  'domain/ledger/balances.ts': 'areas/balances/balances.ts', // uses expenses' agentsById: above expenses
   'domain/ledger/cycles.ts': 'areas/ledger/cycles.ts',
   'domain/ledger/effects.ts': 'areas/ledger/effects.ts',
   'domain/ledger/split.ts': 'areas/ledger/split.ts',
