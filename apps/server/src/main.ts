@@ -18,7 +18,7 @@ const USAGE = `usage: kitty [serve | migrate | verify] [--help] [--version]
   serve     start the server (default)
   migrate   apply pending migrations to DATABASE_URL or the embedded database, then exit
   verify    recompute every balance from history and check the ledger; exit 1 on a mismatch
-Configuration comes from the environment (README "Configuration").`;
+Configuration comes from the environment (docs/configuration.md).`;
 
 function parseCommand(): string {
   let parsed;

@@ -96,7 +96,7 @@ export interface McpAdapterOptions {
   scopeChallenge(scope: string): string;
   /**
    * Reuse connected-and-released low-level Servers across requests (default true).
-   * false builds a Server per request (kept for benchmarks: see the README design notes).
+   * false builds a Server per request (kept for benchmarks: see docs/design-notes.md).
    */
   reuseServers?: boolean;
 }
