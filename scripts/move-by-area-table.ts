@@ -196,6 +196,7 @@ export const SERVER_TEST_MAP: Record<string, string> = {
   'account-e2e.test.ts': 'people/account-e2e.test.ts',
   'account.test.ts': 'people/account.test.ts',
   'people-web.test.ts': 'people/web.test.ts',
+  'passkey-options.test.ts': 'people/passkey-options.test.ts',
   'config.test.ts': 'runtime/config.test.ts',
   'crash.test.ts': 'runtime/crash.test.ts',
   'database-faults.test.ts': 'runtime/database-faults.test.ts',

@@ -14,6 +14,7 @@ import { InboxSummaryCache } from './inbox-cache.ts';
 import { subscribeCredentialNotifications } from './credential-notify.ts';
 import { PgListener } from './pg-listener.ts';
 import { openDatabase } from './database.ts';
+import { checkPortFree, portProblem } from './port-check.ts';
 import { AbuseLimiter } from './abuse-limits.ts';
 import { DatabaseHealth } from './health.ts';
 import { superviseEmbedded, type SupervisorLog } from './embedded-supervisor.ts';
@@ -59,6 +60,8 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     (closing ??= (async () => {
       for (const fn of cleanups.reverse()) await fn().catch(() => {});
     })());
+  // Before the database: a taken port should not cost an initdb and end in a stack trace.
+  await checkPortFree(config.host, config.port);
   try {
     const database = await openDatabase(config);
     // An embedded server this process started is started again if it dies (embedded-supervisor.ts).
@@ -207,7 +210,9 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
         clearTimeout(cut);
       }
     });
-    await app.listen({ port: config.port, host: config.host });
+    await app.listen({ port: config.port, host: config.host }).catch((e: unknown) => {
+      throw portProblem(e, config.host, config.port) ?? e; // taken since the check
+    });
     // Its cleanup goes before the app's (cleanups run in reverse): drain requests first, then the scheduler.
     if (config.scheduler)
       cleanups.splice(cleanups.length - 1, 0, startScheduler(services, app.log, config.schedulerIntervalSeconds * 1000));

@@ -136,6 +136,18 @@ describe('the server process (embedded PostgreSQL)', () => {
     await rm(tmp, { recursive: true, force: true });
   });
 
+  it('a taken port stops serve at once with the variable to change, before any database is made', async () => {
+    const port = Number(new URL(a.url).port);
+    const dir = path.join(tmp, 'taken');
+    const proc = run(['serve'], childEnv({ KITTY_DATA_DIR: dir, PORT: String(port) }));
+    const { code } = await proc.exited;
+    expect(code).toBe(2);
+    expect(proc.stderr()).toContain(`PORT=${port}: 127.0.0.1:${port} is already in use`);
+    expect(proc.stderr()).toContain('Set PORT to a free port');
+    expect(proc.stderr()).not.toMatch(/\n\s+at /); // no stack trace
+    expect(existsSync(dir)).toBe(false); // no initdb ran
+  });
+
   it('runs two servers with two data folders side by side, each on its own database port', async () => {
     expect(a.dbPort).not.toBe(b.dbPort);
     expect(a.url).not.toBe(b.url);

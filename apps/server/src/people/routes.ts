@@ -27,6 +27,7 @@ import {
 import * as oidc from 'openid-client';
 import { ToolError, createSession, destroySession, recordSecurityEvent, SESSION_COOKIE } from '@kitty/core';
 import { PAGE_CSP, SIGNIN_SCRIPT, renderErrorPage, renderSignInPage } from './pages.ts';
+import { PASSKEY_ALGORITHMS } from './passkey-algorithms.ts';
 import {
   checkSameOrigin,
   clearSessionCookie,
@@ -136,6 +137,7 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
       attestationType: 'none',
       excludeCredentials: exclude,
       authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+      supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
     });
     state.challenge = options.challenge;
     await putState(prisma, reply, baseUrl, 'webauthn', { ...state });
@@ -157,6 +159,7 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
         expectedOrigin,
         expectedRPID: rpID,
         requireUserVerification: false,
+        supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
       });
     } catch (e) {
       throw validationError('(root)', `The passkey registration could not be verified: ${(e as Error).message}`);
