@@ -65,6 +65,8 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
   try {
     const database = await openDatabase(config);
     // An embedded server this process started is started again if it dies (embedded-supervisor.ts).
+    // Until the HTTP server's logger exists (below), the supervisor's messages go to stderr.
+    // eslint-disable-next-line no-console -- no logger exists yet
     let log: SupervisorLog = { error: (o, m) => console.error(m, o), warn: (o, m) => console.warn(m, o) };
     const supervisor = database.embedded?.started ? superviseEmbedded(database.embedded, { log: () => log }) : undefined;
     cleanups.push(() => (supervisor ? supervisor.stop() : database.stop()));
