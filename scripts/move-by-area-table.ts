@@ -231,3 +231,17 @@ export const SERVER_TEST_RULES: Rule[] = [
   },
   { from: /^[^/]+\.ts$/, to: () => null }, // helpers (server-harness, oauth-harness, browser, …) stay
 ];
+
+/** The account page's components (App.tsx, pages/AgentKeys.tsx …) take kebab-case names like every other file. */
+export const ACCOUNT_RULES: Rule[] = [
+  {
+    from: /^(.*?)([^/]+)$/,
+    to: (m) => {
+      const kebab = m[2]!
+        .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+        .replace(/^[A-Z]/, (c) => c.toLowerCase())
+        .toLowerCase();
+      return kebab === m[2] ? null : `${m[1]}${kebab}`;
+    },
+  },
+];

@@ -15,8 +15,10 @@
  * Every relative import, export, dynamic import() and `typeof import()` in the repository's
  * TypeScript and JavaScript is rewritten (ts-morph), package.json `exports` that name a moved
  * file are updated, and repository paths written in docs, comments and configs (README, docs/,
- * ARCHITECTURE.md, .dependency-cruiser.cjs, schema.prisma comments …) follow their file. The
- * block between `old-layout:begin`/`old-layout:end` in .dependency-cruiser.cjs is dropped.
+ * ARCHITECTURE.md, .dependency-cruiser.cjs, eslint.config.js, schema.prisma comments …) follow their
+ * file. The account page's components (apps/account/src, PascalCase) get kebab-case names. The blocks
+ * between `old-layout:begin` and `old-layout:end` in .dependency-cruiser.cjs and eslint.config.js
+ * (rules for the old layout) are dropped.
  *
  *   node --import tsx scripts/move-by-area.ts            # plan, check, move (git mv), rewrite
  *   node --import tsx scripts/move-by-area.ts --dry-run  # print the plan only
@@ -27,13 +29,22 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Node, Project, SyntaxKind, type SourceFile, type StringLiteral } from 'ts-morph';
-import { CORE_TEST_MAP, CORE_TEST_RULES, SERVER_TEST_MAP, SERVER_TEST_RULES, SRC_MAP, SRC_RULES } from './move-by-area-table.ts';
+import {
+  ACCOUNT_RULES,
+  CORE_TEST_MAP,
+  CORE_TEST_RULES,
+  SERVER_TEST_MAP,
+  SERVER_TEST_RULES,
+  SRC_MAP,
+  SRC_RULES,
+} from './move-by-area-table.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DRY = process.argv.includes('--dry-run');
 const CORE_SRC = 'packages/core/src/';
 const CORE_TEST = 'packages/core/test/';
 const SERVER_TEST = 'apps/server/test/';
+const ACCOUNT_SRC = 'apps/account/src/';
 
 const git = (...args: string[]): string => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' });
 const tracked = git('ls-files', '-z').split('\0').filter(Boolean);
@@ -44,6 +55,7 @@ function destination(file: string): string | null | 'unmapped' {
     [CORE_SRC, SRC_MAP, SRC_RULES],
     [CORE_TEST, CORE_TEST_MAP, CORE_TEST_RULES],
     [SERVER_TEST, SERVER_TEST_MAP, SERVER_TEST_RULES],
+    [ACCOUNT_SRC, {} as Record<string, string>, ACCOUNT_RULES],
   ] as const) {
     if (!file.startsWith(prefix)) continue;
     const rel = file.slice(prefix.length);
@@ -210,7 +222,8 @@ for (const file of textFiles) {
   if (!existsSync(abs)) continue;
   const before = rewritten.get(file) ?? readFileSync(abs, 'utf8');
   let after = before.replace(pathPattern, (m) => pairMap.get(m) ?? m);
-  if (file === '.dependency-cruiser.cjs') after = after.replace(/\n[ \t]*\/\/ old-layout:begin[\s\S]*?\/\/ old-layout:end[^\n]*/g, '');
+  if (file === '.dependency-cruiser.cjs' || file === 'eslint.config.js')
+    after = after.replace(/\n[ \t]*\/\/ old-layout:begin[\s\S]*?\/\/ old-layout:end[^\n]*/g, '');
   if (file.endsWith('package.json')) after = updateExports(file, after);
   if (after !== before) rewritten.set(file, after);
 }
