@@ -12,7 +12,7 @@ import pg from 'pg';
 
 /** File in dataDir holding the pid of the process that started the running server. */
 export const OWNER_FILE = 'kitty_owner';
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Creates database `kitty` if missing. `base`: URL without the database name. */
 export async function ensureKittyDatabase(base: string): Promise<void> {
@@ -75,7 +75,7 @@ export async function checkSearchable(dir: string): Promise<void> {
 }
 
 /** True if `pid` is a running (not zombie) process. */
-export function isAlive(pid: number): boolean {
+function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (e) {
