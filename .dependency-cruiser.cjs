@@ -52,6 +52,13 @@ module.exports = {
       to: { path: `${CORE}(areas/(${[...AREA_ORDER.slice(i + 1), 'NONE'].join('|')})/|people/|testing/|catalogue[.]ts$)` },
     })),
     {
+      name: 'area-has-a-place',
+      severity: 'error',
+      comment: 'Every folder under areas/ is named in AREA_ORDER (above), so its place in the import order is stated.',
+      from: { path: `${CORE}areas/(?!(${AREA_ORDER.join('|')})/)[^/]+/` },
+      to: {},
+    },
+    {
       name: 'rules-without-transport',
       severity: 'error',
       comment: 'The rules (access/, areas/<area>/*.ts) take (db, actor, input); tools, tRPC, HTTP and MCP call them, never the reverse.',
