@@ -99,10 +99,10 @@ describe('README commands', () => {
   it('the walkthrough runs against a live server, and runs again', { timeout: 120_000 }, async () => {
     const block = /## Five-minute walkthrough[\s\S]*?```sh\n([\s\S]*?)```/.exec(README)?.[1];
     expect(block, 'README has the walkthrough').toBeDefined();
-    // Up to the discovery lines (the sandbox call there is refused on purpose).
+    // Up to the discovery lines (the sandbox call there is refused on purpose); in POSIX sh, not only bash.
     const script = block!.split('# Discovery')[0]!.replaceAll('http://127.0.0.1:3000', server.url);
     for (const run of [1, 2]) {
-      const { stdout } = await promisify(execFile)('bash', ['-c', script], { cwd: ROOT, timeout: 60_000 });
+      const { stdout } = await promisify(execFile)('sh', ['-c', script], { cwd: ROOT, timeout: 60_000 });
       expect(stdout, `run ${run}`).not.toContain('registration failed');
       expect(stdout, `run ${run}`).not.toContain('"ok":false');
       // join_group, add_expense and suggest_settlements answered; Bob owes Alice 30.00.
