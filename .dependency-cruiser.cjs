@@ -1,10 +1,70 @@
 /**
  * Import rules checked by `pnpm deps` (part of `pnpm test`): no import circles anywhere, and the
- * domain (packages/core/src/domain) never imports transport code (tRPC, HTTP, MCP, adapters,
- * tools, the server). Type-only imports count: a circle of types is still a circle to read.
+ * rules of the domain never import transport code (tRPC, HTTP, MCP, adapters, tools, the server).
+ * In packages/core/src the rooms import only downward: kernel ← access ← areas (in AREA_ORDER) ←
+ * people, testing, catalogue. Type-only imports count: a circle of types is still a circle to read.
  */
+const CORE = '^packages/core/src/';
+/** Catalogue areas, lowest first: an area's files import only the areas before it. */
+const AREA_ORDER = [
+  'ledger',
+  'reference',
+  'contacts',
+  'messages',
+  'invites',
+  'inbox',
+  'account',
+  'groups',
+  'expenses',
+  'payments',
+  'balances',
+  'records',
+];
+const TRANSPORT = [
+  `${CORE}kernel/(trpc|registry|meta)[.]ts$`,
+  `${CORE}areas/[^/]+/tools/`,
+  '^packages/(rest-adapter|mcp-adapter|client)/',
+  '^apps/',
+  'node_modules/(@trpc|fastify|@fastify|@modelcontextprotocol)/',
+];
+
 module.exports = {
   forbidden: [
+    {
+      name: 'kernel-imports-nothing-above',
+      severity: 'error',
+      comment: 'The kernel (tRPC, registry, errors, write batch …) is what every room stands on; it names no room above it.',
+      from: { path: `${CORE}kernel/` },
+      to: { path: `${CORE}(access|areas|people|testing)/|${CORE}catalogue[.]ts$` },
+    },
+    {
+      name: 'access-imports-only-kernel',
+      severity: 'error',
+      comment: 'Access (who is this, may they touch it) stands on the kernel alone.',
+      from: { path: `${CORE}access/` },
+      to: { path: `${CORE}(areas|people|testing)/|${CORE}catalogue[.]ts$` },
+    },
+    ...AREA_ORDER.map((area, i) => ({
+      name: `area-order-${area}`,
+      severity: 'error',
+      comment: `Areas import only downward (${AREA_ORDER.join(' ← ')}): ${area} may use ${AREA_ORDER.slice(0, i).join(', ') || 'no other area'}.`,
+      from: { path: `${CORE}areas/${area}/` },
+      to: { path: `${CORE}(areas/(${[...AREA_ORDER.slice(i + 1), 'NONE'].join('|')})/|people/|testing/|catalogue[.]ts$)` },
+    })),
+    {
+      name: 'area-has-a-place',
+      severity: 'error',
+      comment: 'Every folder under areas/ is named in AREA_ORDER (above), so its place in the import order is stated.',
+      from: { path: `${CORE}areas/(?!(${AREA_ORDER.join('|')})/)[^/]+/` },
+      to: {},
+    },
+    {
+      name: 'rules-without-transport',
+      severity: 'error',
+      comment: 'The rules (access/, areas/<area>/*.ts) take (db, actor, input); tools, tRPC, HTTP and MCP call them, never the reverse.',
+      from: { path: `${CORE}(access|areas/[^/]+)/[^/]+$` },
+      to: { path: TRANSPORT },
+    },
     {
       name: 'no-circular',
       severity: 'error',
@@ -12,6 +72,7 @@ module.exports = {
       from: {},
       to: { circular: true },
     },
+    // old-layout:begin (scripts/move-by-area.ts drops this block when it moves domain/ to areas/)
     {
       name: 'domain-without-transport',
       severity: 'error',
@@ -27,6 +88,7 @@ module.exports = {
         ],
       },
     },
+    // old-layout:end
     {
       name: 'layers-point-down',
       severity: 'error',

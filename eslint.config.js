@@ -1,8 +1,11 @@
 // ESLint (flat config) for every package: typescript-eslint's recommended rules on top of
 // `tsc --noEmit` (strict), plus two type-aware rules about promises (a promise nobody awaits
 // loses its error; a promise where a void callback is expected is never awaited).
-// Tests may use `any` for envelopes they assert on.
+// Tests may use `any` for envelopes they assert on. House rules: at most 300 lines per source file (tests,
+// benchmarks, scripts and generated files aside), kebab-case file names (a tool's file is named after the tool,
+// snake_case), no console in src (logs go through the logger; a CLI's output is its interface).
 import js from '@eslint/js';
+import checkFile from 'eslint-plugin-check-file';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -30,5 +33,48 @@ export default tseslint.config(
   {
     files: ['**/test/**/*.ts', '**/bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+  {
+    files: ['**/*.{ts,tsx}'],
+    ignores: ['**/test/**', '**/bench/**', '**/scripts/**', '**/generated/**'],
+    rules: { 'max-lines': ['error', { max: 300 }] },
+  },
+  {
+    // Temporary: files over 300 lines that parallel branches were changing when the rule came in (the account
+    // router's split per page was undone by the merge that brought its new procedures); to be split, then drop this block.
+    files: [
+      'packages/core/src/registry.ts',
+      'packages/core/src/domain/ledger/import.ts',
+      'packages/core/src/account/router.ts',
+      'apps/server/src/people/routes.ts',
+      'apps/server/src/config.ts',
+    ],
+    rules: { 'max-lines': 'off' },
+  },
+  {
+    files: ['**/*.{ts,tsx}'],
+    ignores: ['**/tools/**'],
+    plugins: { 'check-file': checkFile },
+    rules: { 'check-file/filename-naming-convention': ['error', { '**/*.{ts,tsx}': 'KEBAB_CASE' }, { ignoreMiddleExtensions: true }] },
+  },
+  {
+    files: ['**/tools/**/*.ts'],
+    plugins: { 'check-file': checkFile },
+    rules: { 'check-file/filename-naming-convention': ['error', { '**/*.ts': 'SNAKE_CASE' }, { ignoreMiddleExtensions: true }] },
+  },
+  // old-layout:begin (scripts/move-by-area.ts renames the account page's components to kebab-case and drops this block)
+  {
+    files: ['apps/account/src/**/*.tsx'],
+    rules: { 'check-file/filename-naming-convention': 'off' },
+  },
+  // old-layout:end
+  {
+    files: ['**/src/**/*.{ts,tsx}'],
+    rules: { 'no-console': 'error' },
+  },
+  {
+    // The command line: what it prints is its interface.
+    files: ['apps/server/src/main.ts'],
+    rules: { 'no-console': 'off' },
   },
 );

@@ -1,5 +1,5 @@
 /**
- * One instance vs two behind HAProxy (README "Running N instances"): the same database, the same
+ * One instance vs two behind HAProxy (docs/scaling.md): the same database, the same
  * Redis, the same balancer set-up, measured alternately in one run.
  *
  *   read tool  (get_me)                          2 instances vs 1, both through HAProxy
@@ -21,7 +21,7 @@ import { CONNECTIONS, fmt, load, paired } from './measure.ts';
  * Starts one Kitty instance and two (each group behind its own HAProxy) on one fresh database and
  * the tests' Redis, and measures get_me and add_expense through each balancer, alternating
  * BENCH_ROUNDS times. Prints the comparison.
- * @returns README table rows `| comparison | ratio | goal | figures |` (ratio = 2 instances / 1)
+ * @returns docs/benchmarks.md table rows `| comparison | ratio | goal | figures |` (ratio = 2 instances / 1)
  */
 export async function benchInstances(): Promise<string[]> {
   const haproxy = findHaproxy();

@@ -1,6 +1,6 @@
 /**
  * Measurement helpers shared by the benchmark sections: autocannon runs, alternating A/B rounds
- * with medians, and the printed comparison plus its README table row.
+ * with medians, and the printed comparison plus its docs/benchmarks.md table row.
  * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_ROUNDS (3).
  */
 import autocannon from 'autocannon';
@@ -26,7 +26,7 @@ export async function load(opts: autocannon.Options): Promise<Result> {
 
 export const fmt = (r: Result) =>
   `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.errors ? `  (${r.errors} non-2xx!)` : ''}`;
-/** README table rows collected over the run, printed at the end. */
+/** docs/benchmarks.md table rows collected over the run, printed at the end. */
 export const rows: string[] = [];
 export const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((x, y) => key(x) - key(y))[Math.floor(xs.length / 2)]!;
 
@@ -45,7 +45,7 @@ export async function paired(a: () => Promise<Result>, b: () => Promise<Result>)
   return [median(as, (r) => r.rps), median(bs, (r) => r.rps), median(ratios, (r) => r)];
 }
 
-/** Prints A next to B with the ratio and its goal, and adds the README row (`note` is appended to its figures). */
+/** Prints A next to B with the ratio and its goal, and adds the docs/benchmarks.md row (`note` is appended to its figures). */
 export function compare(
   label: string,
   a: Result,

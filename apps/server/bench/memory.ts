@@ -15,7 +15,7 @@
  *
  * Alone: `pnpm --filter @kitty/server bench:memory`; env MEM_SECONDS (load, default 20),
  * MEM_IDLE_SECONDS (default 10), MEM_CONNECTIONS (default 10).
- * @returns markdown rows `| comparison | figure | goal | figures |` for the README table
+ * @returns markdown rows `| comparison | figure | goal | figures |` for the docs/benchmarks.md table
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

@@ -23,7 +23,7 @@ function timed<T>(fn: () => T): [T, number] {
   return [out, performance.now() - t0];
 }
 
-/** Prints the comparison and returns README table rows (`| comparison | figure | goal | figures |`). */
+/** Prints the comparison and returns docs/benchmarks.md table rows (`| comparison | figure | goal | figures |`). */
 export async function benchSettle(): Promise<string[]> {
   const vectors = adversarialVectors(EXACT_LIMIT, PER_FAMILY).map((v) => ({
     name: v.name,

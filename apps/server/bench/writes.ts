@@ -203,7 +203,7 @@ async function seedPending(pool: pg.Pool, groupId: string, payer: string, payee:
 /**
  * The write section of `pnpm bench`: each hot write tool over REST vs its limit, and add_expense
  * into one group. `post` calls Kitty (REST); `bareRps` is a bare Fastify route's throughput in the
- * same run (for the HTTP ceiling). Returns nothing; pushes README rows into `rows`.
+ * same run (for the HTTP ceiling). Returns nothing; pushes docs/benchmarks.md rows into `rows`.
  */
 export async function benchWrites(kittyUrl: string, databaseUrl: string, post: Post, bareRps: number): Promise<void> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS + 2 });

@@ -26,6 +26,17 @@ interface Entry {
 /** api_keys.last_used_at / agents.last_active_at are written at most this often per key (ms). */
 const LAST_USED_INTERVAL_MS = 60_000;
 
+/**
+ * The answer to a bearer token that is neither a well-formed API key nor (with OAuth on) an access token:
+ * says what an API key looks like, since an empty or "null" token usually means registration failed earlier.
+ */
+export function malformedCredential(): ToolError {
+  return new ToolError('UNAUTHENTICATED', "The bearer token is neither a Kitty API key nor an access token from Kitty's OAuth server.", {
+    suggestedAction:
+      'Send the API key register_agent returned, as it was: "kitty_" followed by 49 letters and digits (Authorization: Bearer kitty_…). A token such as "null" or an empty one usually means that registration failed: check its answer (a taken handle is HANDLE_TAKEN).',
+  });
+}
+
 export class ApiKeyAuthenticator {
   private readonly cache: LRUCache<string, Entry>;
   private readonly byAgent = new Map<string, Set<string>>();
@@ -60,7 +71,7 @@ export class ApiKeyAuthenticator {
    * @throws ToolError UNAUTHENTICATED when the key is malformed, unknown or expired
    */
   async authenticate(token: string): Promise<AuthInfo> {
-    if (!isWellFormedApiKey(token)) throw new ToolError('UNAUTHENTICATED', 'The bearer token is not a valid Kitty API key.');
+    if (!isWellFormedApiKey(token)) throw malformedCredential();
     const digest = Buffer.from(digestApiKey(token)).toString('hex');
     const nowMs = this.now().getTime();
     const hit = this.cache.get(digest);

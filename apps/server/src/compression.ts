@@ -18,7 +18,7 @@ import { LRUCache } from 'lru-cache';
 import { upTo } from './lru.ts';
 
 /** Answers smaller than this many bytes are sent uncompressed. */
-export const COMPRESS_THRESHOLD = 1024;
+const COMPRESS_THRESHOLD = 1024;
 /** Catalogue bodies at least this large are compressed once and served from memory. */
 const MEMO_MIN_BYTES = 16 * 1024;
 const ENCODINGS = ['br', 'gzip'] as const;
@@ -28,7 +28,7 @@ type Encoding = (typeof ENCODINGS)[number];
 export type IsCatalogueAnswer = (req: FastifyRequest) => boolean;
 
 /** GET /v1/tools, /openapi.json, and tools/list on /mcp. */
-export const isCatalogueAnswer: IsCatalogueAnswer = (req) => {
+const isCatalogueAnswer: IsCatalogueAnswer = (req) => {
   const path = req.url.split('?', 1)[0];
   if (req.method === 'GET') return path === '/v1/tools' || path === '/openapi.json';
   const body = req.body as { method?: unknown } | undefined;

@@ -1,5 +1,5 @@
 /**
- * Server configuration, all from the environment (documented in README "Configuration"), parsed
+ * Server configuration, all from the environment (documented in docs/configuration.md), parsed
  * by one zod schema: every variable's rule and default is written once, in `envSchema`.
  */
 import { isIP } from 'node:net';
@@ -141,7 +141,7 @@ const text = z.preprocess(unset, z.string().trim().optional());
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** The environment variables Kitty reads, each with its rule and default (README "Configuration"). */
+/** The environment variables Kitty reads, each with its rule and default (docs/configuration.md). */
 const envSchema = z
   .object({
     PORT: port(3000),

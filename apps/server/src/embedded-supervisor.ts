@@ -44,6 +44,7 @@ export function superviseEmbedded(
   const giveUp =
     opts.giveUp ??
     ((err: unknown) => {
+      // eslint-disable-next-line no-console -- the last words of a process about to exit, past its logger
       console.error(
         `kitty: the embedded PostgreSQL (data ${first.dataDir}) died and could not be started again: ${(err as Error)?.message ?? err}. Exiting with status 1 so a supervisor can restart Kitty.`,
       );

@@ -93,10 +93,23 @@ function timeoutOptions(t: AppDeps['timeouts']) {
   };
 }
 
-/** `WWW-Authenticate` for every 401 (RFC 6750 + RFC 9728 resource_metadata); offline_access so OAuth clients also ask for a refresh token. */
-function wwwAuthenticate(baseUrl: string, resourcePath = '', error?: 'invalid_token'): string {
-  return `Bearer realm="kitty", resource_metadata="${baseUrl}/.well-known/oauth-protected-resource${resourcePath}", scope="svc:read svc:write offline_access"${error ? `, error="${error}"` : ''}`;
+/**
+ * The one `WWW-Authenticate` challenge (RFC 6750 §3 + RFC 9728 resource_metadata): on every 401 (set by the
+ * shared error envelope) and on /mcp's 403 insufficient_scope. `resourcePath` names the protected resource
+ * ("" the service root, "/mcp"); the default scope includes offline_access so OAuth clients also ask for a
+ * refresh token.
+ */
+function wwwAuthenticate(
+  baseUrl: string,
+  resourcePath: string,
+  error?: 'invalid_token' | 'insufficient_scope',
+  scope = 'svc:read svc:write offline_access',
+): string {
+  return `Bearer realm="kitty", resource_metadata="${baseUrl}/.well-known/oauth-protected-resource${resourcePath}", scope="${scope}"${error ? `, error="${error}"` : ''}`;
 }
+
+/** The protected resource a request is for: /mcp has its own metadata, everything else the service root's. */
+const resourceOf = (url: string): string => (/^\/mcp(?:[/?]|$)/.test(url) ? '/mcp' : '');
 
 function fastifyErrorToTool(err: { code?: string; statusCode?: number; message: string }): ToolError {
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413)
@@ -201,14 +214,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // A 429 names the limit that refused it (not the request limit the call had passed).
     const limit = rateLimitHeadersOf(err);
     if (limit) reply.header('RateLimit-Policy', limit.policyHeader).header('RateLimit', limit.stateHeader);
+    // RFC 6750 §3.1: a presented but unusable token is error="invalid_token".
+    if (status === 401)
+      reply.header(
+        'WWW-Authenticate',
+        wwwAuthenticate(deps.baseUrl, resourceOf(req.url), req.headers.authorization ? 'invalid_token' : undefined),
+      );
     return { status, body };
   };
-  const challenge = (resourcePath: string, error?: 'invalid_token') => wwwAuthenticate(deps.baseUrl, resourcePath, error);
 
   app.setErrorHandler((err, req, reply) => {
     const { status, body } = errorEnvelope(err, req, reply);
-    // RFC 6750 §3.1: a presented but unusable token is error="invalid_token".
-    if (status === 401) reply.header('WWW-Authenticate', challenge('', req.headers.authorization ? 'invalid_token' : undefined));
     // Requests no adapter route took (unknown paths) keep the shape of their path, as refusals before routing do.
     return reply.code(status).send(toWireBody(req.url, body));
   });
@@ -243,7 +259,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     callRequest,
     baseUrl: deps.baseUrl,
     errorEnvelope,
-    wwwAuthenticate: challenge,
     // attach_receipt carries a whole file in base64: only that tool's route accepts the larger body.
     toolBodyLimits: { attach_receipt: Math.max(deps.bodyLimit, receiptBodyLimit(receiptConfig(deps.services).maxBytes)) },
   });
@@ -254,7 +269,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     baseUrl: deps.baseUrl,
     allowedHosts: deps.allowedHosts,
     errorEnvelope,
-    wwwAuthenticate: challenge,
+    scopeChallenge: (scope) => wwwAuthenticate(deps.baseUrl, '/mcp', 'insufficient_scope', scope),
   });
   await registerMetadataRoutes(app, deps);
   registerFavicon(app);

@@ -15,6 +15,7 @@ import { subscribeCredentialNotifications } from './credential-notify.ts';
 import { PgListener } from './pg-listener.ts';
 import { EventNotifier } from './event-notify.ts';
 import { openDatabase } from './database.ts';
+import { checkPortFree, portProblem } from './port-check.ts';
 import { AbuseLimiter } from './abuse-limits.ts';
 import { DatabaseHealth } from './health.ts';
 import { superviseEmbedded, type SupervisorLog } from './embedded-supervisor.ts';
@@ -61,9 +62,13 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     (closing ??= (async () => {
       for (const fn of cleanups.reverse()) await fn().catch(() => {});
     })());
+  // Before the database: a taken port should not cost an initdb and end in a stack trace.
+  await checkPortFree(config.host, config.port);
   try {
     const database = await openDatabase(config);
     // An embedded server this process started is started again if it dies (embedded-supervisor.ts).
+    // Until the HTTP server's logger exists (below), the supervisor's messages go to stderr.
+    // eslint-disable-next-line no-console -- no logger exists yet
     let log: SupervisorLog = { error: (o, m) => console.error(m, o), warn: (o, m) => console.warn(m, o) };
     const supervisor = database.embedded?.started ? superviseEmbedded(database.embedded, { log: () => log }) : undefined;
     cleanups.push(() => (supervisor ? supervisor.stop() : database.stop()));
@@ -221,7 +226,9 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
         clearTimeout(cut);
       }
     });
-    await app.listen({ port: config.port, host: config.host });
+    await app.listen({ port: config.port, host: config.host }).catch((e: unknown) => {
+      throw portProblem(e, config.host, config.port) ?? e; // taken since the check
+    });
     // Its cleanup goes before the app's (cleanups run in reverse): drain requests first, then the scheduler.
     if (config.scheduler)
       cleanups.splice(

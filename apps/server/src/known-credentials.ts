@@ -13,7 +13,7 @@ import { LRUCache } from 'lru-cache';
 import type { RedisStore } from './rate-limit.ts';
 import { upTo } from './lru.ts';
 
-export function credentialDigest(token: string): string {
+function credentialDigest(token: string): string {
   return createHash('sha256').update(token).digest('base64url');
 }
 

@@ -21,7 +21,7 @@ const USAGE = `usage: kitty [serve | migrate | verify | backup FILE | restore FI
   verify         recompute every balance from history and check the ledger; exit 1 on a mismatch
   backup FILE    write an online, consistent backup of everything Kitty keeps to FILE (new file)
   restore FILE   restore FILE into an empty data folder (KITTY_DATA_DIR) or empty DATABASE_URL database
-Configuration comes from the environment (README "Configuration"); backups: docs/operations.md.`;
+Configuration comes from the environment (docs/configuration.md); backups: docs/operations.md.`;
 
 /** Commands that take a file argument. */
 const WITH_FILE = ['backup', 'restore'];

@@ -19,8 +19,9 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { TestServer } from './server-harness.ts';
 import { TestOAuthProvider, startLocalhostServer } from './oauth-harness.ts';
 import { addVirtualPasskeyDevice, expectAccessible, launchChromium } from './browser.ts';
+import { SERVER_DIR } from './paths.ts';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../test-artifacts/account');
+const ARTIFACTS = path.join(SERVER_DIR, 'test-artifacts', 'account');
 const REDIRECT = 'http://127.0.0.1:53683/callback';
 
 let server: TestServer;

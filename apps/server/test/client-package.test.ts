@@ -10,12 +10,11 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './server-harness.ts';
+import { ROOT } from './paths.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const CLIENT = path.join(ROOT, 'packages', 'client');
 const TSC = createRequire(path.join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
 const SYSTEM_NODE = '/usr/bin/node';

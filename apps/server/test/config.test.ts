@@ -3,12 +3,10 @@
  * name every bad variable. The CLI (main.ts, node:util parseArgs): --version, usage errors.
  */
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import rootPackage from '../../../package.json' with { type: 'json' };
 import { ConfigError, loadConfig } from '../src/config.ts';
-
-const SERVER_DIR = fileURLToPath(new URL('..', import.meta.url));
+import { SERVER_DIR } from './paths.ts';
 
 /** Runs `main.ts` with `args`; resolves with its exit code and output (never starts a database: every case exits first). */
 function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -10,10 +10,10 @@ import { promisify } from 'node:util';
 import net from 'node:net';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { createDb, createTestDatabase } from '@kitty/db';
+import { SERVER_DIR } from './paths.ts';
 
-const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const serverDir = SERVER_DIR;
 /** `./kitty …` (README line 1): one Node process running main.ts (the launcher execs it). */
 const cli = (...args: string[]) => [path.resolve(serverDir, '..', '..', 'kitty'), args] as const;
 const children: ChildProcess[] = [];

@@ -9,10 +9,9 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { SERVER_DIR } from './paths.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const SERVER_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const LAUNCHER = path.resolve(SERVER_DIR, '..', '..', 'kitty');
 
 /** Environment for a child: nothing from the test run that would pick another database. */
@@ -135,6 +134,18 @@ describe('the server process (embedded PostgreSQL)', () => {
     for (const s of [a, b]) if (s && s.proc.child.exitCode === null) s.proc.child.kill('SIGTERM');
     await Promise.all([a?.proc.exited, b?.proc.exited]);
     await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('a taken port stops serve at once with the variable to change, before any database is made', async () => {
+    const port = Number(new URL(a.url).port);
+    const dir = path.join(tmp, 'taken');
+    const proc = run(['serve'], childEnv({ KITTY_DATA_DIR: dir, PORT: String(port) }));
+    const { code } = await proc.exited;
+    expect(code).toBe(2);
+    expect(proc.stderr()).toContain(`PORT=${port}: 127.0.0.1:${port} is already in use`);
+    expect(proc.stderr()).toContain('Set PORT to a free port');
+    expect(proc.stderr()).not.toMatch(/\n\s+at /); // no stack trace
+    expect(existsSync(dir)).toBe(false); // no initdb ran
   });
 
   it('runs two servers with two data folders side by side, each on its own database port', async () => {

@@ -10,12 +10,12 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startTestServer, type TestServer } from './server-harness.ts';
+import { SERVER_DIR } from './paths.ts';
 
 const run = promisify(execFile);
-const bin = (rel: string) => fileURLToPath(new URL(`../node_modules/@modelcontextprotocol/${rel}`, import.meta.url));
+const bin = (rel: string) => join(SERVER_DIR, 'node_modules', '@modelcontextprotocol', rel);
 const INSPECTOR = bin('inspector/clients/launcher/build/index.js');
 const CONFORMANCE = bin('conformance/dist/index.js');
 

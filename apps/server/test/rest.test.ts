@@ -103,6 +103,16 @@ describe('envelopes and framework errors', () => {
     }
   });
 
+  it('a token that is no API key (the "null" of a failed registration) is told what an API key looks like', async () => {
+    for (const token of ['null', 'kitty_wrong']) {
+      const r = await s.http('/v1/tools/get_me', { apiKey: token, body: {} });
+      expectEnvelope(r, 401, 'UNAUTHENTICATED');
+      expect(r.json.error.message).toMatch(/neither a Kitty API key nor an access token/);
+      expect(r.json.error.suggested_action).toContain('"kitty_" followed by 49 letters and digits');
+      expect(r.json.error.suggested_action).not.toMatch(/refresh|connect the app/);
+    }
+  });
+
   it('GET /v1 returns the profile and where to go next', async () => {
     const a = await s.agent('entry');
     const r = await s.http('/v1', { apiKey: a.apiKey });

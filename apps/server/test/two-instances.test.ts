@@ -1,6 +1,6 @@
 /**
  * Two Kitty server processes behind HAProxy (round robin, per request) on one PostgreSQL database
- * and one Redis — README "Running N instances". Each property is checked through the balancer and
+ * and one Redis — docs/scaling.md. Each property is checked through the balancer and
  * per instance directly:
  * - both started at once on an EMPTY database: migrations and the authorization server's keys race, one set wins;
  * - rate limits are shared (every limiter's counter lives in Redis under one prefix);

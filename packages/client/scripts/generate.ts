@@ -1,14 +1,14 @@
 /**
  * Generates src/generated/tools.ts: one TypeScript interface per tool input and output, compiled
  * from the JSON Schemas of the server's registry (the same schemas REST and MCP validate with), plus
- * the error codes. The published client's types are this file: self-contained, nothing of the
+ * the error codes and the error body (from core's error table and its one ErrorBody schema). The published client's types are this file: self-contained, nothing of the
  * server is imported by a user's type-check. Run by `build` (the file is not committed).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compile, type JSONSchema } from 'json-schema-to-typescript';
-import { appRouter, buildRegistry, withEnvelope, expandRequired, ERROR_CODES, type JsonSchema } from '@kitty/core';
+import { appRouter, buildRegistry, withEnvelope, expandRequired, ERROR_BODY_JSON_SCHEMA, ERROR_CODES, type JsonSchema } from '@kitty/core';
 
 const OUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'generated', 'tools.ts');
 
@@ -54,6 +54,13 @@ const shared = new Map<string, JsonSchema>();
 for (const tool of registry.catalogue)
   for (const [k, v] of Object.entries((tool.output_schema.$defs ?? {}) as Record<string, JsonSchema>)) shared.set(k, v);
 for (const [k, v] of shared) parts.push(await toType(expandRequired(v) as JsonSchema, k));
+// The error body as core declares it; its code typed as the ErrorCode union above.
+const errorBody = structuredClone(ERROR_BODY_JSON_SCHEMA) as { properties: Record<string, Record<string, unknown>> };
+errorBody.properties.code = { tsType: 'ErrorCode', description: errorBody.properties.code!.description };
+parts.push(
+  jsdoc('The error part of a failed answer: `{"ok":false,"error":{…},"request_id":"…"}`.', '') +
+    (await toType(errorBody as Record<string, unknown>, 'ErrorBody')),
+);
 const inputs: string[] = [];
 const outputs: string[] = [];
 for (const tool of registry.catalogue) {

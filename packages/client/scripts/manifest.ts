@@ -1,6 +1,6 @@
 /**
  * Makes dist/ a package folder of its own, the one that is packed and published
- * (`cd dist && npm pack`): its package.json carries what a user's install needs — name, version,
+ * (`pnpm --filter @kitty/client tarball`, into artifacts/): its package.json carries what a user's install needs — name, version,
  * ESM entry points, engines — and nothing of this workspace (no scripts, no dev dependencies such
  * as `workspace:*` links); the README is copied next to it. Run by `build` after tsc.
  */
@@ -25,4 +25,4 @@ const manifest = {
 };
 await writeFile(path.join(DIST, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
 await copyFile(path.join(DIR, 'README.md'), path.join(DIST, 'README.md'));
-console.log(`dist/package.json: ${manifest.name}@${manifest.version} (cd dist && npm pack)`);
+console.log(`dist/package.json: ${manifest.name}@${manifest.version} (pack it with: npx -y pnpm@10.34.8 --filter @kitty/client tarball)`);

@@ -12,23 +12,14 @@
  * envelope (code, message, suggested_action, details, request_id). No runtime dependencies; needs
  * a global `fetch` (Node >= 20, browsers, Deno, Bun).
  */
-import { KEYED_TOOLS, type ErrorCode, type ToolInputs, type ToolOutputs } from './generated/tools.js';
+import { KEYED_TOOLS, type ErrorBody, type ToolInputs, type ToolOutputs } from './generated/tools.js';
 
-export type { ErrorCode, ToolInputs, ToolOutputs } from './generated/tools.js';
+export type { ErrorBody, ErrorCode, ToolInputs, ToolOutputs } from './generated/tools.js';
 
 export type ToolName = keyof ToolInputs & string;
-export type ToolInput<K extends ToolName> = ToolInputs[K];
+/** The arguments a method takes: as on the wire (ToolInputs), with idempotency_key optional (generated when absent). */
+export type ToolInput<K extends ToolName> = ClientInput<K>;
 export type ToolOutput<K extends ToolName> = ToolOutputs[K];
-
-/** The error part of a failed answer: `{"ok":false,"error":{…},"request_id":"…"}`. */
-export interface ErrorBody {
-  code: ErrorCode;
-  message: string;
-  suggested_action: string;
-  details?: Record<string, unknown>;
-  /** Seconds to wait before retrying (RATE_LIMITED, TRANSIENT_CONFLICT, REQUEST_IN_PROGRESS). */
-  retry_after?: number;
-}
 
 /** The write tools that take an idempotency key (generated from the tool declarations: writeTool declares the key). */
 export type KeyedToolName = { [K in ToolName]: ToolInputs[K] extends { idempotency_key: string } ? K : never }[ToolName];

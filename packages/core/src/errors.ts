@@ -6,6 +6,7 @@
  * The HTTP status and the MCP projection follow `code` through ERROR_TABLE; a test pins it.
  */
 import { TRPCError } from '@trpc/server';
+import { z } from 'zod';
 
 type TrpcCode = ConstructorParameters<typeof TRPCError>[0]['code'];
 
@@ -61,13 +62,22 @@ export interface ValidationIssue {
   code?: string;
 }
 
-export interface ErrorBody {
-  code: ErrorCode;
-  message: string;
-  suggested_action: string;
-  details?: Record<string, unknown>;
-  retry_after?: number;
-}
+/** The `error` object of every failure, written once: its type here, its JSON Schema for OpenAPI and the typed client. */
+const errorBodySchema = z
+  .object({
+    code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]).describe('What went wrong; the HTTP status follows it.'),
+    message: z.string().describe('What went wrong, in a sentence.'),
+    suggested_action: z.string().describe('What to do next.'),
+    details: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Specifics, e.g. issues (VALIDATION_ERROR: one per field, with its path) or required_scope (FORBIDDEN).'),
+    retry_after: z.number().optional().describe('Seconds to wait before retrying with the same idempotency key.'),
+  })
+  .strict();
+export type ErrorBody = z.infer<typeof errorBodySchema>;
+/** JSON Schema 2020-12 of ErrorBody. */
+export const ERROR_BODY_JSON_SCHEMA = z.toJSONSchema(errorBodySchema) as Record<string, unknown>;
 
 const DEFAULT_ACTION: Record<ErrorCode, string> = {
   VALIDATION_ERROR: 'Fix the fields listed in details.issues and call again.',

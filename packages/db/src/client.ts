@@ -29,6 +29,7 @@ export interface Db {
  */
 export function createDb(databaseUrl: string, opts: { poolMax?: number; onPoolError?: (err: Error) => void } = {}): Db {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.poolMax ?? 20 });
+  // eslint-disable-next-line no-console -- the default for callers without a logger (scripts, tests)
   pool.on('error', opts.onPoolError ?? ((err) => console.error('[db] idle client error:', err.message)));
   // With an external pool, adapter-pg never ends it (disposeExternalPool defaults to false).
   // Named statements: PostgreSQL parses and plans each distinct query once per connection instead

@@ -90,13 +90,13 @@ export interface McpAdapterOptions {
    */
   errorEnvelope(err: unknown, req: FastifyRequest, reply: FastifyReply): { status: number; body: ErrorEnvelope };
   /**
-   * The WWW-Authenticate value for a 401 (RFC 6750 §3), naming the protected-resource metadata of
-   * `resourcePath` (RFC 9728 §5.1); `error` is "invalid_token" when a credential was presented.
+   * The WWW-Authenticate value of a 403 insufficient_scope on /mcp (RFC 6750 §3.1), asking for `scope`
+   * (space-separated). The 401 challenge is set by `errorEnvelope`.
    */
-  wwwAuthenticate(resourcePath: string, error?: 'invalid_token'): string;
+  scopeChallenge(scope: string): string;
   /**
    * Reuse connected-and-released low-level Servers across requests (default true).
-   * false builds a Server per request (kept for benchmarks: see the README design notes).
+   * false builds a Server per request (kept for benchmarks: see docs/design-notes.md).
    */
   reuseServers?: boolean;
 }
@@ -123,9 +123,6 @@ export async function registerMcpRoutes(parent: FastifyInstance, opts: McpAdapte
 async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise<void> {
   app.setErrorHandler((err, req, reply) => {
     const { status, body } = opts.errorEnvelope(err, req, reply);
-    // RFC 6750 §3.1: a presented but unusable token is error="invalid_token".
-    if (status === 401)
-      reply.header('WWW-Authenticate', opts.wwwAuthenticate('/mcp', req.headers.authorization ? 'invalid_token' : undefined));
     return reply.code(status).send(toMcpErrorBody(body));
   });
   const guard = hostGuard(opts.baseUrl, opts.allowedHosts);
@@ -197,10 +194,7 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
       // An OAuth app keeps its refresh token too (offline_access).
       const oauth = callCtx?.callRequest.auth?.credential === 'oauth';
       const wanted = [...new Set([...auth.scopes, scope, ...(oauth ? ['offline_access'] : [])])].join(' ');
-      reply.header(
-        'WWW-Authenticate',
-        `Bearer error="insufficient_scope", scope="${wanted}", resource_metadata="${opts.baseUrl}/.well-known/oauth-protected-resource/mcp"`,
-      );
+      reply.header('WWW-Authenticate', opts.scopeChallenge(wanted));
     }
     if (response.body && response.headers.get('content-type')?.startsWith('text/event-stream')) {
       const stream = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);

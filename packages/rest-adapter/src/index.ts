@@ -23,14 +23,9 @@ export interface RestAdapterOptions {
   baseUrl: string;
   /**
    * Any error thrown on these routes (or by the server's hooks for them) → Kitty's error envelope
-   * and its HTTP status; also sets the generic headers (Retry-After) and logs internal errors.
+   * and its HTTP status; also sets the generic headers (Retry-After, and WWW-Authenticate on a 401) and logs internal errors.
    */
   errorEnvelope(err: unknown, req: FastifyRequest, reply: FastifyReply): { status: number; body: ErrorEnvelope };
-  /**
-   * The WWW-Authenticate value for a 401 (RFC 6750 §3), naming the protected-resource metadata of
-   * `resourcePath` (RFC 9728 §5.1; "" is the service root); `error` is "invalid_token" when a credential was presented.
-   */
-  wwwAuthenticate(resourcePath: string, error?: 'invalid_token'): string;
   /** Body limits (bytes) of tools that need more than the server's default, e.g. attach_receipt's base64 file. */
   toolBodyLimits?: Record<string, number>;
 }
@@ -53,8 +48,6 @@ export async function registerRestRoutes(parent: FastifyInstance, opts: RestAdap
 async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promise<void> {
   app.setErrorHandler((err, req, reply) => {
     const { status, body } = opts.errorEnvelope(err, req, reply);
-    // RFC 6750 §3.1: a presented but unusable token is error="invalid_token".
-    if (status === 401) reply.header('WWW-Authenticate', opts.wwwAuthenticate('', req.headers.authorization ? 'invalid_token' : undefined));
     return reply.code(status).send(body);
   });
   const { registry } = opts;

@@ -6,24 +6,14 @@
  * the same registry stays the single source. Validated in tests by @readme/openapi-parser and
  * @redocly/openapi-core.
  */
-import { ERROR_TABLE, IDEMPOTENCY_KEY_LENGTH, KITTY_VERSION, expandRequired, type Registry, type JsonSchema } from '@kitty/core';
+import { ERROR_BODY_JSON_SCHEMA, IDEMPOTENCY_KEY_LENGTH, KITTY_VERSION, expandRequired, type Registry, type JsonSchema } from '@kitty/core';
 
 const ERROR_ENVELOPE = {
   type: 'object',
   required: ['ok', 'error', 'request_id'],
   properties: {
     ok: { const: false },
-    error: {
-      type: 'object',
-      required: ['code', 'message', 'suggested_action'],
-      properties: {
-        code: { type: 'string', enum: Object.keys(ERROR_TABLE) },
-        message: { type: 'string' },
-        suggested_action: { type: 'string' },
-        details: { type: 'object', additionalProperties: true },
-        retry_after: { type: 'number', description: 'Seconds to wait before retrying.' },
-      },
-    },
+    error: embed(ERROR_BODY_JSON_SCHEMA, {}),
     request_id: { type: 'string' },
   },
 };

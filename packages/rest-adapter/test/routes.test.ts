@@ -55,7 +55,6 @@ beforeAll(async () => {
     registry,
     baseUrl: 'http://kitty.test',
     errorEnvelope: (err, req) => toErrorEnvelope(err, req.id),
-    wwwAuthenticate: (resourcePath) => `Bearer resource_metadata="http://kitty.test/.well-known/oauth-protected-resource${resourcePath}"`,
     callRequest: () => ({ services: {} as CallRequest['services'], auth, requestId: 'req_test' }),
   });
   await app.ready();

@@ -5,6 +5,7 @@
  * just before oidc-provider and drops that one line (only it), so servers and CLIs keep a clean
  * stderr; `restoreConsoleWarn` is called right after the import.
  */
+/* eslint-disable no-console -- this module filters one line out of console.warn */
 const original = console.warn;
 console.warn = (...args: unknown[]) => {
   if (typeof args[0] === 'string' && args[0].startsWith('oidc-provider WARNING: Unsupported runtime')) return;

@@ -16,12 +16,12 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 /** A private-use URI scheme (RFC 8252 §7.1): a reverse domain name, so it holds at least one dot. */
 const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/i;
 
-export const REDIRECT_URI_RULE =
+const REDIRECT_URI_RULE =
   'redirect_uris must use https, http on a loopback host (http://127.0.0.1, http://[::1] or http://localhost, any port), ' +
   'or a private-use scheme in reverse-domain form such as com.example.app:/callback';
 
 /** Why `uri` is not an acceptable redirect URI, or undefined when it is. */
-export function redirectUriProblem(uri: unknown): string | undefined {
+function redirectUriProblem(uri: unknown): string | undefined {
   if (typeof uri !== 'string') return 'a redirect URI must be a string';
   const u = URL.parse(uri);
   if (!u) return `${JSON.stringify(uri)} is not an absolute URI`;
@@ -31,7 +31,7 @@ export function redirectUriProblem(uri: unknown): string | undefined {
   return `${uri} uses the ${u.protocol.slice(0, -1)} scheme`;
 }
 
-export function isPrivateUseUri(uri: string): boolean {
+function isPrivateUseUri(uri: string): boolean {
   const u = URL.parse(uri);
   return !!u && PRIVATE_USE_SCHEME.test(u.protocol);
 }

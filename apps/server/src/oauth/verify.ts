@@ -21,6 +21,7 @@ import { createLocalJWKSet, jwtVerify, type JWK } from 'jose';
 import type { PrismaClient } from '@kitty/db';
 import { ToolError, type AuthInfo } from '@kitty/core';
 import { RESOURCE_SCOPES } from './provider.ts';
+import { malformedCredential } from '../auth.ts';
 
 /** Bound, in seconds, within which a disconnect or revocation takes effect on every instance. */
 export const CONNECTION_RECHECK_SECONDS = 5;
@@ -118,7 +119,7 @@ export class OAuthTokenVerifier {
   }
 
   private async verifyJwt(token: string): Promise<TokenEntry> {
-    if (!OAuthTokenVerifier.looksLikeJwt(token)) throw invalid('it is not a Kitty API key or access token');
+    if (!OAuthTokenVerifier.looksLikeJwt(token)) throw malformedCredential();
     let payload;
     try {
       ({ payload } = await jwtVerify(token, this.jwks, {

@@ -28,6 +28,7 @@ import * as oidc from 'openid-client';
 import { ToolError, createSession, destroySession, recordSecurityEvent, SESSION_COOKIE } from '@kitty/core';
 import { PAGE_CSP, PAGES_CSS, renderErrorPage, renderSignInPage } from './pages.ts';
 import { CONSENT_SCRIPT, SIGNIN_SCRIPT } from './page-scripts.ts';
+import { PASSKEY_ALGORITHMS } from './passkey-algorithms.ts';
 import {
   checkSameOrigin,
   clearSessionCookie,
@@ -146,6 +147,7 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
       attestationType: 'none',
       excludeCredentials: exclude,
       authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+      supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
     });
     state.challenge = options.challenge;
     await putState(prisma, reply, baseUrl, 'webauthn', { ...state });
@@ -167,6 +169,7 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
         expectedOrigin,
         expectedRPID: rpID,
         requireUserVerification: true,
+        supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
       });
     } catch (e) {
       throw validationError('(root)', `The passkey registration could not be verified: ${(e as Error).message}`);

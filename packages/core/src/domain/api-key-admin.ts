@@ -33,7 +33,7 @@ export interface KeyRow {
   rotatedAt: Date | null;
 }
 
-export type KeyStatus = 'active' | 'rotated' | 'expired';
+type KeyStatus = 'active' | 'rotated' | 'expired';
 
 /** A key as it is shown (never the secret, only its first characters). */
 export function toKey(k: KeyRow, now: Date) {

@@ -18,7 +18,7 @@ export interface ItemCallInput {
 export type ItemCall = { tool: string; arguments: Record<string, unknown> };
 
 /** The idempotency_key of the write an item suggests: stable per item. */
-export function itemIdempotencyKey(itemId: string): string {
+function itemIdempotencyKey(itemId: string): string {
   return `inbox-${itemId}`;
 }
 

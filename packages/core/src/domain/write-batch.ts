@@ -19,7 +19,6 @@ import { finishSummary } from './inbox-calls.ts';
 import { inboxRow, type InboxEvent } from './inbox.ts';
 import { activityRow, type ActivityEntry } from './activity.ts';
 import { eventDoc, type EventSpec } from './events.ts';
-import type { LedgerDelta } from './ledger/effects.ts';
 import { outcomeUnknownError } from '../errors.ts';
 import { noteBalanceDeltas } from './ledger/balance-changes.ts';
 
@@ -53,6 +52,12 @@ export interface BatchIdempotency {
 }
 
 /** Rows and changes collected by a batched write tool; applied by `applyBatch` in one round trip. */
+/** Minor-unit changes by agent id and by canonical pair "a|b" (a < b, positive = b owes a). */
+interface BalanceChanges {
+  readonly balances: ReadonlyMap<string, bigint>;
+  readonly pairs: ReadonlyMap<string, bigint>;
+}
+
 export class WriteBatch {
   /** The id of the row this call creates, fixed by the call (see `callEntityId`) so a preview names the same id, and rounds the same way, as the real call. */
   readonly entityId: string;
@@ -136,8 +141,8 @@ export class WriteBatch {
     return this;
   }
 
-  /** Balance and pair-debt changes (LedgerDelta: balances by agent, pairs "a|b" with a < b, positive = b owes a). */
-  ledger(delta: LedgerDelta): this {
+  /** Balance and pair-debt changes (the ledger's LedgerDelta: balances by agent, pairs "a|b" with a < b, positive = b owes a). */
+  ledger(delta: BalanceChanges): this {
     for (const [id, v] of delta.balances) this.balanceChanges.set(id, (this.balanceChanges.get(id) ?? 0n) + v);
     for (const [k, v] of delta.pairs) this.pairChanges.set(k, (this.pairChanges.get(k) ?? 0n) + v);
     return this;

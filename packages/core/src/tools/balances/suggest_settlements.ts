@@ -16,7 +16,7 @@ export const suggest_settlements = readTool
       ' other ' +
       'non-zero balances, greedy (≤ n−1 transfers) beyond; deterministic. Pending payments count as confirmed by default (include_pending), ' +
       'so nothing sent is suggested twice. Each transfer has ready record_payment arguments, pass them as they are: the idempotency_key ' +
-      'derives from the ledger state, so recording the same suggestion twice records it once. Transfers you pay carry pay_with (the payee\'s payout methods).',
+      "derives from the ledger state, so recording the same suggestion twice records it once. Transfers you pay carry pay_with (the payee's payout methods).",
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such group',

@@ -9,7 +9,8 @@ export const get_payment = readTool
   .meta({
     area: 'payments',
     title: 'Get a payment',
-    description: 'One payment: payer, payee, amount, status and times; a pending one shows its payer pay_with (the payee\'s payout methods).',
+    description:
+      "One payment: payer, payee, amount, status and times; a pending one shows its payer pay_with (the payee's payout methods).",
     annotations: READ,
     errors: {
       NOT_FOUND: 'no such payment',

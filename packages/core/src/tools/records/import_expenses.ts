@@ -14,7 +14,7 @@ export const import_expenses = previewWriteTool
     area: 'records',
     title: 'Import expenses from Splitwise, Spliit or another Kitty',
     description:
-      'Imports a Splitwise or Spliit CSV export (csv), or a group exported from any Kitty (format kitty: document = export_group\'s json ' +
+      "Imports a Splitwise or Spliit CSV export (csv), or a group exported from any Kitty (format kitty: document = export_group's json " +
       'data), into a group, all or nothing. Person columns (kitty: handles) map to members by `mapping`, else by handle or ' +
       "display name (case-insensitive). Amounts in the group currency's decimals. Splitwise: values are nets (paid − owed), rows in another " +
       'currency are skipped and reported. Spliit: values are shares, the payer\'s positive; cent rounding goes to the payer; add a "Paid By" ' +

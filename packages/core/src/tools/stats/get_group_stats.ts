@@ -12,7 +12,7 @@ export const get_group_stats = readTool
     area: 'balances',
     title: 'Spending statistics of a group',
     description:
-      'Sums the group\'s live expenses (not payments), minor units, by category (key: category_id, see list_categories), month (YYYY-MM) or member ' +
+      "Sums the group's live expenses (not payments), minor units, by category (key: category_id, see list_categories), month (YYYY-MM) or member " +
       '(key: handle; paid_minor, share_minor, net_minor = paid − share; total_minor = share). total_minor = sum of the expenses counted.',
     annotations: READ,
     errors: { NOT_FOUND: 'no such group', FORBIDDEN: 'not a member' },

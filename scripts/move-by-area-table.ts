@@ -1,0 +1,247 @@
+/**
+ * Where each file goes in the move by area (scripts/move-by-area.ts). Paths are relative to
+ * packages/core/src, packages/core/test and apps/server/test. A row wins over the rules; a file
+ * that neither a row nor a rule places stops the script: add a row.
+ */
+
+interface Rule {
+  from: RegExp;
+  /** The new relative path, or null: the file stays where it is. */
+  to: (m: RegExpExecArray) => string | null;
+}
+
+/** Catalogue areas (their import order is stated in .dependency-cruiser.cjs). */
+const AREA_NAMES = [
+  'ledger',
+  'reference',
+  'contacts',
+  'messages',
+  'invites',
+  'inbox',
+  'account',
+  'groups',
+  'expenses',
+  'payments',
+  'balances',
+  'records',
+] as const;
+
+export const SRC_MAP: Record<string, string> = {
+  'index.ts': 'index.ts',
+  'version.ts': 'version.ts',
+  'tools/index.ts': 'catalogue.ts',
+  // kernel: what every tool call runs through; imports nothing above it
+  'trpc.ts': 'kernel/trpc.ts',
+  'meta.ts': 'kernel/meta.ts',
+  'context.ts': 'kernel/context.ts',
+  'errors.ts': 'kernel/errors.ts',
+  'registry.ts': 'kernel/registry.ts',
+  'safe-input.ts': 'kernel/safe-input.ts',
+  'suggest.ts': 'kernel/suggest.ts',
+  'text.ts': 'kernel/text.ts',
+  'domain/write-batch.ts': 'kernel/write-batch.ts',
+  'domain/activity.ts': 'kernel/activity.ts',
+  'domain/inbox.ts': 'kernel/notify.ts',
+  'domain/inbox-summary.ts': 'kernel/inbox-summary.ts',
+  'domain/cursor.ts': 'kernel/cursor.ts',
+  'domain/money.ts': 'kernel/money.ts',
+  // access: who is this, and may they touch it
+  'domain/agents.ts': 'access/agents.ts',
+  'domain/api-keys.ts': 'access/api-keys.ts',
+  'domain/groups.ts': 'access/groups.ts',
+  'domain/members.ts': 'access/members.ts',
+  'domain/network.ts': 'access/reachability.ts',
+  // areas
+  'domain/me.ts': 'areas/account/me.ts',
+  'domain/contacts.ts': 'areas/contacts/contacts.ts',
+  'domain/contact-add.ts': 'areas/contacts/add.ts',
+  'domain/direct-ledgers.ts': 'areas/groups/direct-ledgers.ts',
+  'domain/group-changes.ts': 'areas/groups/update.ts',
+  'domain/group-create.ts': 'areas/groups/create.ts',
+  'domain/member-removal.ts': 'areas/groups/remove-member.ts',
+  'domain/member-role.ts': 'areas/groups/set-role.ts',
+  'domain/invites.ts': 'areas/invites/invites.ts',
+  'domain/invite-codes.ts': 'areas/invites/codes.ts',
+  'domain/invite-create.ts': 'areas/invites/create.ts',
+  'domain/invite-decline.ts': 'areas/invites/decline.ts',
+  'domain/invite-view.ts': 'areas/invites/view.ts',
+  'domain/conversations.ts': 'areas/messages/conversations.ts',
+  'domain/messages.ts': 'areas/messages/messages.ts',
+  'domain/send-message.ts': 'areas/messages/send.ts',
+  'domain/inbox-items.ts': 'areas/inbox/items.ts',
+  'domain/inbox-read.ts': 'areas/inbox/mark-read.ts',
+  'domain/activity-log.ts': 'areas/records/activity-log.ts',
+  'domain/ledger/export.ts': 'areas/records/export.ts',
+  'domain/ledger/import.ts': 'areas/records/import-parse.ts',
+  'domain/ledger/import-run.ts': 'areas/records/import.ts',
+  'domain/ledger/access.ts': 'areas/expenses/edit-rights.ts',
+  'domain/ledger/recurrence.ts': 'areas/expenses/recurrence.ts',
+  'domain/ledger/payments.ts': 'areas/payments/payments.ts',
+  'domain/ledger/payment-record.ts': 'areas/payments/record.ts',
+  'domain/ledger/transition.ts': 'areas/payments/transition.ts',
+  'domain/ledger/settle.ts': 'areas/balances/settle.ts',
+  'domain/ledger/settle-plan.ts': 'areas/balances/settle-plan.ts',
+  'domain/ledger/summary.ts': 'areas/balances/summary.ts',
+  'domain/ledger/balances.ts': 'areas/balances/balances.ts', // uses expenses' agentsById: above expenses
+  'domain/ledger/cycles.ts': 'areas/ledger/cycles.ts',
+  'domain/ledger/effects.ts': 'areas/ledger/effects.ts',
+  'domain/ledger/split.ts': 'areas/ledger/split.ts',
+  'domain/ledger/verify.ts': 'areas/ledger/verify.ts',
+  'domain/ledger/settle-vectors.ts': 'testing/settle-vectors.ts',
+  'testing.ts': 'testing/index.ts',
+  // people: the account page
+  'account/index.ts': 'people/index.ts',
+  'account/router.ts': 'people/account-router.ts',
+  'account/trpc.ts': 'people/account-trpc.ts',
+};
+
+const byPrefix: Array<[RegExp, string]> = [
+  [/^invite-(.+)$/, 'invites'],
+  [/^(?:group|member)-(.+)$/, 'groups'],
+  [/^inbox-(.+)$/, 'inbox'],
+  [/^contact-(.+)$/, 'contacts'],
+  [/^(?:message|conversation)-(.+)$/, 'messages'],
+  [/^expense-(.+)$/, 'expenses'],
+  [/^payment-(.+)$/, 'payments'],
+  [/^(settle-.+)$/, 'balances'],
+  [/^(import-.+|export-.+)$/, 'records'],
+];
+
+export const SRC_RULES: Rule[] = [
+  // A tool: src/tools/<area>/<tool_name>.ts (and the area's index.ts) → areas/<area>/tools/.
+  { from: /^tools\/([a-z_-]+)\/([^/]+)$/, to: (m) => `areas/${m[1]}/tools/${m[2]}` },
+  // A domain file named after its area: invite-x.ts → areas/invites/x.ts, expense-x.ts → areas/expenses/x.ts …
+  {
+    from: /^domain\/(?:ledger\/)?([^/]+)$/,
+    to: (m) => {
+      for (const [re, area] of byPrefix) {
+        const p = re.exec(m[1]!);
+        if (p) return `areas/${area}/${p[1]}`;
+      }
+      return `unmapped:${m[1]}`;
+    },
+  },
+  { from: /^account\/([^/]+)$/, to: (m) => `people/${m[1]}` },
+  // Already in the new layout (or added there by hand): stays.
+  { from: /^(kernel|access|areas|people|testing)\//, to: () => null },
+  { from: /^catalogue\.ts$/, to: () => null },
+];
+
+export const CORE_TEST_MAP: Record<string, string> = {
+  'harness.ts': 'harness.ts',
+  'ledger-helpers.ts': 'ledger-helpers.ts',
+  'pool-proxy.ts': 'pool-proxy.ts',
+  'fixtures/spliit-export.csv': 'records/fixtures/spliit-export.csv',
+  'fixtures/splitwise-export.csv': 'records/fixtures/splitwise-export.csv',
+  'account-router.test.ts': 'people/account-router.test.ts',
+  'agent-tasks.test.ts': 'scenarios/agent-tasks.test.ts',
+  'authz.test.ts': 'access/consent-and-removal.test.ts',
+  'catalogue.test.ts': 'kernel/catalogue.test.ts',
+  'commit-outcome.test.ts': 'kernel/commit-outcome.test.ts',
+  'descriptions.test.ts': 'kernel/descriptions.test.ts',
+  'foundation.test.ts': 'scenarios/tool-tables.test.ts',
+  'hostile-strings.test.ts': 'kernel/hostile-strings.test.ts',
+  'import-real.test.ts': 'records/import-real.test.ts',
+  'inbox-summary.test.ts': 'kernel/inbox-summary.test.ts',
+  'ledger-concurrency.test.ts': 'ledger/concurrency.test.ts',
+  'ledger-recurrence.test.ts': 'expenses/recurrence.test.ts',
+  'ledger-trip.test.ts': 'scenarios/trip.test.ts',
+  'ledger.test.ts': 'ledger/ledger.test.ts',
+  'network-scenario.test.ts': 'scenarios/network.test.ts',
+  'network.test.ts': 'scenarios/network-tools.test.ts',
+  'overpayment.test.ts': 'payments/overpayment.test.ts',
+  'pair-debts.test.ts': 'ledger/pair-debts.test.ts',
+  'registry.test.ts': 'kernel/registry.test.ts',
+  'settle.test.ts': 'balances/settle.test.ts',
+  'split.test.ts': 'ledger/split.test.ts',
+  'write-batch.test.ts': 'kernel/write-batch.test.ts',
+};
+
+const AREA_OR_ROOM = [...AREA_NAMES, 'kernel', 'access', 'people', 'scenarios'];
+/** A test named after an area (groups-x.test.ts, groups.test.ts) goes to test/<area>/; singular names too (group-x → groups). */
+function testRule(name: string): string | null {
+  for (const area of AREA_OR_ROOM) {
+    const stem = area.replace(/s$/, '');
+    const m = new RegExp(`^(?:${area}|${stem})(?:-(.+))?\\.test\\.ts$`).exec(name);
+    if (m) return `${area}/${m[1] ? `${m[1]}.test.ts` : `${area}.test.ts`}`;
+  }
+  return null;
+}
+
+export const CORE_TEST_RULES: Rule[] = [
+  { from: /^[^/]+\/.+$/, to: () => null }, // already in a folder
+  { from: /^([^/]+\.test\.ts)$/, to: (m) => testRule(m[1]!) ?? `unmapped:${m[1]}` },
+  { from: /^[^/]+\.ts$/, to: () => null }, // helpers stay at the root of test/
+];
+
+export const SERVER_TEST_MAP: Record<string, string> = {
+  'abuse-limits.test.ts': 'http/abuse-limits.test.ts',
+  'agent-errors.test.ts': 'http/agent-errors.test.ts',
+  'hostile-input.test.ts': 'http/hostile-input.test.ts',
+  'mcp-external.test.ts': 'http/mcp-external.test.ts',
+  'mcp.test.ts': 'http/mcp.test.ts',
+  'openapi.test.ts': 'http/openapi.test.ts',
+  'rate-limit.test.ts': 'http/rate-limit.test.ts',
+  'rest.test.ts': 'http/rest.test.ts',
+  'robustness.test.ts': 'http/robustness.test.ts',
+  'secrets-and-headers.test.ts': 'http/secrets-and-headers.test.ts',
+  'timeouts.test.ts': 'http/timeouts.test.ts',
+  'transport.test.ts': 'http/transport.test.ts',
+  'authz-matrix.test.ts': 'auth/authz-matrix.test.ts',
+  'credential-notify.test.ts': 'auth/credential-notify.test.ts',
+  'oauth-browser.test.ts': 'oauth/browser.test.ts',
+  'oauth-clients.test.ts': 'oauth/clients.test.ts',
+  'oauth.test.ts': 'oauth/oauth.test.ts',
+  'oidc-login.test.ts': 'oauth/oidc-login.test.ts',
+  'account-e2e.test.ts': 'people/account-e2e.test.ts',
+  'account.test.ts': 'people/account.test.ts',
+  'people-web.test.ts': 'people/web.test.ts',
+  'passkey-options.test.ts': 'people/passkey-options.test.ts',
+  'config.test.ts': 'runtime/config.test.ts',
+  'crash.test.ts': 'runtime/crash.test.ts',
+  'database-faults.test.ts': 'runtime/database-faults.test.ts',
+  'deadlocks.test.ts': 'runtime/deadlocks.test.ts',
+  'inbox-cache.test.ts': 'runtime/inbox-cache.test.ts',
+  'lifecycle.test.ts': 'runtime/lifecycle.test.ts',
+  'pg-listener.test.ts': 'runtime/pg-listener.test.ts',
+  'two-instances.test.ts': 'runtime/two-instances.test.ts',
+  'client-package.test.ts': 'scenarios/client-package.test.ts',
+  'e2e-scenarios.test.ts': 'scenarios/e2e.test.ts',
+  'readme.test.ts': 'scenarios/readme.test.ts',
+};
+
+const SERVER_ROOMS: Array<[RegExp, string]> = [
+  [/^(?:oauth|oidc)-(.+\.test\.ts)$/, 'oauth'],
+  [/^(?:people|account)-(.+\.test\.ts)$/, 'people'],
+  [/^(?:mcp|rest|http)-(.+\.test\.ts)$/, 'http'],
+  [/^(?:auth)-(.+\.test\.ts)$/, 'auth'],
+];
+
+export const SERVER_TEST_RULES: Rule[] = [
+  { from: /^[^/]+\/.+$/, to: () => null },
+  {
+    from: /^([^/]+\.test\.ts)$/,
+    to: (m) => {
+      for (const [re, room] of SERVER_ROOMS) {
+        const r = re.exec(m[1]!);
+        if (r) return `${room}/${r[1]}`;
+      }
+      return `unmapped:${m[1]}`;
+    },
+  },
+  { from: /^[^/]+\.ts$/, to: () => null }, // helpers (server-harness, oauth-harness, browser, …) stay
+];
+
+/** The account page's components (App.tsx, pages/AgentKeys.tsx …) take kebab-case names like every other file. */
+export const ACCOUNT_RULES: Rule[] = [
+  {
+    from: /^(.*?)([^/]+)$/,
+    to: (m) => {
+      const kebab = m[2]!
+        .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+        .replace(/^[A-Z]/, (c) => c.toLowerCase())
+        .toLowerCase();
+      return kebab === m[2] ? null : `${m[1]}${kebab}`;
+    },
+  },
+];
