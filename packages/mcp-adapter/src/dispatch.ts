@@ -50,7 +50,11 @@ function idOf(body: unknown): string | number | null {
 }
 
 function rejection(status: number, body: unknown, code: number, message: string, data?: unknown): Routed {
-  return { kind: 'reject', status, body: { jsonrpc: '2.0', id: idOf(body), error: { code, message, ...(data !== undefined ? { data } : {}) } } };
+  return {
+    kind: 'reject',
+    status,
+    body: { jsonrpc: '2.0', id: idOf(body), error: { code, message, ...(data !== undefined ? { data } : {}) } },
+  };
 }
 
 /** The value `Mcp-Name` must equal for a method, if the method names something. */
@@ -98,7 +102,10 @@ export function routeMessage(header: HeaderGetter, body: Record<string, unknown>
   }
   const version = header('mcp-protocol-version');
   if (version !== undefined && version !== MODERN_PROTOCOL_VERSION && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-    const e = new UnsupportedProtocolVersionError({ supported: [MODERN_PROTOCOL_VERSION, ...SUPPORTED_PROTOCOL_VERSIONS], requested: version });
+    const e = new UnsupportedProtocolVersionError({
+      supported: [MODERN_PROTOCOL_VERSION, ...SUPPORTED_PROTOCOL_VERSIONS],
+      requested: version,
+    });
     return rejection(400, body, e.code, e.message, e.data);
   }
   return { kind: 'legacy', message: body };

@@ -2,7 +2,7 @@
  * MCP projection of the registry over Streamable HTTP, protocol 2026-07-28 and 2025-11-25 on the
  * same URLs, stateless:
  * - `/mcp`: every registry tool. Without a credential only discovery (`server/discover`,
- *   `initialize`, `ping`, notifications), `tools/list` and the tools that need no credential
+ *   `initialize`, notifications), `tools/list` and the tools that need no credential
  *   (register_agent) run; anything else answers HTTP 401 + `WWW-Authenticate` naming /mcp's
  *   protected-resource metadata (RFC 9728) + the JSON error envelope, so OAuth clients start their flow;
  * - `/mcp/docs`: read-only documentation server (list_tools, describe_tool, search_docs and
@@ -104,7 +104,7 @@ function header(req: FastifyRequest, name: string): string | undefined {
 }
 
 /** Methods that run without a credential on /mcp (discovery and the listing); notifications too. */
-const ANONYMOUS_METHODS = new Set(['initialize', 'server/discover', 'ping', 'tools/list']);
+const ANONYMOUS_METHODS = new Set(['initialize', 'server/discover', 'tools/list']);
 
 /** A W3C trace context `traceparent` (version-traceid-parentid-flags); anything else is not logged. */
 const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;

@@ -13,12 +13,20 @@
  *   unknown-tool message (naming the closest tools) and its error body as `data`. The message
  *   carries no "MCP error" prefix: clients add their own.
  *
- * tools/list: every tool for an anonymous caller or a caller holding every scope; a credential
- * without some scope (e.g. read-only) gets only the tools it may call, and `_meta["kitty/omitted"]`
- * says how many were left out and why. On 2026-07-28 the result carries `ttlMs` and `cacheScope`:
+ * tools/list: every tool for an anonymous caller, a caller holding every scope, or an OAuth token
+ * (which can step up: a call needing more answers 403 insufficient_scope); an API key without some
+ * scope (e.g. read-only) gets only the tools it may call, and `_meta["kitty/omitted"]` says how many
+ * were left out and why. On 2026-07-28 the result carries `ttlMs` and `cacheScope`:
  * `public` for the whole catalogue (the same for everyone), `private` for a narrowed one.
  */
-import { Server, ProtocolError, ProtocolErrorCode, type CallToolResult, type ListToolsResult, type Tool } from '@modelcontextprotocol/server';
+import {
+  Server,
+  ProtocolError,
+  ProtocolErrorCode,
+  type CallToolResult,
+  type ListToolsResult,
+  type Tool,
+} from '@modelcontextprotocol/server';
 import { KITTY_VERSION, toErrorEnvelope, type Registry, type ToolDescriptor, type CallRequest } from '@kitty/core';
 
 /** What a tool handler needs from the HTTP request; the route puts it in the transport's authInfo.extra. */
@@ -129,7 +137,7 @@ export function toolsServerFactory(registry: Registry, baseUrl: string): () => S
     `REST error envelope {ok:false,error:{code,message,suggested_action,details?,retry_after?},request_id}. ` +
     `Write tools take idempotency_key (or the Idempotency-Key header); a result replayed for a repeated key has replayed: true. ` +
     `Without a credential only discovery, tools/list and register_agent work; other calls answer HTTP 401 with an OAuth challenge. ` +
-    `With a credential lacking a scope (e.g. read-only), tools/list leaves out the tools needing it (_meta "kitty/omitted" says so). ` +
+    `With an API key lacking a scope (e.g. read-only), tools/list leaves out the tools needing it (_meta "kitty/omitted" says so). ` +
     `Read-only documentation without a credential: ${baseUrl}/mcp/docs.`;
 
   return () => {
@@ -140,7 +148,7 @@ export function toolsServerFactory(registry: Registry, baseUrl: string): () => S
     });
     server.setRequestHandler('tools/list', (_request, ctx) => {
       const auth = callContextOf(ctx).callRequest.auth;
-      const result = listing(auth ? auth.scopes : null);
+      const result = listing(auth?.credential === 'api_key' ? auth.scopes : null);
       if (!isModern(ctx)) return result;
       return { ...result, ttlMs: LIST_TTL_MS, cacheScope: result._meta ? 'private' : 'public' } as ListToolsResult;
     });
