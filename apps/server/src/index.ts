@@ -171,6 +171,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       baseUrl,
       bodyLimit: config.bodyLimit,
       allowedHosts: config.allowedHosts,
+      allowedOrigins: config.allowedOrigins,
       trustProxy: config.trustProxy,
       logLevel: config.logLevel,
       logFile: config.logFile,

@@ -81,6 +81,8 @@ export interface McpAdapterOptions {
   baseUrl: string;
   /** Extra Host header values accepted besides localhost/127.0.0.1/[::1] and the base URL's host. */
   allowedHosts: string[];
+  /** Web origins of browser-based clients accepted in the Origin header besides allowed hosts (KITTY_ALLOWED_ORIGINS). */
+  allowedOrigins?: string[];
   /**
    * Any error thrown on these routes (or by the server's hooks for them) → Kitty's error envelope
    * and its HTTP status; also sets the generic headers (Retry-After) and logs internal errors.
@@ -131,7 +133,7 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
       reply.header('WWW-Authenticate', opts.wwwAuthenticate('/mcp', req.headers.authorization ? 'invalid_token' : undefined));
     return reply.code(status).send(toMcpErrorBody(body));
   });
-  const guard = hostGuard(opts.baseUrl, opts.allowedHosts);
+  const guard = hostGuard(opts.baseUrl, opts.allowedHosts, opts.allowedOrigins);
   const reuse = opts.reuseServers ?? true;
   const onerror = (e: Error) => app.log.debug({ err: e }, 'mcp exchange refused or failed');
   const tools = new McpEndpoint(toolsServerFactory(opts.registry, opts.baseUrl), reuse, onerror);
