@@ -1,28 +1,33 @@
 /**
  * Serving one MCP message over HTTP in either protocol era, on pooled SDK Servers.
  *
- * - `routeMessage` classifies a POST with the SDK's own `classifyInboundRequest`: a message in the
- *   2026-07-28 per-request envelope (`_meta["io.modelcontextprotocol/protocolVersion"]`) is
- *   "modern", anything else (initialize, 2025-era calls) "legacy"; the SDK's ladder refusals
- *   (e.g. -32020 when `Mcp-Method`/`Mcp-Name` disagree with the body) are answered as it says.
- *   Legacy messages get the same header rule here (the SDK checks the headers only on modern
- *   messages), and an `MCP-Protocol-Version` header naming no known revision is -32022.
+ * - `routeMessage` tells the eras apart: a message claiming the 2026-07-28 per-request envelope
+ *   (an `io.modelcontextprotocol/*` key in `params._meta`) or naming a revision newer than the
+ *   2025 ones in `MCP-Protocol-Version` is classified by the SDK's own `classifyInboundRequest`
+ *   (its ladder refusals, e.g. -32020 when `Mcp-Method`/`Mcp-Name` disagree with the body, are
+ *   answered as it says); anything else is 2025-era ("legacy"). Legacy messages get the same
+ *   header rule here (the SDK checks the headers only on modern messages), the 2025 Accept rule
+ *   (406), and an `MCP-Protocol-Version` naming no known revision is -32022.
  * - `McpEndpoint.serve` runs a modern message through the SDK's `createMcpHandler` (strict:
  *   `legacy: 'reject'`), whose factory hands out pooled Servers, so the SDK itself does the
  *   2026-07-28 work (envelope, `server/discover`, client info and capabilities from `_meta`,
- *   `resultType`, cache hints, -32022); a legacy message through a stateless web-standard
- *   transport with JSON responses (`enableJsonResponse`: `initialize` answers JSON, never SSE —
- *   the SDK's own stateless fallback would stream it) on a Server from a second pool.
+ *   `resultType`, cache hints, -32022). A legacy message is handed to a pooled Server that stays
+ *   connected to an in-process transport (`Lane`) and its answer sent as JSON — never SSE
+ *   (the SDK's stateless fallback would stream `initialize`) — without building web
+ *   `Request`/`Response` objects: that is what keeps a 2025 call close to a REST call.
  */
 import {
   classifyInboundRequest,
   createMcpHandler,
+  isJSONRPCErrorResponse,
+  isJSONRPCResultResponse,
   SUPPORTED_PROTOCOL_VERSIONS,
   UnsupportedProtocolVersionError,
-  WebStandardStreamableHTTPServerTransport,
   type AuthInfo,
+  type JSONRPCMessage,
   type McpHttpHandler,
   type Server,
+  type Transport,
 } from '@modelcontextprotocol/server';
 import { ServerPool } from './pool.ts';
 
@@ -70,6 +75,17 @@ function nameOf(method: unknown, params: unknown): string | undefined {
  * @param header reads a request header (lower-case name)
  */
 export function routeMessage(header: HeaderGetter, body: Record<string, unknown>): Routed {
+  const version = header('mcp-protocol-version');
+  const meta = (body.params as { _meta?: unknown } | undefined)?._meta;
+  const claimsEnvelope =
+    meta !== null && typeof meta === 'object' && Object.keys(meta).some((k) => k.startsWith('io.modelcontextprotocol/'));
+  // A claimed envelope goes to the SDK's modern entry, which classifies it (ladder refusals included) itself.
+  if (claimsEnvelope) return { kind: 'modern', message: body };
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return classified(header, body);
+  return legacyRules(header, body);
+}
+
+function classified(header: HeaderGetter, body: Record<string, unknown>): Routed {
   const outcome = classifyInboundRequest({
     httpMethod: 'POST',
     protocolVersionHeader: header('mcp-protocol-version'),
@@ -79,6 +95,11 @@ export function routeMessage(header: HeaderGetter, body: Record<string, unknown>
   });
   if (outcome.kind === 'reject') return rejection(outcome.httpStatus, body, outcome.code, outcome.message, outcome.data);
   if (outcome.kind === 'modern') return { kind: 'modern', message: body };
+  return legacyRules(header, body);
+}
+
+/** The header rules of a 2025-era message: Mcp-Method/Mcp-Name agree with the body, Accept, a known version. */
+function legacyRules(header: HeaderGetter, body: Record<string, unknown>): Routed {
   const methodHeader = header('mcp-method');
   if (methodHeader !== undefined && methodHeader !== body.method) {
     return rejection(
@@ -100,6 +121,10 @@ export function routeMessage(header: HeaderGetter, body: Record<string, unknown>
       { mismatch: { header: nameHeader, body: name ?? null } },
     );
   }
+  const accept = header('accept');
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
+    return rejection(406, body, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+  }
   const version = header('mcp-protocol-version');
   if (version !== undefined && version !== MODERN_PROTOCOL_VERSION && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
     const e = new UnsupportedProtocolVersionError({
@@ -111,10 +136,61 @@ export function routeMessage(header: HeaderGetter, body: Record<string, unknown>
   return { kind: 'legacy', message: body };
 }
 
+/** An answer to send: HTTP status, headers and body (null: no body). */
+export interface McpAnswer {
+  status: number;
+  headers: Array<[string, string]>;
+  body: string | null;
+}
+
+/**
+ * A legacy lane: a pooled Server kept connected to this in-process transport, serving one
+ * request at a time. `exchange(message)` hands the message to the Server and resolves with its
+ * answer (anything sent before it, e.g. progress, is dropped: JSON responses only). The Server
+ * is never disconnected, so no per-request connect/close (whose teardown allocates an error
+ * with a stack trace every time).
+ */
+class Lane implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport['onmessage'];
+  private pending: ((message: JSONRPCMessage) => void) | undefined;
+
+  async start(): Promise<void> {}
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
+    const settle = this.pending;
+    this.pending = undefined;
+    settle?.(message);
+  }
+
+  exchange(message: JSONRPCMessage, authInfo: AuthInfo): Promise<JSONRPCMessage> {
+    const answer = new Promise<JSONRPCMessage>((resolve) => (this.pending = resolve));
+    this.onmessage?.(message, { authInfo });
+    return answer;
+  }
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+}
+
+interface LaneSlot {
+  server: Server;
+  lane: Lane;
+}
+
+const JSON_HEADERS: Array<[string, string]> = [['content-type', 'application/json']];
+/** Idle legacy lanes kept (more in flight at once are built, then dropped). */
+const MAX_IDLE_LANES = 256;
+
 /** One MCP endpoint (a Server factory) served in both eras from two pools. */
 export class McpEndpoint {
-  private readonly legacyPool: ServerPool;
+  private readonly idleLanes: LaneSlot[] = [];
   private readonly modern: McpHttpHandler;
+  private readonly create: () => Server;
+  private readonly reuse: boolean;
 
   /**
    * @param create  builds a Server with its handlers (called only when a pool is empty)
@@ -122,23 +198,49 @@ export class McpEndpoint {
    * @param onerror the SDK's reports of refused or failed exchanges (the answer already says so)
    */
   constructor(create: () => Server, reuse: boolean, onerror: (e: Error) => void) {
-    this.legacyPool = new ServerPool(create, reuse);
+    this.create = create;
+    this.reuse = reuse;
     const modernPool = new ServerPool(create, reuse);
     this.modern = createMcpHandler(() => modernPool.acquire(), { legacy: 'reject', onerror });
   }
 
-  /** Answers one routed message. `request` carries the headers; `body` is the parsed message. */
-  async serve(kind: 'modern' | 'legacy', request: Request, body: unknown, authInfo: AuthInfo): Promise<Response> {
-    if (kind === 'modern') return this.modern.fetch(request, { parsedBody: body, authInfo });
-    const server = this.legacyPool.acquire();
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    try {
-      await server.connect(transport);
-      return await transport.handleRequest(request, { parsedBody: body, authInfo });
-    } finally {
-      // JSON responses are complete when handleRequest resolves; closing returns the Server to its pool.
-      await transport.close();
+  /**
+   * Answers one routed message.
+   * @param request builds the fetch Request the SDK's modern entry reads (headers; the body is `message`)
+   */
+  async serve(routed: Extract<Routed, { kind: 'modern' | 'legacy' }>, request: () => Request, authInfo: AuthInfo): Promise<McpAnswer> {
+    const message = routed.message;
+    if (routed.kind === 'modern') {
+      const response = await this.modern.fetch(request(), { parsedBody: message, authInfo });
+      const headers: Array<[string, string]> = [];
+      response.headers.forEach((v, k) => void headers.push([k, v]));
+      return { status: response.status, headers, body: response.body ? await response.text() : null };
     }
+    // Shape only (the Server validates the message itself): a request has a method and an id, a notification no id.
+    const id = (message as { id?: unknown }).id;
+    const isRequest = typeof message.method === 'string' && (typeof id === 'string' || typeof id === 'number');
+    if (!isRequest && (typeof message.method !== 'string' || id !== undefined || (message as { jsonrpc?: unknown }).jsonrpc !== '2.0')) {
+      const body = { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: Invalid JSON-RPC message' } };
+      return { status: 400, headers: JSON_HEADERS, body: JSON.stringify(body) };
+    }
+    const slot = this.idleLanes.pop() ?? (await this.newLane());
+    try {
+      if (!isRequest) {
+        slot.lane.onmessage?.(message as JSONRPCMessage, { authInfo });
+        return { status: 202, headers: [], body: null };
+      }
+      return { status: 200, headers: JSON_HEADERS, body: JSON.stringify(await slot.lane.exchange(message as JSONRPCMessage, authInfo)) };
+    } finally {
+      if (this.reuse && this.idleLanes.length < MAX_IDLE_LANES) this.idleLanes.push(slot);
+      else await slot.server.close();
+    }
+  }
+
+  private async newLane(): Promise<LaneSlot> {
+    const server = this.create();
+    const lane = new Lane();
+    await server.connect(lane);
+    return { server, lane };
   }
 
   async close(): Promise<void> {

@@ -208,17 +208,11 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
       scopes: agent?.scopes ?? [],
       extra: { [CONTEXT_KEY]: r },
     };
-    const headers = new Headers();
-    for (const [k, v] of Object.entries(req.headers)) {
-      if (typeof v === 'string') headers.set(k, v);
-      else if (Array.isArray(v)) for (const x of v) headers.append(k, x);
-    }
-    const request = new Request(`${opts.baseUrl}${req.url}`, { method: 'POST', headers });
-    const response = await endpoint.serve(routed.kind, request, message, auth);
-    reply.code(response.status);
-    response.headers.forEach((v, k) => void reply.header(k, v));
+    const answer = await endpoint.serve(routed, () => fetchRequest(req), auth);
+    reply.code(answer.status);
+    for (const [k, v] of answer.headers) reply.header(k, v);
     const scope = r.insufficientScope;
-    if (scope && response.status === 200) {
+    if (scope && answer.status === 200) {
       // RFC 6750 §3.1 / MCP authorization "scope challenge": 403 + insufficient_scope lets an OAuth client step up.
       // The body is still the JSON-RPC response whose isError result carries FORBIDDEN with details.required_scope.
       reply.code(403);
@@ -231,7 +225,17 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
         `Bearer error="insufficient_scope", scope="${wanted}", resource_metadata="${opts.baseUrl}/.well-known/oauth-protected-resource/mcp"`,
       );
     }
-    return reply.send(await response.text());
+    return reply.send(answer.body ?? undefined);
+  };
+
+  /** The request as the SDK's modern entry reads it: method, URL and headers (the body is passed parsed). */
+  const fetchRequest = (req: FastifyRequest): Request => {
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (typeof v === 'string') headers.set(k, v);
+      else if (Array.isArray(v)) for (const x of v) headers.append(k, x);
+    }
+    return new Request(`${opts.baseUrl}${req.url}`, { method: 'POST', headers });
   };
 
   const context = (req: FastifyRequest): McpCallContext => ({
