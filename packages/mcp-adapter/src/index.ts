@@ -105,6 +105,9 @@ function header(req: FastifyRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+/** The request headers the SDK's modern entry reads. */
+const SDK_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'];
+
 /** Methods that run without a credential on /mcp (discovery and the listing); notifications too. */
 const ANONYMOUS_METHODS = new Set(['initialize', 'server/discover', 'tools/list']);
 
@@ -228,12 +231,16 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
     return reply.send(answer.body ?? undefined);
   };
 
-  /** The request as the SDK's modern entry reads it: method, URL and headers (the body is passed parsed). */
+  /**
+   * The request as the SDK's modern entry reads it: method, URL and the MCP headers (the body is
+   * passed parsed; authentication was done by the server). Only these headers: building a fetch
+   * Request is a visible part of a call's cost.
+   */
   const fetchRequest = (req: FastifyRequest): Request => {
-    const headers = new Headers();
-    for (const [k, v] of Object.entries(req.headers)) {
-      if (typeof v === 'string') headers.set(k, v);
-      else if (Array.isArray(v)) for (const x of v) headers.append(k, x);
+    const headers: Record<string, string> = {};
+    for (const name of SDK_HEADERS) {
+      const v = header(req, name);
+      if (v !== undefined) headers[name] = v;
     }
     return new Request(`${opts.baseUrl}${req.url}`, { method: 'POST', headers });
   };
