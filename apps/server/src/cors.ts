@@ -17,7 +17,7 @@ const CORS_PATHS =
 const LOOPBACK = /^https?:\/\/(?:localhost|127\.0\.0\.1|\[::1\])(?::\d{1,5})?$/i;
 
 /** Request headers an MCP client sends (MCP 2025-11-25 and 2026-07-28 transports, OAuth bearer). */
-export const CORS_ALLOWED_HEADERS = [
+const CORS_ALLOWED_HEADERS = [
   'Authorization',
   'Content-Type',
   'Accept',
@@ -30,10 +30,10 @@ export const CORS_ALLOWED_HEADERS = [
 ];
 
 /** Response headers a browser client may read. */
-export const CORS_EXPOSED_HEADERS = ['WWW-Authenticate', 'Mcp-Session-Id', 'X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Retry-After'];
+const CORS_EXPOSED_HEADERS = ['WWW-Authenticate', 'Mcp-Session-Id', 'X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Retry-After'];
 
 /** True when `origin` (an Origin header) may use the CORS paths. */
-export function corsOriginAllowed(origin: string, baseUrl: string, allowedOrigins: readonly string[]): boolean {
+function corsOriginAllowed(origin: string, baseUrl: string, allowedOrigins: readonly string[]): boolean {
   if (LOOPBACK.test(origin)) return true;
   const o = origin.toLowerCase();
   try {

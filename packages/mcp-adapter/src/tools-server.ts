@@ -41,7 +41,7 @@ export interface McpCallContext {
 export const CONTEXT_KEY = 'kitty';
 
 /** How long (ms) a 2026-07-28 client may cache tools/list and server/discover: the catalogue changes only with a deployment. */
-export const LIST_TTL_MS = 10 * 60 * 1000;
+const LIST_TTL_MS = 10 * 60 * 1000;
 
 /** The handler context's part this module reads (the SDK's ServerContext has it). */
 interface HandlerContext {
