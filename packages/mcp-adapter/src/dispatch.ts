@@ -11,7 +11,11 @@
  * - `McpEndpoint.serve` runs a modern message through the SDK's `createMcpHandler` (strict:
  *   `legacy: 'reject'`), whose factory hands out pooled Servers, so the SDK itself does the
  *   2026-07-28 work (envelope, `server/discover`, client info and capabilities from `_meta`,
- *   `resultType`, cache hints, -32022). A legacy message is handed to a pooled Server that stays
+ *   `resultType`, cache hints, -32022). Once the entry has served a Server, that Server speaks
+ *   2026-07-28; plain calls (`isPlainModern`: tools/list and tools/call with the whole envelope
+ *   and every header agreeing) then go to such Servers kept connected to an in-process transport
+ *   (`Lane`), as 2025 calls do — the same answers without the entry's per-call Request/Response,
+ *   re-classification and connect/close. A legacy message is handed to a pooled Server that stays
  *   connected to an in-process transport (`Lane`) and its answer sent as JSON — never SSE
  *   (the SDK's stateless fallback would stream `initialize`) — without building web
  *   `Request`/`Response` objects: that is what keeps a 2025 call close to a REST call.
@@ -45,7 +49,12 @@ interface JsonRpcErrorBody {
 
 export type Routed =
   | { kind: 'reject'; status: number; body: JsonRpcErrorBody }
-  | { kind: 'modern' | 'legacy'; message: { method?: unknown; params?: unknown } };
+  | {
+      kind: 'modern' | 'legacy';
+      message: { method?: unknown; params?: unknown };
+      /** A well-formed 2026-07-28 tools/list or tools/call whose headers all agree: may take a lane. */
+      plain?: boolean;
+    };
 
 type HeaderGetter = (name: string) => string | undefined;
 
@@ -80,9 +89,29 @@ export function routeMessage(header: HeaderGetter, body: Record<string, unknown>
   const claimsEnvelope =
     meta !== null && typeof meta === 'object' && Object.keys(meta).some((k) => k.startsWith('io.modelcontextprotocol/'));
   // A claimed envelope goes to the SDK's modern entry, which classifies it (ladder refusals included) itself.
-  if (claimsEnvelope) return { kind: 'modern', message: body };
+  if (claimsEnvelope) return { kind: 'modern', message: body, plain: isPlainModern(header, body, meta as Record<string, unknown>) };
   if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return classified(header, body);
   return legacyRules(header, body);
+}
+
+/**
+ * A 2026-07-28 tools/list or tools/call that the SDK's entry would accept as is: the full
+ * envelope, the revision served, JSON content, and MCP-Protocol-Version, Mcp-Method and Mcp-Name
+ * present and equal to the body. Anything else goes through the entry, which answers every refusal.
+ */
+function isPlainModern(header: HeaderGetter, body: Record<string, unknown>, meta: Record<string, unknown>): boolean {
+  const id = body.id;
+  if (body.jsonrpc !== '2.0' || (typeof id !== 'string' && typeof id !== 'number')) return false;
+  if (body.method !== 'tools/list' && body.method !== 'tools/call') return false;
+  if (meta['io.modelcontextprotocol/protocolVersion'] !== MODERN_PROTOCOL_VERSION) return false;
+  for (const key of ['io.modelcontextprotocol/clientInfo', 'io.modelcontextprotocol/clientCapabilities']) {
+    const v = meta[key];
+    if (v === null || typeof v !== 'object') return false;
+  }
+  if (header('mcp-protocol-version') !== MODERN_PROTOCOL_VERSION || header('mcp-method') !== body.method) return false;
+  if (!header('content-type')?.startsWith('application/json')) return false;
+  const name = nameOf(body.method, body.params);
+  return header('mcp-name') === name && (body.method === 'tools/list' || typeof name === 'string');
 }
 
 function classified(header: HeaderGetter, body: Record<string, unknown>): Routed {
@@ -188,6 +217,8 @@ const MAX_IDLE_LANES = 256;
 /** One MCP endpoint (a Server factory) served in both eras from two pools. */
 export class McpEndpoint {
   private readonly idleLanes: LaneSlot[] = [];
+  private readonly idleModernLanes: LaneSlot[] = [];
+  private readonly modernPool: ServerPool;
   private readonly modern: McpHttpHandler;
   private readonly create: () => Server;
   private readonly reuse: boolean;
@@ -201,6 +232,7 @@ export class McpEndpoint {
     this.create = create;
     this.reuse = reuse;
     const modernPool = new ServerPool(create, reuse);
+    this.modernPool = modernPool;
     this.modern = createMcpHandler(() => modernPool.acquire(), { legacy: 'reject', onerror });
   }
 
@@ -211,6 +243,18 @@ export class McpEndpoint {
   async serve(routed: Extract<Routed, { kind: 'modern' | 'legacy' }>, request: () => Request, authInfo: AuthInfo): Promise<McpAnswer> {
     const message = routed.message;
     if (routed.kind === 'modern') {
+      const fast = this.reuse && routed.plain ? (this.idleModernLanes.pop() ?? (await this.modernLane())) : undefined;
+      if (fast) {
+        try {
+          return {
+            status: 200,
+            headers: JSON_HEADERS,
+            body: JSON.stringify(await fast.lane.exchange(message as JSONRPCMessage, authInfo)),
+          };
+        } finally {
+          if (this.idleModernLanes.length < MAX_IDLE_LANES) this.idleModernLanes.push(fast);
+        }
+      }
       const response = await this.modern.fetch(request(), { parsedBody: message, authInfo });
       const headers: Array<[string, string]> = [];
       response.headers.forEach((v, k) => void headers.push([k, v]));
@@ -234,6 +278,19 @@ export class McpEndpoint {
       if (this.reuse && this.idleLanes.length < MAX_IDLE_LANES) this.idleLanes.push(slot);
       else await slot.server.close();
     }
+  }
+
+  /**
+   * A lane for plain 2026-07-28 calls: a Server that the SDK's entry has served a 2026-07-28
+   * exchange with (so it speaks that revision: result stamping, cache hints), kept connected.
+   * None until the entry has served one; the call then goes through the entry.
+   */
+  private async modernLane(): Promise<LaneSlot | undefined> {
+    const server = this.modernPool.takeIdle();
+    if (!server) return undefined;
+    const lane = new Lane();
+    await server.connect(lane);
+    return { server, lane };
   }
 
   private async newLane(): Promise<LaneSlot> {

@@ -50,6 +50,13 @@ export class ServerPool {
     this.idleSet.add(server);
   }
 
+  /** An idle Server that has served an exchange already, if any (never a new one). */
+  takeIdle(): Server | undefined {
+    const server = this.idle.pop();
+    if (server) this.idleSet.delete(server);
+    return server;
+  }
+
   /** Number of idle Servers (for tests). */
   get size(): number {
     return this.idle.length;

@@ -118,3 +118,42 @@ describe('tools/list by credential', () => {
     expect(r._meta?.['kitty/omitted']).toMatchObject({ count: 1, missing_scopes: ['svc:write'] });
   });
 });
+
+describe('McpEndpoint: a plain 2026-07-28 call answers the same through the SDK entry and through a lane', () => {
+  it('tools/list and tools/call: identical answers, resultType and cache fields on every one', async () => {
+    const { McpEndpoint } = await import('../src/index.ts');
+    const endpoint = new McpEndpoint(toolsServerFactory(registry, 'http://kitty.test'), true, () => {});
+    const ctx = { callRequest: { services: {} as CallRequest['services'], auth: null, requestId: 'r' }, logError: () => {} };
+    const auth = { token: '', clientId: 'anonymous', scopes: [], extra: { [CONTEXT_KEY]: ctx } };
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+    };
+    const call = async (method: string, params: Record<string, unknown>) => {
+      const h: Record<string, string> = {
+        ...headers,
+        'mcp-method': method,
+        ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
+      };
+      const routed = routeMessage(headersOf(h), { jsonrpc: '2.0', id: 5, method, params: { ...params, _meta: ENVELOPE } });
+      if (routed.kind === 'reject') throw new Error(JSON.stringify(routed.body));
+      expect(routed.plain).toBe(true);
+      const answer = await endpoint.serve(routed, () => new Request('http://kitty.test/mcp', { method: 'POST', headers: h }), auth);
+      expect(answer.status).toBe(200);
+      return JSON.parse(answer.body!);
+    };
+    for (const [method, params] of [
+      ['tools/list', {}],
+      ['tools/call', { name: 'read_it', arguments: {} }],
+    ] as const) {
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await call(method, params));
+      for (const a of answers) expect(a).toEqual(answers[0]);
+      expect(answers[0].result.resultType).toBe('complete');
+      expect(answers[0].result._meta['io.modelcontextprotocol/serverInfo'].name).toBe('kitty');
+    }
+    expect((await call('tools/list', {})).result).toMatchObject({ ttlMs: 600_000, cacheScope: 'public' });
+    await endpoint.close();
+  });
+});
