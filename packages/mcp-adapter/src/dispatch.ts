@@ -23,17 +23,17 @@
 import {
   classifyInboundRequest,
   createMcpHandler,
-  isJSONRPCErrorResponse,
-  isJSONRPCResultResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
   SUPPORTED_PROTOCOL_VERSIONS,
   UnsupportedProtocolVersionError,
   type AuthInfo,
   type JSONRPCMessage,
   type McpHttpHandler,
   type Server,
-  type Transport,
 } from '@modelcontextprotocol/server';
 import { ServerPool } from './pool.ts';
+import { Lane, type LaneSlot } from './lane.ts';
 
 /** The revision the modern leg serves (the SDK's entry answers anything else with -32022). */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -111,7 +111,7 @@ function isPlainModern(header: HeaderGetter, body: Record<string, unknown>, meta
   if (header('mcp-protocol-version') !== MODERN_PROTOCOL_VERSION || header('mcp-method') !== body.method) return false;
   if (!header('content-type')?.startsWith('application/json')) return false;
   const name = nameOf(body.method, body.params);
-  return header('mcp-name') === name && (body.method === 'tools/list' || typeof name === 'string');
+  return header('mcp-name') === name && (body.method === 'tools/list' || typeof name === 'string') && isJSONRPCRequest(body);
 }
 
 function classified(header: HeaderGetter, body: Record<string, unknown>): Routed {
@@ -172,44 +172,6 @@ export interface McpAnswer {
   body: string | null;
 }
 
-/**
- * A legacy lane: a pooled Server kept connected to this in-process transport, serving one
- * request at a time. `exchange(message)` hands the message to the Server and resolves with its
- * answer (anything sent before it, e.g. progress, is dropped: JSON responses only). The Server
- * is never disconnected, so no per-request connect/close (whose teardown allocates an error
- * with a stack trace every time).
- */
-class Lane implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: Transport['onmessage'];
-  private pending: ((message: JSONRPCMessage) => void) | undefined;
-
-  async start(): Promise<void> {}
-
-  async send(message: JSONRPCMessage): Promise<void> {
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
-    const settle = this.pending;
-    this.pending = undefined;
-    settle?.(message);
-  }
-
-  exchange(message: JSONRPCMessage, authInfo: AuthInfo): Promise<JSONRPCMessage> {
-    const answer = new Promise<JSONRPCMessage>((resolve) => (this.pending = resolve));
-    this.onmessage?.(message, { authInfo });
-    return answer;
-  }
-
-  async close(): Promise<void> {
-    this.onclose?.();
-  }
-}
-
-interface LaneSlot {
-  server: Server;
-  lane: Lane;
-}
-
 const JSON_HEADERS: Array<[string, string]> = [['content-type', 'application/json']];
 /** Idle legacy lanes kept (more in flight at once are built, then dropped). */
 const MAX_IDLE_LANES = 256;
@@ -260,10 +222,9 @@ export class McpEndpoint {
       response.headers.forEach((v, k) => void headers.push([k, v]));
       return { status: response.status, headers, body: response.body ? await response.text() : null };
     }
-    // Shape only (the Server validates the message itself): a request has a method and an id, a notification no id.
-    const id = (message as { id?: unknown }).id;
-    const isRequest = typeof message.method === 'string' && (typeof id === 'string' || typeof id === 'number');
-    if (!isRequest && (typeof message.method !== 'string' || id !== undefined || (message as { jsonrpc?: unknown }).jsonrpc !== '2.0')) {
+    // The SDK's own JSON-RPC shape rules: a message it would not take as a request or notification gets no answer from a Server.
+    const isRequest = isJSONRPCRequest(message);
+    if (!isRequest && !isJSONRPCNotification(message)) {
       const body = { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: Invalid JSON-RPC message' } };
       return { status: 400, headers: JSON_HEADERS, body: JSON.stringify(body) };
     }

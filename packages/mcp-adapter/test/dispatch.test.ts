@@ -157,3 +157,30 @@ describe('McpEndpoint: a plain 2026-07-28 call answers the same through the SDK 
     await endpoint.close();
   });
 });
+
+describe('McpEndpoint: malformed 2025-era messages are answered, never left hanging', () => {
+  it('a JSON-RPC shape the SDK would drop is -32700; a request with bad params gets its JSON-RPC error', async () => {
+    const { McpEndpoint } = await import('../src/index.ts');
+    const endpoint = new McpEndpoint(toolsServerFactory(registry, 'http://kitty.test'), true, () => {});
+    const ctx = { callRequest: { services: {} as CallRequest['services'], auth: null, requestId: 'r' }, logError: () => {} };
+    const auth = { token: '', clientId: 'anonymous', scopes: [], extra: { [CONTEXT_KEY]: ctx } };
+    const serve = async (body: Record<string, unknown>) => {
+      const routed = routeMessage(headersOf(ACCEPT), body);
+      if (routed.kind === 'reject') throw new Error('rejected');
+      return endpoint.serve(routed, () => new Request('http://kitty.test/mcp', { method: 'POST' }), auth);
+    };
+    for (const body of [
+      { jsonrpc: '1.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: 1.5, method: 'ping' },
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: 5 },
+      { jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: 'x' } },
+    ]) {
+      const a = await serve(body);
+      expect(a.status, JSON.stringify(body)).toBe(400);
+      expect(JSON.parse(a.body!).error.code).toBe(-32700);
+    }
+    const noParams = await serve({ jsonrpc: '2.0', id: 2, method: 'tools/call' });
+    expect(JSON.parse(noParams.body!)).toMatchObject({ id: 2, error: { code: -32602 } });
+    await endpoint.close();
+  });
+});
