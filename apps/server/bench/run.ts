@@ -5,7 +5,7 @@
  *
  *   read tool over REST (get_me)            vs bare Fastify route running get_me's query on raw pg, same JSON   goal ≥ 0.45x
  *   list_currencies (no DB)                 vs bare Fastify route returning fixed JSON (framework overhead only)
- *   MCP tools/call get_me                   vs REST get_me                       goal ≥ 0.5x
+ *   MCP tools/call get_me, 2026-07-28 and 2025-11-25 (mcp.ts)  vs REST get_me  goal ≥ 0.7x
  *   REST get_me with an OAuth access token  vs with an API key                   goal ≥ 1.0x (a token costs no more than a key)
  *   add_expense, record_payment, confirm_payment, create_group over REST
  *                                           vs the same rows in one hand-written statement on raw pg   goal ≥ 0.7x (writes.ts)
@@ -15,7 +15,7 @@
  *   peak RSS of the bench target process; Kitty alone (./kitty serve): start-up, idle and loaded RSS (memory.ts)
  *
  * Each comparison alternates its two sides BENCH_ROUNDS times (default 3) and reports medians.
- * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_BIG (1000000), BENCH_ROUNDS (3).
+ * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_BIG (1000000), BENCH_ROUNDS (3), BENCH_ONLY=mcp (the MCP rows only).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -35,6 +35,7 @@ import { SECONDS, CONNECTIONS, BIG, load, fmt, rows, paired, compare, type Resul
 import { benchSettle } from './settle.ts';
 import { benchInstances } from './instances.ts';
 import { benchMemory } from './memory.ts';
+import { benchMcp } from './mcp.ts';
 
 function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -91,6 +92,12 @@ async function main() {
       body: JSON.stringify({ agent_id: me.agent.agent_id }),
     });
     const loadRest = () => load({ url: `${kittyUrl}/v1/tools/get_me`, method: 'POST', headers: auth, body: '{}' });
+    if (process.env.BENCH_ONLY === 'mcp') {
+      // Only the MCP rows (a quick check of the adapter): `BENCH_ONLY=mcp pnpm bench`.
+      await benchMcp(kittyUrl, auth, loadRest);
+      console.log('\n| comparison | ratio | goal | figures |\n|---|---|---|---|\n' + rows.join('\n'));
+      return;
+    }
     const [rest, bareDb, readRatio] = await paired(loadRest, () =>
       load({ url: `${bareUrl}/bare-db`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }),
     );
@@ -135,17 +142,7 @@ async function main() {
       tokenRatio,
     );
 
-    const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_me', arguments: {} } });
-    const mcpHeaders = { ...auth, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
-    const probe = await fetch(`${kittyUrl}/mcp`, { method: 'POST', headers: mcpHeaders, body: mcpBody });
-    if (probe.status === 200) {
-      await load({ url: `${kittyUrl}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpBody, duration: 1 });
-      const [mcp, rest2, mcpRatio] = await paired(
-        () => load({ url: `${kittyUrl}/mcp`, method: 'POST', headers: mcpHeaders, body: mcpBody }),
-        loadRest,
-      );
-      compare('MCP tools/call vs REST (get_me)', mcp, 'MCP tools/call get_me', rest2, 'REST get_me', '≥ 0.5x', mcpRatio);
-    } else console.log(`\nMCP: /mcp answered ${probe.status}; skipped`);
+    await benchMcp(kittyUrl, auth, loadRest);
 
     await benchWrites(kittyUrl, db.databaseUrl, post, bare.rps);
     await benchEvents(kittyUrl, db.databaseUrl, post);

@@ -39,6 +39,8 @@ export interface ServerConfig {
   bodyLimit: number;
   /** KITTY_ALLOWED_HOSTS: extra Host names accepted by /mcp (DNS-rebinding protection); comma-separated. */
   allowedHosts: string[];
+  /** KITTY_ALLOWED_ORIGINS: web origins (scheme://host[:port]) of browser-based MCP clients allowed by CORS on /mcp and the OAuth metadata, besides loopback; comma-separated. */
+  allowedOrigins: string[];
   /** KITTY_TRUST_PROXY: comma-separated addresses/CIDRs of load balancers whose X-Forwarded-For names the client (per-IP limits, logs); default none. */
   trustProxy: string[];
   /** KITTY_LOG: "info" (logs every request) | "warn" | "silent" … (default warn). */
@@ -167,6 +169,10 @@ const envSchema = z
     KITTY_RATE_LIMIT_WINDOW: count(60),
     KITTY_BODY_LIMIT: count(1024 * 1024),
     KITTY_ALLOWED_HOSTS: list,
+    KITTY_ALLOWED_ORIGINS: list.refine(
+      (xs) => xs.every((x) => /^https?:\/\/[^/?#\s]+$/i.test(x)),
+      'expected comma-separated origins like https://app.example.com (scheme, host and optional port; no path)',
+    ),
     KITTY_TRUST_PROXY: list.refine(
       (xs) => xs.every((x) => ['loopback', 'linklocal', 'uniquelocal'].includes(x) || isIP(x.replace(/\/\d{1,3}$/, '')) !== 0),
       'expected comma-separated IP addresses or CIDRs (or loopback, linklocal, uniquelocal)',
@@ -267,6 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     rateLimitWindowSeconds: e.KITTY_RATE_LIMIT_WINDOW,
     bodyLimit: e.KITTY_BODY_LIMIT,
     allowedHosts: e.KITTY_ALLOWED_HOSTS,
+    allowedOrigins: e.KITTY_ALLOWED_ORIGINS,
     trustProxy: e.KITTY_TRUST_PROXY,
     logLevel: e.KITTY_LOG,
     logFile: e.KITTY_LOG_FILE,

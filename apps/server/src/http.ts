@@ -38,6 +38,7 @@ import { registerFavicon } from './favicon.ts';
 import type { DatabaseHealth } from './health.ts';
 import { registerOAuthRoutes, type OAuthRouteDeps } from './oauth/routes.ts';
 import { receiptBodyLimit } from './receipts.ts';
+import { registerCors } from './cors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -60,6 +61,8 @@ export interface AppDeps {
   baseUrlDerived?: boolean;
   bodyLimit: number;
   allowedHosts: string[];
+  /** Web origins of browser-based MCP clients (KITTY_ALLOWED_ORIGINS), besides loopback: CORS and the /mcp Origin check. */
+  allowedOrigins?: string[] | undefined;
   /**
    * Addresses/CIDRs of load balancers in front (KITTY_TRUST_PROXY): a request from one of them is
    * attributed to the address its X-Forwarded-For names (the rightmost one not itself trusted), so
@@ -148,6 +151,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('kittyAuth', null);
   registerSecurityHeaders(app);
   await app.register(cookie);
+  // Before authentication and rate limiting: a preflight carries no credential.
+  await registerCors(app, { baseUrl: deps.baseUrl, allowedOrigins: deps.allowedOrigins ?? [] });
   // Every JSON or text body ends with a newline, so responses printed one after another in a shell stay apart.
   app.addHook('onSend', async (_req, reply, payload) => {
     if (typeof payload !== 'string' || payload === '' || payload.endsWith('\n')) return payload;
@@ -268,6 +273,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     callRequest,
     baseUrl: deps.baseUrl,
     allowedHosts: deps.allowedHosts,
+    allowedOrigins: deps.allowedOrigins ?? [],
     errorEnvelope,
     scopeChallenge: (scope) => wwwAuthenticate(deps.baseUrl, '/mcp', 'insufficient_scope', scope),
   });

@@ -190,6 +190,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       baseUrlDerived: !config.baseUrl,
       bodyLimit: config.bodyLimit,
       allowedHosts: config.allowedHosts,
+      allowedOrigins: config.allowedOrigins,
       trustProxy: config.trustProxy,
       logLevel: config.logLevel,
       logFile: config.logFile,

@@ -17,7 +17,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { TestServer } from './server-harness.ts';
-import { TestOAuthProvider, startLocalhostServer } from './oauth-harness.ts';
+import { TestOAuthProvider, startLocalhostServer, startsOAuth } from './oauth-harness.ts';
 import { addVirtualPasskeyDevice, expectAccessible, launchChromium } from './browser.ts';
 import { SERVER_DIR } from './paths.ts';
 
@@ -201,7 +201,7 @@ describe('the account page in a browser', () => {
       return { c, t };
     };
     let { c, t } = await connect();
-    await expect(c.connect(t)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(startsOAuth(c, t)).rejects.toBeInstanceOf(UnauthorizedError);
     await t.finishAuth(provider.code());
     ({ c, t } = await connect());
     await c.connect(t);

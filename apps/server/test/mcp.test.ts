@@ -209,8 +209,11 @@ describe('/mcp with the SDK client', () => {
 });
 
 describe('/mcp HTTP rules', () => {
-  it('401 without a bearer: WWW-Authenticate and the JSON error envelope', async () => {
-    const r = await s.http('/mcp', { body: initialize, headers: { accept: 'application/json, text/event-stream' } });
+  it('401 without a bearer on a call that needs an identity: WWW-Authenticate and the JSON error envelope', async () => {
+    const r = await s.http('/mcp', {
+      body: { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_me', arguments: {} } },
+      headers: { accept: 'application/json, text/event-stream' },
+    });
     expect(r.status).toBe(401);
     expect(r.headers.get('www-authenticate')).toMatch(/^Bearer .*resource_metadata=".*\/\.well-known\/oauth-protected-resource\/mcp"/);
     expect(r.json).toMatchObject({ ok: false, error: { code: 'UNAUTHENTICATED' } });
@@ -228,8 +231,9 @@ describe('/mcp HTTP rules', () => {
     expect(r.json.error.code).toBe('UNAUTHENTICATED');
   });
 
-  it('the SDK client surfaces the 401', async () => {
-    await expect(connect('/mcp')).rejects.toThrow();
+  it('the SDK client connects without a credential but surfaces the 401 of a call that needs one', async () => {
+    const c = await connect('/mcp');
+    await expect(c.callTool({ name: 'get_me', arguments: {} })).rejects.toThrow();
   });
 
   it('DNS rebinding: a foreign Host or Origin is refused with 403; loopback hosts on any port pass', async () => {
@@ -381,7 +385,11 @@ describe('/mcp/docs', () => {
     const page = (await c.readResource({ uri: 'kitty://docs/tools/get_group' })).contents[0] as any;
     expect(page.text).toContain('# get_group');
     await expect(c.readResource({ uri: 'kitty://docs/nope' })).rejects.toThrow(/not found/i);
-    await expect(c.readResource({ uri: 'kitty://docs/tools/nope' })).rejects.toMatchObject({ code: -32002 });
+    // Resource not found: -32602 with data.uri (MCP 2026-07-28; the SDK sends it so on both protocol eras).
+    await expect(c.readResource({ uri: 'kitty://docs/tools/nope' })).rejects.toMatchObject({
+      code: -32602,
+      data: { uri: 'kitty://docs/tools/nope' },
+    });
   });
 
   it('the docs server has no /mcp tools', async () => {

@@ -16,7 +16,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { TestServer } from './server-harness.ts';
-import { TestOAuthProvider, startLocalhostServer } from './oauth-harness.ts';
+import { TestOAuthProvider, startLocalhostServer, startsOAuth } from './oauth-harness.ts';
 import { addVirtualPasskeyDevice, expectAccessible, launchChromium } from './browser.ts';
 
 const REDIRECT = 'http://127.0.0.1:53684/callback';
@@ -98,7 +98,7 @@ describe('connecting an MCP client in a browser', () => {
         await page.getByRole('button', { name: 'Allow' }).click();
       });
     let t = transport();
-    await expect(new Client({ name: 'browser-e2e', version: '1' }).connect(t)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(startsOAuth(new Client({ name: 'browser-e2e', version: '1' }), t)).rejects.toBeInstanceOf(UnauthorizedError);
     expect(provider.info!.client_id).toBe(clientId); // registered by its metadata document, no DCR
     expect(provider.lastRedirect!.searchParams.get('iss')).toBe(base);
     await t.finishAuth(provider.code());
@@ -152,7 +152,9 @@ describe('connecting an MCP client in a browser', () => {
         await page.getByRole('button', { name: 'Allow' }).click();
       });
     provider.saved = undefined;
-    await expect(new Client({ name: 'browser-e2e', version: '1' }).connect((t = transport()))).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(startsOAuth(new Client({ name: 'browser-e2e', version: '1' }), (t = transport()))).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
     await t.finishAuth(provider.code());
     client = new Client({ name: 'browser-e2e', version: '1' });
     await client.connect(transport());

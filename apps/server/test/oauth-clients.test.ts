@@ -18,7 +18,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { loadAuthServerKeys } from '../src/oauth/keys.ts';
 import { CONNECTION_RECHECK_SECONDS, OAuthTokenVerifier } from '../src/oauth/verify.ts';
 import type { TestServer } from './server-harness.ts';
-import { TestOAuthProvider, consentOverHttp, signedInPerson, startLocalhostServer } from './oauth-harness.ts';
+import { TestOAuthProvider, consentOverHttp, signedInPerson, startLocalhostServer, startsOAuth } from './oauth-harness.ts';
 
 const REDIRECT = 'http://127.0.0.1:53682/callback';
 let server: TestServer;
@@ -90,7 +90,7 @@ describe('Client ID Metadata Documents', () => {
     );
     const connect = () => new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: provider });
     let t = connect();
-    await expect(new Client({ name: 'cimd', version: '1' }).connect(t)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(startsOAuth(new Client({ name: 'cimd', version: '1' }), t)).rejects.toBeInstanceOf(UnauthorizedError);
     expect(provider.info?.client_id).toBe(clientId);
     // The consent page names the app and the host of its document.
     expect(consentHtml).toContain('CIMD test client');
@@ -226,7 +226,7 @@ describe('disconnect across instances', () => {
       consentOverHttp(base, jar, url.href, { agent: 'new', handle: `x-${randomBytes(3).toString('hex')}`, displayName: 'X' }),
     );
     const t = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: provider });
-    await expect(new Client({ name: 'x', version: '1' }).connect(t)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(startsOAuth(new Client({ name: 'x', version: '1' }), t)).rejects.toBeInstanceOf(UnauthorizedError);
     await t.finishAuth(provider.code());
     const token = provider.saved!.access_token;
 

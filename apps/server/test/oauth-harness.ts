@@ -156,3 +156,16 @@ export class TestOAuthProvider implements OAuthClientProvider {
     return code;
   }
 }
+
+/**
+ * What an OAuth MCP client meets on /mcp without a token: connecting (discovery) works anonymously,
+ * the first call that needs an identity answers 401 + the challenge, and the SDK transport starts
+ * the authorization flow there (rejecting with UnauthorizedError).
+ */
+export async function startsOAuth(
+  client: { connect(t: never): Promise<void>; callTool(p: { name: string; arguments: Record<string, unknown> }): Promise<unknown> },
+  transport: unknown,
+): Promise<unknown> {
+  await client.connect(transport as never);
+  return client.callTool({ name: 'get_me', arguments: {} });
+}

@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../src/oauth/provider.ts';
 import type { TestServer } from './server-harness.ts';
-import { CookieJar, TestOAuthProvider, consentOverHttp, signedInPerson, startLocalhostServer } from './oauth-harness.ts';
+import { CookieJar, TestOAuthProvider, consentOverHttp, signedInPerson, startLocalhostServer, startsOAuth } from './oauth-harness.ts';
 
 let server: TestServer;
 let base: string;
@@ -154,7 +154,7 @@ describe('the MCP SDK client end to end (DCR, consent, tokens, step-up, refresh,
 
     // 1. Discovery from the 401, DCR, browser step (new agent, read-only + offline_access), token exchange.
     let { c, t } = await newClient();
-    await expect(c.connect(t)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(startsOAuth(c, t)).rejects.toBeInstanceOf(UnauthorizedError);
     expect(provider.lastRedirect!.searchParams.get('iss')).toBe(base); // RFC 9207
     await t.finishAuth(provider.code());
     expect(provider.saved!.refresh_token).toBeTruthy();
@@ -207,7 +207,7 @@ describe('the MCP SDK client end to end (DCR, consent, tokens, step-up, refresh,
     choice = { agent: agent.id, scopes: ['svc:read', 'svc:write', 'offline_access'] };
     provider.saved = undefined;
     ({ c, t } = await newClient());
-    await expect(c.connect(t)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(startsOAuth(c, t)).rejects.toBeInstanceOf(UnauthorizedError);
     await t.finishAuth(provider.code());
     ({ c, t } = await newClient());
     await c.connect(t);

@@ -275,9 +275,12 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
         throw await helpfulError(toToolError(e), tool, args, ctx);
       }
       if (call.replayed) data = { ...data, replayed: true };
+      // A tool that needs no credential (register_agent) answers for whoever it created, not for the caller: neither the
+      // caller's scopes nor the caller's inbox belong in its result.
+      const callerAuth = tool.auth === 'required' ? ctx.auth : null;
       // suggested_next names only tools this credential may call (issue 4): drop entries whose tool needs a missing scope.
-      if (ctx.auth && Array.isArray(data.suggested_next)) {
-        const scopes = ctx.auth.scopes;
+      if (callerAuth && Array.isArray(data.suggested_next)) {
+        const scopes = callerAuth.scopes;
         data = {
           ...data,
           suggested_next: (data.suggested_next as string[]).filter((s) => {
@@ -286,7 +289,7 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
           }),
         };
       }
-      const agentId = ctx.auth?.agentId;
+      const agentId = callerAuth?.agentId;
       if (agentId) {
         const source = req.services.inboxSummaries;
         // After a write the change is committed: a failing inbox read must not turn the answer into an error

@@ -13,12 +13,16 @@ export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
  * @param baseUrl      the public base URL; its host name is allowed
  * @param allowedHosts extra entries: a bare host name ("kitty.example") allows every port,
  *                     "host:port" allows exactly that port
+ * @param allowedOrigins web origins ("https://app.example") of browser-based clients: accepted in
+ *                     the Origin header (not as Host)
  * @returns `check(host, origin)` → null when allowed, else a sentence saying which header was refused
  */
 export function hostGuard(
   baseUrl: string,
   allowedHosts: readonly string[],
+  allowedOrigins: readonly string[] = [],
 ): (host: string | undefined, origin: string | undefined) => string | null {
+  const origins = new Set(allowedOrigins.map((o) => o.trim().toLowerCase().replace(/\/$/, '')));
   const names = new Set<string>(LOOPBACK_HOSTS);
   const exact = new Set<string>();
   try {
@@ -39,7 +43,7 @@ export function hostGuard(
   };
   return (host, origin) => {
     if (!host || !allowed(host)) return `Host header ${JSON.stringify(host ?? '')} is not allowed on this server.`;
-    if (origin !== undefined) {
+    if (origin !== undefined && !origins.has(origin.toLowerCase())) {
       let originHost: string;
       try {
         originHost = new URL(origin).host;

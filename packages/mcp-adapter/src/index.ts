@@ -1,37 +1,33 @@
 /**
- * MCP projection of the registry over Streamable HTTP (MCP 2025-11-25), stateless:
- * - `/mcp`: every registry tool; needs a credential (the server's onRequest hook authenticates
- *   the bearer; without one → HTTP 401 + `WWW-Authenticate` + the JSON error envelope);
+ * MCP projection of the registry over Streamable HTTP, protocol 2026-07-28 and 2025-11-25 on the
+ * same URLs, stateless:
+ * - `/mcp`: every registry tool. Without a credential only discovery (`server/discover`,
+ *   `initialize`, notifications), `tools/list` and the tools that need no credential
+ *   (register_agent) run; anything else answers HTTP 401 + `WWW-Authenticate` naming /mcp's
+ *   protected-resource metadata (RFC 9728) + the JSON error envelope, so OAuth clients start their flow;
  * - `/mcp/docs`: read-only documentation server (list_tools, describe_tool, search_docs and
  *   kitty://docs/* resources), no credential: its routes carry `config.ignoresBearer`, so the
  *   server does not read a (stale or foreign) bearer there.
  *
  * The routes live in their own encapsulated Fastify plugin with its own error handler: errors on
  * them become Kitty's error envelope (the server's `errorEnvelope`), transport-level refusals (bad
- * JSON, 413, …) a JSON-RPC error (`jsonRpcTransportError`), and a 401 names /mcp's protected-resource
- * metadata in `WWW-Authenticate` (RFC 9728).
+ * JSON, 413, …) a JSON-RPC error (`toMcpErrorBody`).
  *
- * Both answer POST with JSON (`enableJsonResponse`), never open SSE streams, keep no session
- * (no `Mcp-Session-Id`) and refuse GET/DELETE with 405. Host/Origin are checked against
+ * Both answer POST with JSON, never open SSE streams, keep no session (no `Mcp-Session-Id`),
+ * refuse JSON-RPC batches and refuse GET/DELETE with 405. Host/Origin are checked against
  * loopback, the base URL's host and `allowedHosts` (403 otherwise: DNS-rebinding protection).
  *
- * Each POST gets a fresh web-standard SDK transport (the SDK forbids reusing a stateless
- * transport); the low-level `Server`s are pooled and reconnected (pool.ts), which removes the
- * per-request Server construction STACK-NOTES measured as the cost. The Fastify request
- * (headers + the already-parsed body) becomes a fetch `Request`; the SDK's `Response` is sent
- * through the Fastify reply, so no `reply.hijack()` is needed and the server's hooks
- * (X-Request-Id, RateLimit headers, logging) apply as on REST. Measured (server CPU per
- * request, `ping`): Node transport + Server per request ≈ 330 µs, + pool ≈ 220 µs,
- * web-standard transport + pool ≈ 160 µs; REST /health ≈ 30 µs.
+ * Each message is classified and served by `McpEndpoint` (dispatch.ts) on pooled SDK Servers
+ * (pool.ts): no Server is built per request. The Fastify request (headers + the already-parsed
+ * body) becomes a fetch `Request`; the SDK's `Response` is sent through the Fastify reply, so the
+ * server's hooks (X-Request-Id, RateLimit headers, logging) apply as on REST. A W3C `traceparent`
+ * in the message's `_meta` is added to the request's log lines.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Readable } from 'node:stream';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { AuthInfo as McpAuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { AuthInfo as McpAuthInfo } from '@modelcontextprotocol/server';
 import { ToolError, type Registry, type CallRequest, type ErrorEnvelope } from '@kitty/core';
 import { hostGuard } from './guard.ts';
-import { ServerPool } from './pool.ts';
+import { McpEndpoint, routeMessage } from './dispatch.ts';
 import { toolsServerFactory, CONTEXT_KEY, type McpCallContext } from './tools-server.ts';
 import { docsServerFactory } from './docs/server.ts';
 
@@ -40,6 +36,7 @@ export { toMcpTool, toolsServerFactory, toolErrorResult, toolSuccessResult } fro
 export { docsServerFactory } from './docs/server.ts';
 export { buildDocs, type DocPage } from './docs/pages.ts';
 export { ServerPool } from './pool.ts';
+export { routeMessage, McpEndpoint, MODERN_PROTOCOL_VERSION, HEADER_MISMATCH } from './dispatch.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -84,6 +81,8 @@ export interface McpAdapterOptions {
   baseUrl: string;
   /** Extra Host header values accepted besides localhost/127.0.0.1/[::1] and the base URL's host. */
   allowedHosts: string[];
+  /** Web origins of browser-based clients accepted in the Origin header besides allowed hosts (KITTY_ALLOWED_ORIGINS). */
+  allowedOrigins?: string[];
   /**
    * Any error thrown on these routes (or by the server's hooks for them) → Kitty's error envelope
    * and its HTTP status; also sets the generic headers (Retry-After) and logs internal errors.
@@ -106,15 +105,24 @@ function header(req: FastifyRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+/** The request headers the SDK's modern entry reads. */
+const SDK_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'];
+
+/** Methods that run without a credential on /mcp (discovery and the listing); notifications too. */
+const ANONYMOUS_METHODS = new Set(['initialize', 'server/discover', 'tools/list']);
+
+/** A W3C trace context `traceparent` (version-traceid-parentid-flags); anything else is not logged. */
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
 /**
  * Registers `POST|GET|DELETE /mcp` and `/mcp/docs` on `app`, in an encapsulated plugin.
  * Errors before the MCP transport takes over are thrown as ToolError and leave through the
  * plugin's error handler as the JSON error envelope: FORBIDDEN 403 (Host/Origin refused),
- * UNAUTHENTICATED 401 (/mcp without credential; `WWW-Authenticate` naming /mcp's metadata),
- * METHOD_NOT_ALLOWED 405 (GET/DELETE: stateless server, no SSE stream, no session),
- * VALIDATION_ERROR 400 (empty body). A JSON array body (a JSON-RPC batch, which MCP 2025-11-25
- * does not have) is refused whole with HTTP 400 and JSON-RPC error -32600 before anything runs.
- * Everything after is JSON-RPC as the MCP spec says.
+ * UNAUTHENTICATED 401 (/mcp, a call that needs a credential without one; `WWW-Authenticate`
+ * naming /mcp's metadata), METHOD_NOT_ALLOWED 405 (GET/DELETE: stateless server, no SSE stream,
+ * no session), VALIDATION_ERROR 400 (empty body). A JSON array body (a JSON-RPC batch, which MCP
+ * does not have since 2025-06-18) is refused whole with HTTP 400 and JSON-RPC error -32600 before
+ * anything runs. Everything after is JSON-RPC as the MCP spec says.
  */
 export async function registerMcpRoutes(parent: FastifyInstance, opts: McpAdapterOptions): Promise<void> {
   await parent.register(async (app) => mcpRoutes(app, opts));
@@ -125,10 +133,14 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
     const { status, body } = opts.errorEnvelope(err, req, reply);
     return reply.code(status).send(toMcpErrorBody(body));
   });
-  const guard = hostGuard(opts.baseUrl, opts.allowedHosts);
+  const guard = hostGuard(opts.baseUrl, opts.allowedHosts, opts.allowedOrigins);
   const reuse = opts.reuseServers ?? true;
-  const toolsPool = new ServerPool(toolsServerFactory(opts.registry, opts.baseUrl), reuse);
-  const docsPool = new ServerPool(docsServerFactory(opts.registry, opts.baseUrl), reuse);
+  const onerror = (e: Error) => app.log.debug({ err: e }, 'mcp exchange refused or failed');
+  const tools = new McpEndpoint(toolsServerFactory(opts.registry, opts.baseUrl), reuse, onerror);
+  const docs = new McpEndpoint(docsServerFactory(opts.registry, opts.baseUrl), reuse, onerror);
+  app.addHook('onClose', async () => {
+    await Promise.all([tools.close(), docs.close()]);
+  });
 
   const checkOrigin = (req: FastifyRequest) => {
     const refused = guard(header(req, 'host'), header(req, 'origin'));
@@ -141,76 +153,106 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
     }
   };
 
-  /**
-   * Runs one POST through a fresh stateless SDK transport and a pooled Server, and sends the
-   * SDK's Response through Fastify (so the hooks' headers, logging and error handler apply).
-   * JSON responses only (enableJsonResponse); an SSE body, should the SDK ever produce one, is streamed.
-   */
-  const serve = async (pool: ServerPool, req: FastifyRequest, reply: FastifyReply, auth: McpAuthInfo) => {
+  /** The one JSON-RPC message of the body: refuses an empty body and batches. */
+  const messageOf = (req: FastifyRequest): Record<string, unknown> | 'batch' => {
     if (req.body === undefined) {
       throw new ToolError('VALIDATION_ERROR', 'POST a JSON-RPC message as the body.', {
         details: { issues: [{ path: '(root)', message: 'body required', code: 'required' }] },
       });
     }
-    // MCP 2025-11-25 removed JSON-RPC batching. The SDK still accepts arrays, which would run N
-    // calls for one HTTP request (one rate-limit point): refuse the whole array, run nothing.
-    if (Array.isArray(req.body)) {
+    if (Array.isArray(req.body)) return 'batch';
+    return (req.body !== null && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+  };
+
+  /** Adds a valid W3C traceparent from the message's `_meta` to this request's log lines. */
+  const traceLog = (req: FastifyRequest, reply: FastifyReply, message: Record<string, unknown>) => {
+    const traceparent = ((message.params as { _meta?: { traceparent?: unknown } } | undefined)?._meta ?? {}).traceparent;
+    if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return;
+    req.log = req.log.child({ traceparent });
+    reply.log = req.log;
+  };
+
+  /**
+   * Runs one POST: classifies it, serves it on a pooled Server, and sends the SDK's Response
+   * through Fastify (so the hooks' headers, logging and error handler apply).
+   * @param needsIdentity whether this message needs a credential (401 when there is none)
+   */
+  const serve = async (
+    endpoint: McpEndpoint,
+    req: FastifyRequest,
+    reply: FastifyReply,
+    needsIdentity: (message: Record<string, unknown>) => boolean,
+  ) => {
+    const message = messageOf(req);
+    // JSON-RPC batches would run N calls for one HTTP request (one rate-limit point): refuse the whole array, run nothing.
+    if (message === 'batch') {
       return reply.code(400).send({
         jsonrpc: '2.0',
         id: null,
-        error: {
-          code: -32600,
-          message: 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-11-25); send one message per HTTP request.',
-        },
+        error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per HTTP request.' },
       });
     }
-    const headers = new Headers();
-    for (const [k, v] of Object.entries(req.headers)) {
-      if (typeof v === 'string') headers.set(k, v);
-      else if (Array.isArray(v)) for (const x of v) headers.append(k, x);
+    const routed = routeMessage((name) => header(req, name), message);
+    if (routed.kind === 'reject') return reply.code(routed.status).send(routed.body);
+    const r = context(req);
+    const agent = r.callRequest.auth;
+    if (!agent && needsIdentity(message)) {
+      throw new ToolError('UNAUTHENTICATED', 'This call needs a credential: send "Authorization: Bearer <api key>".', {
+        suggestedAction: `Without a credential /mcp answers discovery, tools/list and register_agent: register to get an API key, or use OAuth (see the WWW-Authenticate header). Documentation without a credential: ${opts.baseUrl}/mcp/docs.`,
+      });
     }
-    const request = new Request(`${opts.baseUrl}${req.url}`, { method: 'POST', headers });
-    const server = pool.acquire();
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    transport.onerror = (e) => req.log.debug({ err: e }, 'mcp transport refused a request');
-    let response: Response;
-    try {
-      await server.connect(transport);
-      response = await transport.handleRequest(request, { authInfo: auth, parsedBody: req.body });
-    } catch (e) {
-      await transport.close().catch(() => {});
-      pool.discard(server);
-      throw e;
-    }
-    reply.code(response.status);
-    response.headers.forEach((v, k) => void reply.header(k, v));
-    const callCtx = auth.extra?.[CONTEXT_KEY] as McpCallContext | undefined;
-    const scope = callCtx?.insufficientScope;
-    if (scope && response.status === 200) {
+    traceLog(req, reply, message);
+    const auth: McpAuthInfo = {
+      token: '',
+      clientId: agent?.agentId ?? 'anonymous',
+      scopes: agent?.scopes ?? [],
+      extra: { [CONTEXT_KEY]: r },
+    };
+    const answer = await endpoint.serve(routed, () => fetchRequest(req), auth);
+    reply.code(answer.status);
+    for (const [k, v] of answer.headers) reply.header(k, v);
+    const scope = r.insufficientScope;
+    if (scope && answer.status === 200) {
       // RFC 6750 §3.1 / MCP authorization "scope challenge": 403 + insufficient_scope lets an OAuth client step up.
       // The body is still the JSON-RPC response whose isError result carries FORBIDDEN with details.required_scope.
       reply.code(403);
       // The scope named is what the call needs plus what the token already has, so stepping up loses nothing.
       // An OAuth app keeps its refresh token too (offline_access).
-      const oauth = callCtx?.callRequest.auth?.credential === 'oauth';
+      const oauth = agent?.credential === 'oauth';
       const wanted = [...new Set([...auth.scopes, scope, ...(oauth ? ['offline_access'] : [])])].join(' ');
       reply.header('WWW-Authenticate', opts.scopeChallenge(wanted));
     }
-    if (response.body && response.headers.get('content-type')?.startsWith('text/event-stream')) {
-      const stream = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
-      stream.once('close', () => void transport.close().finally(() => pool.release(server)));
-      return reply.send(stream);
+    return reply.send(answer.body ?? undefined);
+  };
+
+  /**
+   * The request as the SDK's modern entry reads it: method, URL and the MCP headers (the body is
+   * passed parsed; authentication was done by the server). Only these headers: building a fetch
+   * Request is a visible part of a call's cost.
+   */
+  const fetchRequest = (req: FastifyRequest): Request => {
+    const headers: Record<string, string> = {};
+    for (const name of SDK_HEADERS) {
+      const v = header(req, name);
+      if (v !== undefined) headers[name] = v;
     }
-    const text = await response.text();
-    await transport.close();
-    pool.release(server);
-    return reply.send(text);
+    return new Request(`${opts.baseUrl}${req.url}`, { method: 'POST', headers });
   };
 
   const context = (req: FastifyRequest): McpCallContext => ({
     callRequest: { ...opts.callRequest(req), idempotencyKeyHeader: header(req, 'idempotency-key') },
     logError: (obj, msg) => req.log.error(obj, msg),
   });
+
+  /** /mcp without a credential: discovery, notifications, tools/list and the tools that need no credential. */
+  const toolsNeedIdentity = (message: Record<string, unknown>): boolean => {
+    const method = message.method;
+    if (typeof method !== 'string') return true;
+    if (ANONYMOUS_METHODS.has(method) || method.startsWith('notifications/')) return false;
+    if (method !== 'tools/call') return true;
+    const name = (message.params as { name?: unknown } | undefined)?.name;
+    return typeof name !== 'string' || opts.registry.tools.get(name)?.auth !== 'none';
+  };
 
   const notAllowed = (req: FastifyRequest, reply: FastifyReply) => {
     checkOrigin(req);
@@ -226,18 +268,11 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
 
   app.post('/mcp', async (req, reply) => {
     checkOrigin(req);
-    const r = context(req);
-    const agent = r.callRequest.auth;
-    if (!agent) {
-      throw new ToolError('UNAUTHENTICATED', 'The MCP endpoint needs a credential: send "Authorization: Bearer <api key>".', {
-        suggestedAction: `Register with POST ${opts.baseUrl}/v1/agents to get an API key, or use OAuth (see the WWW-Authenticate header). Documentation without a credential: ${opts.baseUrl}/mcp/docs.`,
-      });
-    }
-    return serve(toolsPool, req, reply, { token: '', clientId: agent.agentId, scopes: agent.scopes, extra: { [CONTEXT_KEY]: r } });
+    return serve(tools, req, reply, toolsNeedIdentity);
   });
   app.post('/mcp/docs', { config: { ignoresBearer: true } }, async (req, reply) => {
     checkOrigin(req);
-    return serve(docsPool, req, reply, { token: '', clientId: 'anonymous', scopes: [], extra: { [CONTEXT_KEY]: context(req) } });
+    return serve(docs, req, reply, () => false);
   });
   for (const path of ['/mcp', '/mcp/docs']) {
     const config = { ignoresBearer: path === '/mcp/docs' };
@@ -245,5 +280,3 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
     app.delete(path, { config }, notAllowed);
   }
 }
-
-export type { Server };

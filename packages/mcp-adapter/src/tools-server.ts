@@ -1,25 +1,32 @@
 /**
  * The MCP projection of the registry served at /mcp: every registry tool becomes an MCP tool
  * (name, title, description, inputSchema, outputSchema, annotations) and `tools/call` runs
- * `registry.callTool`. Nothing about a tool is decided here.
+ * `registry.callTool`. Nothing about a tool is decided here. One low-level SDK `Server` serves
+ * both protocol eras (2025-11-25 and 2026-07-28); era-specific fields are stamped by the SDK.
  *
- * Results (MCP 2025-11-25 "Tools"):
+ * Results:
  * - success → `{ content:[{type:'text', text: JSON of data}], structuredContent: data }`
  *   (a replayed write has `replayed: true` in data, as on REST, and `_meta["kitty/idempotent-replayed"]: true`);
  * - a tool failure → `{ isError: true, content:[{type:'text', text: JSON of the REST error envelope}] }`,
  *   text only: SDK clients validate `structuredContent` against `outputSchema` even on errors;
- * - an unknown tool name → JSON-RPC error -32602 (InvalidParams), as the MCP spec asks, with the
- *   registry's one unknown-tool message (naming the closest tools) and its error body as `data`.
+ * - an unknown tool name → JSON-RPC error -32602 (InvalidParams) with the registry's one
+ *   unknown-tool message (naming the closest tools) and its error body as `data`. The message
+ *   carries no "MCP error" prefix: clients add their own.
+ *
+ * tools/list: every tool for an anonymous caller, a caller holding every scope, or an OAuth token
+ * (which can step up: a call needing more answers 403 insufficient_scope); an API key without some
+ * scope (e.g. read-only) gets only the tools it may call, and `_meta["kitty/omitted"]` says how many
+ * were left out and why. On 2026-07-28 the result carries `ttlMs` and `cacheScope`:
+ * `public` for the whole catalogue (the same for everyone), `private` for a narrowed one.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
-  CallToolRequestSchema,
-  ErrorCode as RpcErrorCode,
-  ListToolsRequestSchema,
-  McpError,
+  Server,
+  ProtocolError,
+  ProtocolErrorCode,
   type CallToolResult,
+  type ListToolsResult,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 import { KITTY_VERSION, toErrorEnvelope, type Registry, type ToolDescriptor, type CallRequest } from '@kitty/core';
 
 /** What a tool handler needs from the HTTP request; the route puts it in the transport's authInfo.extra. */
@@ -33,11 +40,25 @@ export interface McpCallContext {
 
 export const CONTEXT_KEY = 'kitty';
 
+/** How long (ms) a 2026-07-28 client may cache tools/list and server/discover: the catalogue changes only with a deployment. */
+const LIST_TTL_MS = 10 * 60 * 1000;
+
+/** The handler context's part this module reads (the SDK's ServerContext has it). */
+interface HandlerContext {
+  http?: { authInfo?: { extra?: Record<string, unknown> } } | undefined;
+  mcpReq: { envelope?: Record<string, unknown> | undefined };
+}
+
 /** Reads the McpCallContext the route attached; throws InternalError if the route forgot it (a bug). */
-export function callContextOf(extra: { authInfo?: { extra?: Record<string, unknown> } }): McpCallContext {
-  const ctx = extra.authInfo?.extra?.[CONTEXT_KEY] as McpCallContext | undefined;
-  if (!ctx) throw new McpError(RpcErrorCode.InternalError, 'MCP request without Kitty call context');
-  return ctx;
+export function callContextOf(ctx: HandlerContext): McpCallContext {
+  const c = ctx.http?.authInfo?.extra?.[CONTEXT_KEY] as McpCallContext | undefined;
+  if (!c) throw new ProtocolError(ProtocolErrorCode.InternalError, 'MCP request without Kitty call context');
+  return c;
+}
+
+/** True when the request came in the 2026-07-28 per-request envelope. */
+function isModern(ctx: HandlerContext): boolean {
+  return ctx.mcpReq.envelope !== undefined && Object.keys(ctx.mcpReq.envelope).length > 0;
 }
 
 /** Projects one registry tool onto the MCP Tool shape (schemas passed through unchanged). */
@@ -68,47 +89,81 @@ export function toolSuccessResult(data: Record<string, unknown>, replayed = fals
   return result;
 }
 
-/**
- * tools/call as the protocol layer parses it: `arguments` left unchecked there. With the SDK's own
- * schema a non-object `arguments` (array, string, number, null) fails that first parse and
- * leaves as -32603 Internal error; with this one it reaches the SDK's tools/call validation,
- * which answers -32602 Invalid params naming `params.arguments` (JSON-RPC 2.0 §5.1).
- */
-const CallToolRequestLooseArgs = CallToolRequestSchema.extend({
-  params: CallToolRequestSchema.shape.params.omit({ arguments: true }).loose(),
-});
-
 export const SERVER_INFO = { name: 'kitty', title: 'Kitty', version: KITTY_VERSION };
 
 /**
- * Returns a factory of low-level SDK Servers for /mcp. The tool list is projected once here
+ * The tools/list answers, computed once: the whole catalogue, and per set of scopes the tools that
+ * set may call (memoised by the sorted scope list; a credential has few distinct scope sets).
+ */
+function toolListings(registry: Registry): (scopes: readonly string[] | null) => ListToolsResult {
+  const all = registry.catalogue.map(toMcpTool);
+  const full: ListToolsResult = { tools: all };
+  const byScopes = new Map<string, ListToolsResult>();
+  return (scopes) => {
+    if (scopes === null) return full;
+    const key = [...scopes].sort().join(' ');
+    let listing = byScopes.get(key);
+    if (!listing) {
+      const allowed = registry.catalogue.filter((t) => t.scope === null || scopes.includes(t.scope));
+      const missing = [...new Set(registry.catalogue.map((t) => t.scope).filter((s) => s !== null && !scopes.includes(s)))];
+      listing =
+        allowed.length === all.length
+          ? full
+          : {
+              tools: allowed.map(toMcpTool),
+              _meta: {
+                'kitty/omitted': {
+                  count: all.length - allowed.length,
+                  missing_scopes: missing,
+                  reason: `This credential lacks ${missing.join(', ')}: the tools needing it are left out. GET /v1/tools lists every tool.`,
+                },
+              },
+            };
+      if (byScopes.size < 64) byScopes.set(key, listing);
+    }
+    return listing;
+  };
+}
+
+/**
+ * Returns a factory of low-level SDK Servers for /mcp. The tool listings are projected once here
  * and shared by every Server the factory makes.
- * @param registry the tool registry
- * @param info     serverInfo.version is the service description version; `toolsVersion` goes in instructions
  */
 export function toolsServerFactory(registry: Registry, baseUrl: string): () => Server {
-  const listResult = { tools: registry.catalogue.map(toMcpTool) };
+  const listing = toolListings(registry);
   const instructions =
     `Kitty: a shared-expense ledger and agent network. ${registry.catalogue.length} tools (tools version ${registry.version}). ` +
     `Results are the same objects as REST POST ${baseUrl}/v1/tools/{name} returns in "data"; failures are isError results whose text is the ` +
     `REST error envelope {ok:false,error:{code,message,suggested_action,details?,retry_after?},request_id}. ` +
-    `Write tools take idempotency_key (or the Idempotency-Key header). ${registry.envelopeText} Read-only documentation without a credential: ${baseUrl}/mcp/docs.`;
+    `Write tools take idempotency_key (or the Idempotency-Key header). ${registry.envelopeText} ` +
+    `Without a credential only discovery, tools/list and register_agent work; other calls answer HTTP 401 with an OAuth challenge. ` +
+    `With an API key lacking a scope (e.g. read-only), tools/list leaves out the tools needing it (_meta "kitty/omitted" says so). ` +
+    `Read-only documentation without a credential: ${baseUrl}/mcp/docs.`;
 
   return () => {
-    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions });
-    server.setRequestHandler(ListToolsRequestSchema, () => listResult);
-    server.setRequestHandler(CallToolRequestLooseArgs, async (request, extra) => {
-      const { name, arguments: args } = request.params as { name: string; arguments?: Record<string, unknown> };
+    const server = new Server(SERVER_INFO, {
+      capabilities: { tools: { listChanged: false } },
+      instructions,
+      cacheHints: { 'server/discover': { ttlMs: LIST_TTL_MS, cacheScope: 'public' } },
+    });
+    server.setRequestHandler('tools/list', (_request, ctx) => {
+      const auth = callContextOf(ctx).callRequest.auth;
+      const result = listing(auth?.credential === 'api_key' ? auth.scopes : null);
+      if (!isModern(ctx)) return result;
+      return { ...result, ttlMs: LIST_TTL_MS, cacheScope: result._meta ? 'private' : 'public' } as ListToolsResult;
+    });
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const { name, arguments: args } = request.params;
       if (!registry.has(name)) {
         const err = registry.unknownTool(name);
-        throw new McpError(RpcErrorCode.InvalidParams, `${err.message} ${err.suggestedAction}`, err.toBody());
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${err.message} ${err.suggestedAction}`, err.toBody());
       }
-      const ctx = callContextOf(extra);
+      const callCtx = callContextOf(ctx);
       try {
-        const { data, call } = await registry.callTool(name, args ?? {}, ctx.callRequest);
+        const { data, call } = await registry.callTool(name, args ?? {}, callCtx.callRequest);
         return toolSuccessResult(data, call.replayed);
       } catch (e) {
-        return toolErrorResult(e, ctx);
+        return toolErrorResult(e, callCtx);
       }
     });
     return server;

@@ -1,10 +1,9 @@
 /**
- * The MCP projection over a fake registry, driven by the official SDK client over an in-memory
- * transport: tools/list, tools/call results and errors; and the Host/Origin guard.
+ * The MCP projection over a fake registry, driven by the official SDK v2 client over an in-memory
+ * transport: tools/list (narrowed for a credential lacking a scope), tools/call results and errors;
+ * header/body routing; and the Host/Origin guard.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ToolError, type CallRequest, type Registry, type ToolDescriptor } from '@kitty/core';
 import { hostGuard, toolsServerFactory } from '../src/index.ts';

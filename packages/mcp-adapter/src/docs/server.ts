@@ -9,18 +9,23 @@
  * - `search_docs` {query, limit?}  → { query, results:[{type,name,title,uri,snippet,score}], suggested_next }
  *
  * Resources: kitty://docs/overview, /authentication, /errors, /tools, and the template
- * kitty://docs/tools/{name} (one page per tool; an unknown name → -32002 Resource not found).
+ * kitty://docs/tools/{name} (one page per tool; an unknown name → Resource not found, which the SDK sends as
+ * -32602 as MCP 2026-07-28 requires, on both protocol eras, with `data.uri`).
  *
  * `tools/call` keeps two contracts that `McpServer`'s own handler would change, so it is
  * replaced by `callHandler` below (same zod schemas, same callbacks):
  * - bad arguments → isError result whose text is the VALIDATION_ERROR envelope with
  *   `details.issues` naming the field, as on REST (the SDK would answer a prose message);
- * - an unknown tool → JSON-RPC error -32602 (MCP 2025-11-25 "Tools": protocol error), not an
- *   isError result.
+ * - an unknown tool → JSON-RPC error -32602 (MCP "Tools": protocol error), not an isError result.
  */
-import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceTemplate,
+  type CallToolResult,
+  type Server,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { ToolError, type Registry } from '@kitty/core';
 import { callContextOf, toolErrorResult, toolSuccessResult, SERVER_INFO } from '../tools-server.ts';
@@ -28,8 +33,6 @@ import { buildDocs, summaryOf, TOOL_PAGE_PREFIX } from './pages.ts';
 import { docsSearch } from './search.ts';
 
 const DOCS_ANNOTATIONS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-/** MCP 2025-11-25 "Resources": an unknown resource is JSON-RPC error -32002. */
-const RESOURCE_NOT_FOUND = -32002;
 
 const suggestedNext = z.array(z.string()).describe('next steps: a tool or resource and why');
 
@@ -203,16 +206,16 @@ export function docsServerFactory(registry: Registry, baseUrl: string): () => Se
       { title: 'One Kitty tool', description: 'Description, arguments and schemas of one tool.', mimeType: 'text/markdown' },
       (uri, { name }) => {
         const page = toolPages.get(String(name));
-        if (!page) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.href}`, { uri: uri.href });
+        if (!page) throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `Resource not found: ${uri.href}`, { uri: uri.href });
         return { contents: [{ uri: page.uri, mimeType: 'text/markdown', text: page.text }] };
       },
     );
 
-    mcp.server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    mcp.server.setRequestHandler('tools/call', (request, extra) => {
       const tool = tools.get(request.params.name);
       if (!tool)
-        throw new McpError(
-          ErrorCode.InvalidParams,
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
           `Unknown tool "${request.params.name}". This docs server has ${[...tools.keys()].join(', ')}.`,
         );
       const ctx = callContextOf(extra);

@@ -1,0 +1,42 @@
+/**
+ * MCP tools/call against REST for the same read tool (get_me), one row per protocol era:
+ * 2026-07-28 (per-request `_meta` envelope and its headers) and 2025-11-25 (a stateless call with
+ * the MCP-Protocol-Version header, as a 2025 client sends after initialize). Goal ≥ 0.7x REST.
+ */
+import { load, paired, compare, type Result } from './measure.ts';
+
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+/** The body and headers of one MCP tools/call get_me in the given era. */
+export function mcpCall(era: '2026-07-28' | '2025-11-25', auth: Record<string, string>) {
+  const modern = era === '2026-07-28';
+  const params = { name: 'get_me', arguments: {}, ...(modern ? { _meta: ENVELOPE } : {}) };
+  return {
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }),
+    headers: {
+      ...auth,
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': era,
+      ...(modern ? { 'mcp-method': 'tools/call', 'mcp-name': 'get_me' } : {}),
+    },
+  };
+}
+
+export async function benchMcp(kittyUrl: string, auth: Record<string, string>, loadRest: () => Promise<Result>): Promise<void> {
+  for (const era of ['2026-07-28', '2025-11-25'] as const) {
+    const { body, headers } = mcpCall(era, auth);
+    const probe = await fetch(`${kittyUrl}/mcp`, { method: 'POST', headers, body });
+    const answer = (await probe.json().catch(() => null)) as { result?: { isError?: boolean } } | null;
+    if (probe.status !== 200 || !answer?.result || answer.result.isError) {
+      console.log(`\nMCP ${era}: /mcp answered ${probe.status} ${JSON.stringify(answer)}; skipped`);
+      continue;
+    }
+    await load({ url: `${kittyUrl}/mcp`, method: 'POST', headers, body, duration: 1 });
+    const [mcp, rest, ratio] = await paired(() => load({ url: `${kittyUrl}/mcp`, method: 'POST', headers, body }), loadRest);
+    compare(`MCP ${era} tools/call vs REST (get_me)`, mcp, `MCP ${era} tools/call get_me`, rest, 'REST get_me', '≥ 0.7x', ratio);
+  }
+}
