@@ -100,7 +100,7 @@ describe('README commands', () => {
     const block = /## Five-minute walkthrough[\s\S]*?```sh\n([\s\S]*?)```/.exec(README)?.[1];
     expect(block, 'README has the walkthrough').toBeDefined();
     // Up to the discovery lines (the sandbox call there is refused on purpose); in POSIX sh, not only bash.
-    const script = block!.split('# Discovery')[0]!.replaceAll('http://127.0.0.1:3000', server.url);
+    const script = block!.split('# Discovery')[0]!.replaceAll('http://localhost:3000', server.url);
     for (const run of [1, 2]) {
       const { stdout } = await promisify(execFile)('sh', ['-c', script], { cwd: ROOT, timeout: 60_000 });
       expect(stdout, `run ${run}`).not.toContain('registration failed');
@@ -122,7 +122,7 @@ describe('README commands', () => {
       .split(':')
       .filter((p) => !p.includes('node_modules'))
       .join(':');
-    const run = promisify(execFile)('bash', ['-c', line!.replaceAll('http://127.0.0.1:3000', server.url)], {
+    const run = promisify(execFile)('bash', ['-c', line!.replaceAll('http://localhost:3000', server.url)], {
       cwd: ROOT,
       env: { ...env, ALICE: apiKey },
       timeout: 240_000,
