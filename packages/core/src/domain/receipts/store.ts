@@ -1,7 +1,7 @@
 /**
  * The default receipt store: a bytea row per receipt in `receipt_contents`, written in the
  * caller's transaction together with the metadata row (`receipts`). The S3-compatible store
- * lives in apps/server (receipt-s3.ts); both implement `ReceiptStore` (context.ts).
+ * lives in apps/server (receipts.ts); both implement `ReceiptStore` (context.ts).
  */
 import type { ReceiptStore } from '../../context.ts';
 
