@@ -6,6 +6,7 @@
  *   read tool over REST (get_me)            vs bare Fastify route running get_me's query on raw pg, same JSON   goal ≥ 0.45x
  *   list_currencies (no DB)                 vs bare Fastify route returning fixed JSON (framework overhead only)
  *   MCP tools/call get_me, 2026-07-28 and 2025-11-25 (mcp.ts)  vs REST get_me  goal ≥ 0.7x
+ *   MCP tools/list and GET /v1/tools bytes: uncompressed, br, gzip (catalogue.ts)  goal ≤ 160,000 B (MCP tools/list)
  *   REST get_me with an OAuth access token  vs with an API key                   goal ≥ 1.0x (a token costs no more than a key)
  *   add_expense, record_payment, confirm_payment, create_group over REST
  *                                           vs the same rows in one hand-written statement on raw pg   goal ≥ 0.7x (writes.ts)
@@ -15,7 +16,8 @@
  *   peak RSS of the bench target process; Kitty alone (./kitty serve): start-up, idle and loaded RSS (memory.ts)
  *
  * Each comparison alternates its two sides BENCH_ROUNDS times (default 3) and reports medians.
- * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_BIG (1000000), BENCH_ROUNDS (3), BENCH_ONLY=mcp (the MCP rows only).
+ * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_BIG (1000000), BENCH_ROUNDS (3), BENCH_ONLY=mcp (the MCP rows only),
+ * BENCH_ONLY=catalogue (the catalogue size rows only).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -36,6 +38,10 @@ import { benchSettle } from './settle.ts';
 import { benchInstances } from './instances.ts';
 import { benchMemory } from './memory.ts';
 import { benchMcp } from './mcp.ts';
+import { benchCatalogue } from './catalogue.ts';
+
+/** The bench table's head: a row holds a ratio of two measurements or, for sizes and memory, the measurement itself. */
+const TABLE_HEAD = '\n| comparison | ratio or measurement | goal | figures |\n|---|---|---|---|\n';
 
 function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -73,6 +79,12 @@ async function main() {
     const key: string = reg.api_key;
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const me = await post('/v1/tools/get_me', {}, key);
+    if (process.env.BENCH_ONLY === 'catalogue') {
+      // Only the catalogue size rows (no load): `BENCH_ONLY=catalogue pnpm bench`.
+      await benchCatalogue(kittyUrl, auth);
+      console.log(TABLE_HEAD + rows.join('\n'));
+      return;
+    }
     const setBody = (which: string, data: unknown) =>
       fetch(`${bareUrl}/set-body/${which}`, {
         method: 'POST',
@@ -95,7 +107,7 @@ async function main() {
     if (process.env.BENCH_ONLY === 'mcp') {
       // Only the MCP rows (a quick check of the adapter): `BENCH_ONLY=mcp pnpm bench`.
       await benchMcp(kittyUrl, auth, loadRest);
-      console.log('\n| comparison | ratio | goal | figures |\n|---|---|---|---|\n' + rows.join('\n'));
+      console.log(TABLE_HEAD + rows.join('\n'));
       return;
     }
     const [rest, bareDb, readRatio] = await paired(loadRest, () =>
@@ -143,6 +155,7 @@ async function main() {
     );
 
     await benchMcp(kittyUrl, auth, loadRest);
+    await benchCatalogue(kittyUrl, auth);
 
     await benchWrites(kittyUrl, db.databaseUrl, post, bare.rps);
     await benchEvents(kittyUrl, db.databaseUrl, post);
@@ -156,7 +169,7 @@ async function main() {
       `\nPeak RSS of the bench target process (Kitty + the bare baselines + a pg pool in one process): ${peakRssMiB(child.pid!).toFixed(0)} MiB (bench driver: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB)`,
     );
     rows.push(...(await benchMemory()));
-    console.log('\n| comparison | ratio | goal | figures |\n|---|---|---|---|\n' + rows.join('\n'));
+    console.log(TABLE_HEAD + rows.join('\n'));
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));

@@ -7,6 +7,7 @@
  * - the same idempotency key sent to both at once has one effect, and the other gets the same response replayed;
  * - a write on one instance shows in the inbox summary read on the other at once (NOTIFY);
  * - both schedulers running create each due occurrence of a repeating expense once;
+ * - the official SDK v2 client pinned to MCP 2026-07-28 works through the balancer: its list and calls land on both instances;
  * - a people session cookie, an API key (REST and stateless MCP) and an OAuth access token work on both; the OAuth flow's
  *   signed cookies and consent form travel between instances;
  * - revoking an API key or disconnecting an app on one instance is refused on the other at once (NOTIFY).
@@ -20,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 import { createDb } from '@kitty/db';
 import { createSession, verifyLedger, type AccountRouter } from '@kitty/core';
 import { findHaproxy, startCluster, type Cluster } from './cluster-harness.ts';
@@ -147,7 +149,8 @@ describe.skipIf(!HAPROXY)('two instances behind HAProxy on one PostgreSQL and on
     const [ja, jb] = await Promise.all([a, b].map(async (u) => (await fetch(`${u}/oauth/jwks`)).json()));
     expect(ja).toEqual(jb);
     expect((ja as { keys: unknown[] }).keys).toHaveLength(1);
-    const rows = await db.prisma.oAuthPayload.count({ where: { type: 'KittyKeys' } });
+    // The authorization server's row (the receipt-link secret is another KittyKeys row).
+    const rows = await db.prisma.oAuthPayload.count({ where: { type: 'KittyKeys', id: 'auth-server' } });
     expect(rows).toBe(1);
   });
 
@@ -171,6 +174,65 @@ describe.skipIf(!HAPROXY)('two instances behind HAProxy on one PostgreSQL and on
     } finally {
       await mcp.close();
     }
+  });
+
+  it('the SDK v2 client pinned to 2026-07-28, through the balancer: its list and calls land on both instances and all succeed', async () => {
+    const me = await agent(lb, 'modern');
+    const bo = await agent(lb, 'modern-bo');
+    /** Every HTTP exchange the client makes: its JSON-RPC method and protocol version header, the instance that answered, the status. */
+    const seen: Array<{ method: string; version: string | null; by: string | null; status: number }> = [];
+    const recording: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      const method = typeof init?.body === 'string' ? String((JSON.parse(init.body) as { method?: unknown }).method) : String(init?.method);
+      seen.push({
+        method,
+        version: new Headers(init?.headers).get('mcp-protocol-version'),
+        by: res.headers.get('x-served-by'),
+        status: res.status,
+      });
+      return res;
+    };
+    const c = new V2Client({ name: 'two-instances-2026', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await c.connect(
+      new V2Transport(new URL(`${lb}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${me.key}` } }, fetch: recording }),
+    );
+    try {
+      expect(c.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const names = (await c.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['get_me', 'create_group', 'create_invite', 'add_expense', 'get_balances']));
+      const tool = async (name: string, args: Record<string, unknown>): Promise<any> => {
+        const r = await c.callTool({ name, arguments: args });
+        expect(r.isError, `${name}: ${JSON.stringify(r.content)}`).toBeFalsy();
+        return r.structuredContent;
+      };
+      expect((await tool('get_me', {})).agent.handle).toBe(me.handle);
+      const group = (await tool('create_group', write({ name: 'Modern', currency: 'EUR' }))).group.group_id as string;
+      const invite = await tool('create_invite', write({ group_id: group }));
+      await ok(lb, 'join_group', write({ code: invite.invite.code }), bo.key);
+      for (const amount of [1200, 1000, 800])
+        await tool('add_expense', write({ group_id: group, description: `Lunch ${amount}`, amount_minor: amount }));
+      // Written on both instances, read on either: every expense is in the balances, split equally between the two.
+      const balances = await tool('get_balances', { group_id: group });
+      const by = Object.fromEntries(
+        (balances.members as Array<{ handle: string; balance_minor: number }>).map((m) => [m.handle, m.balance_minor]),
+      );
+      expect(by).toEqual({ [me.handle]: 1500, [bo.handle]: -1500 });
+      expect((await tool('get_me', {})).agent.handle).toBe(me.handle);
+    } finally {
+      await c.close();
+    }
+    expect(
+      seen.every((x) => x.status === 200 || x.status === 202),
+      JSON.stringify(seen),
+    ).toBe(true);
+    expect(
+      seen.filter((x) => x.method.includes('/')).every((x) => x.version === '2026-07-28'),
+      JSON.stringify(seen),
+    ).toBe(true);
+    const calls = seen.filter((x) => x.method === 'tools/call');
+    expect(calls).toHaveLength(8);
+    expect(new Set(calls.map((x) => x.by))).toEqual(new Set(['k1', 'k2']));
+    console.log(`SDK v2 (2026-07-28) through the balancer: ${seen.map((x) => `${x.method}→${x.by}`).join(', ')}`);
   });
 
   describe('rate limits are shared (Redis, one key prefix)', () => {
