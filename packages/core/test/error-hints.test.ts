@@ -88,11 +88,11 @@ describe('error hints', () => {
     const csv = 'Date,Description,Category,Cost,Currency\n';
     const missing = await h.fail(ann, 'import_expenses', { group_id: groupId, csv });
     expect(issues(missing).find((i) => i.path === 'format')?.message).toBe(
-      'required: the app the CSV export comes from, one of "splitwise", "spliit"',
+      'required: the app the export comes from, one of "splitwise", "spliit", "kitty"',
     );
     const unknown = await h.fail(ann, 'import_expenses', { group_id: groupId, csv, format: 'tricount' });
     expect(issues(unknown).find((i) => i.path === 'format')?.message).toBe(
-      'unknown format: the app the CSV export comes from, one of "splitwise", "spliit"',
+      'unknown format: the app the export comes from, one of "splitwise", "spliit", "kitty"',
     );
   });
 });
