@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -76,7 +76,7 @@ describe('MCP conformance suite against /mcp, through a proxy adding the bearer 
   let proxy: Server;
   let proxyUrl: string;
   beforeAll(async () => {
-    proxy = createServer(async (req, res) => {
+    const forward = async (req: IncomingMessage, res: ServerResponse) => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       const headers: Record<string, string> = {};
@@ -93,7 +93,8 @@ describe('MCP conformance suite against /mcp, through a proxy adding the bearer 
         if (k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding') out[k] = v;
       });
       res.writeHead(upstream.status, out).end(body);
-    });
+    };
+    proxy = createServer((req, res) => void forward(req, res).catch(() => res.writeHead(502).end()));
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   });
