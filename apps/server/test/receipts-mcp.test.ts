@@ -67,8 +67,8 @@ afterAll(async () => {
 });
 
 describe('receipts as MCP resources', () => {
-  it('lists the receipt template (also without a credential) and no enumerated receipts', async () => {
-    const c = await v1();
+  it('lists the receipt template and no enumerated receipts', async () => {
+    const c = await v1(member.apiKey);
     const { resourceTemplates } = await c.listResourceTemplates();
     expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(['kitty://receipts/{receipt_id}']);
     expect((await c.listResources()).resources).toEqual([]);

@@ -111,8 +111,8 @@ function header(req: FastifyRequest, name: string): string | undefined {
 /** The request headers the SDK's modern entry reads. */
 const SDK_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'];
 
-/** Methods that run without a credential on /mcp (discovery and the listings); notifications too. */
-const ANONYMOUS_METHODS = new Set(['initialize', 'server/discover', 'tools/list', 'resources/list', 'resources/templates/list']);
+/** Methods that run without a credential on /mcp (discovery and the listing); notifications too. */
+const ANONYMOUS_METHODS = new Set(['initialize', 'server/discover', 'tools/list']);
 
 /** A W3C trace context `traceparent` (version-traceid-parentid-flags); anything else is not logged. */
 const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
