@@ -33,7 +33,7 @@ import { registerReceiptResources } from './receipts.ts';
 import { callContextOf, type HandlerContext, type McpCallContext } from './context.ts';
 
 export { callContextOf, CONTEXT_KEY, type McpCallContext } from './context.ts';
-import { KITTY_VERSION, toErrorEnvelope, type Registry, type ToolDescriptor, type CallRequest } from '@kitty/core';
+import { KITTY_VERSION, toErrorEnvelope, type Registry, type ToolDescriptor } from '@kitty/core';
 
 /** How long (ms) a 2026-07-28 client may cache tools/list and server/discover: the catalogue changes only with a deployment. */
 const LIST_TTL_MS = 10 * 60 * 1000;
