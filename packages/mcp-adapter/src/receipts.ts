@@ -21,10 +21,10 @@ import {
 import { openReceipt, toErrorEnvelope } from '@kitty/core';
 import { callContextOf } from './context.ts';
 
-export const RECEIPT_TEMPLATE = 'kitty://receipts/{receipt_id}';
+const RECEIPT_TEMPLATE = 'kitty://receipts/{receipt_id}';
 const template = new UriTemplate(RECEIPT_TEMPLATE);
 
-export const RECEIPT_RESOURCE_TEMPLATE: ResourceTemplateType = {
+const RECEIPT_RESOURCE_TEMPLATE: ResourceTemplateType = {
   uriTemplate: RECEIPT_TEMPLATE,
   name: 'receipt',
   title: 'Receipt file',
@@ -34,7 +34,7 @@ export const RECEIPT_RESOURCE_TEMPLATE: ResourceTemplateType = {
 };
 
 /** The receipt id of a `kitty://receipts/{receipt_id}` URI, or undefined for any other URI. */
-export function receiptIdOf(uri: string): string | undefined {
+function receiptIdOf(uri: string): string | undefined {
   const match = template.match(uri);
   const id = match?.receipt_id;
   return typeof id === 'string' && id.length > 0 ? id : undefined;
