@@ -139,6 +139,16 @@ describe('attach_receipt over MCP has its own body allowance', () => {
     expect(Buffer.from((read.contents[0] as { blob: string }).blob, 'base64').equals(big)).toBe(true);
   });
 
+  it('the v2 client on 2026-07-28 attaches a ~2 MB receipt too', async () => {
+    const big = await noisePng(820);
+    expect(big.length).toBeGreaterThan(2 * 1e6);
+    const c = await v2(member.apiKey);
+    const args = { expense_id: expenseId, content_base64: big.toString('base64'), filename: 'v2.png', idempotency_key: randomUUID() };
+    const res = (await c.callTool({ name: 'attach_receipt', arguments: args })) as { isError?: boolean; structuredContent?: any };
+    expect(res.isError).toBeFalsy();
+    expect(res.structuredContent.receipt.size_bytes).toBe(big.length);
+  });
+
   it('any other message above the 1 MiB default is refused 413 / -32600, with or without Content-Length', async () => {
     const pad = 'x'.repeat(1.5 * MIB);
     const other = JSON.stringify({
