@@ -12,12 +12,13 @@
  *                                           vs the same rows in one hand-written statement on raw pg   goal ≥ 0.7x (writes.ts)
  *   add_expense all into one group                                                goal ≥ 500/s
  *   get_balances with 10⁶ expenses          vs with 10 expenses (latency)        goal ≤ 1.2x
+ *   get_group_stats at 10⁵ expenses by category, month, member: ms per call (stats.ts)
  *   authentication and inbox summary cost per request, next to a read tool
  *   peak RSS of the bench target process; Kitty alone (./kitty serve): start-up, idle and loaded RSS (memory.ts)
  *
  * Each comparison alternates its two sides BENCH_ROUNDS times (default 3) and reports medians.
  * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_BIG (1000000), BENCH_ROUNDS (3), BENCH_ONLY=mcp (the MCP rows only),
- * BENCH_ONLY=catalogue (the catalogue size rows only).
+ * BENCH_ONLY=catalogue (the catalogue size rows only), BENCH_ONLY=stats (the get_group_stats rows only).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -39,6 +40,7 @@ import { benchInstances } from './instances.ts';
 import { benchMemory } from './memory.ts';
 import { benchMcp } from './mcp.ts';
 import { benchCatalogue } from './catalogue.ts';
+import { benchStats } from './stats.ts';
 
 /** The bench table's head: a row holds a ratio of two measurements or, for sizes and memory, the measurement itself. */
 const TABLE_HEAD = '\n| comparison | ratio or measurement | goal | figures |\n|---|---|---|---|\n';
@@ -110,6 +112,12 @@ async function main() {
       console.log(TABLE_HEAD + rows.join('\n'));
       return;
     }
+    if (process.env.BENCH_ONLY === 'stats') {
+      // Only the get_group_stats rows: `BENCH_ONLY=stats pnpm bench`.
+      rows.push(...(await benchStats(post, key, db.databaseUrl)));
+      console.log(TABLE_HEAD + rows.join('\n'));
+      return;
+    }
     const [rest, bareDb, readRatio] = await paired(loadRest, () =>
       load({ url: `${bareUrl}/bare-db`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }),
     );
@@ -161,6 +169,7 @@ async function main() {
     await benchEvents(kittyUrl, db.databaseUrl, post);
     const registry = buildRegistry(appRouter);
     if (registry.has('get_balances')) await benchBalances(post, key, kittyUrl, auth, db.databaseUrl);
+    rows.push(...(await benchStats(post, key, db.databaseUrl)));
 
     await microbench(db.databaseUrl, key, rest, token);
     rows.push(...(await benchSettle()));

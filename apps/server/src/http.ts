@@ -259,14 +259,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     return { ok: true, data: { status: 'ok', database: 'ok', tools_version: deps.registry.version } };
   });
-  await registerRestRoutes(app, {
-    registry,
-    callRequest,
-    baseUrl: deps.baseUrl,
-    errorEnvelope,
-    // attach_receipt carries a whole file in base64: only that tool's route accepts the larger body.
-    toolBodyLimits: { attach_receipt: Math.max(deps.bodyLimit, receiptBodyLimit(receiptConfig(deps.services).maxBytes)) },
-  });
+  // attach_receipt carries a whole file in base64: only that tool (its REST route, a tools/call of it on /mcp) accepts the larger body.
+  const toolBodyLimits = { attach_receipt: Math.max(deps.bodyLimit, receiptBodyLimit(receiptConfig(deps.services).maxBytes)) };
+  await registerRestRoutes(app, { registry, callRequest, baseUrl: deps.baseUrl, errorEnvelope, toolBodyLimits });
   await registerEventStream(app, { services: deps.services, maxPerCredential: deps.eventStreamsPerCredential ?? 5 });
   await registerMcpRoutes(app, {
     registry,
@@ -276,6 +271,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     allowedOrigins: deps.allowedOrigins ?? [],
     errorEnvelope,
     scopeChallenge: (scope) => wwwAuthenticate(deps.baseUrl, '/mcp', 'insufficient_scope', scope),
+    toolBodyLimits,
   });
   await registerMetadataRoutes(app, deps);
   registerFavicon(app);

@@ -105,11 +105,33 @@ describe('pay_with', () => {
     const mine = (await h.call(ben, 'get_payment', { payment_id: p.payment_id })).payment;
     expect(mine.pay_with[0].epc_qr_payload.split('\n').slice(7)).toEqual(['EUR12.34', '', '', p.payment_id]);
     expect(decodeQr(mine.pay_with[0].qr_svg_data_url)).toBe(mine.pay_with[0].epc_qr_payload);
+    expect(p.pay_with).toEqual(mine.pay_with); // record_payment's own answer carries it already
     const listed = (await h.call(ben, 'list_payments', { group_id: g })).payments;
     expect(listed[0].pay_with).toEqual(mine.pay_with);
     expect((await h.call(ana, 'get_payment', { payment_id: p.payment_id })).payment.pay_with).toBeUndefined();
     await h.call(ana, 'confirm_payment', { payment_id: p.payment_id });
     expect((await h.call(ben, 'get_payment', { payment_id: p.payment_id })).payment.pay_with).toBeUndefined();
+  });
+
+  it("record_payment's answer has pay_with only for a pending payment the caller pays to a payee with methods", async () => {
+    const g = await groupWith(h, [ana, ben]);
+    await h.call(ana, 'add_expense', { group_id: g, description: 'Hotel', amount_minor: 5000 });
+    // Recorded by the payee: confirmed at once, nothing to pay.
+    const byPayee = (
+      await h.call(ana, 'record_payment', { group_id: g, from_handle: ben.handle, to_handle: ana.handle, amount_minor: 1000 })
+    ).payment;
+    expect(byPayee.status).toBe('confirmed');
+    expect(byPayee.pay_with).toBeUndefined();
+    // Recorded by the payer: pending, pay_with with this payment's id as remittance text.
+    const byPayer = (await h.call(ben, 'record_payment', { group_id: g, to_handle: ana.handle, amount_minor: 500 })).payment;
+    expect(byPayer.status).toBe('pending');
+    expect(byPayer.pay_with.map((w: { type: string }) => w.type)).toEqual(['sepa', 'paypal_me', 'lightning']);
+    expect(byPayer.pay_with[0].epc_qr_payload.split('\n').slice(7)).toEqual(['EUR5.00', '', '', byPayer.payment_id]);
+    // Paid to a payee without payout methods (ben): pending, no pay_with.
+    const toBen = (await h.call(ana, 'record_payment', { group_id: g, to_handle: ben.handle, amount_minor: 100, allow_overpayment: true }))
+      .payment;
+    expect(toBen.status).toBe('pending');
+    expect(toBen.pay_with).toBeUndefined();
   });
 
   it('outside EUR: no EPC code, PayPal.me in the group currency with its own exponent', async () => {

@@ -30,6 +30,7 @@ import { hostGuard } from './guard.ts';
 import { McpEndpoint, routeMessage } from './dispatch.ts';
 import { toolsServerFactory, CONTEXT_KEY, type McpCallContext } from './tools-server.ts';
 import { docsServerFactory } from './docs/server.ts';
+import { mcpBodyLimits } from './body-limit.ts';
 
 export { hostGuard, LOOPBACK_HOSTS } from './guard.ts';
 export { toMcpTool, toolsServerFactory, toolErrorResult, toolSuccessResult } from './tools-server.ts';
@@ -98,6 +99,8 @@ export interface McpAdapterOptions {
    * false builds a Server per request (kept for benchmarks: see docs/design-notes.md).
    */
   reuseServers?: boolean;
+  /** Body limits (bytes) of tools that need more than the server's default on a tools/call, e.g. attach_receipt's base64 file. */
+  toolBodyLimits?: Record<string, number>;
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {
@@ -133,6 +136,11 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
     const { status, body } = opts.errorEnvelope(err, req, reply);
     return reply.code(status).send(toMcpErrorBody(body));
   });
+  const limits = mcpBodyLimits(
+    app.initialConfig.bodyLimit ?? 1024 * 1024,
+    opts.toolBodyLimits ?? {},
+    (req) => !!opts.callRequest(req).auth,
+  );
   const guard = hostGuard(opts.baseUrl, opts.allowedHosts, opts.allowedOrigins);
   const reuse = opts.reuseServers ?? true;
   const onerror = (e: Error) => app.log.debug({ err: e }, 'mcp exchange refused or failed');
@@ -192,6 +200,7 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
         error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per HTTP request.' },
       });
     }
+    limits.check(req, message);
     const routed = routeMessage((name) => header(req, name), message);
     if (routed.kind === 'reject') return reply.code(routed.status).send(routed.body);
     const r = context(req);
@@ -266,7 +275,7 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
     );
   };
 
-  app.post('/mcp', async (req, reply) => {
+  app.post('/mcp', { bodyLimit: limits.routeLimit, preParsing: limits.preParsing }, async (req, reply) => {
     checkOrigin(req);
     return serve(tools, req, reply, toolsNeedIdentity);
   });

@@ -13,6 +13,8 @@
  *   unknown-tool message (naming the closest tools) and its error body as `data`. The message
  *   carries no "MCP error" prefix: clients add their own.
  *
+ * Receipts are resources (receipts.ts): resources/read of kitty://receipts/{receipt_id}.
+ *
  * tools/list: every tool for an anonymous caller, a caller holding every scope, or an OAuth token
  * (which can step up: a call needing more answers 403 insufficient_scope); an API key without some
  * scope (e.g. read-only) gets only the tools it may call, and `_meta["kitty/omitted"]` says how many
@@ -27,34 +29,14 @@ import {
   type ListToolsResult,
   type Tool,
 } from '@modelcontextprotocol/server';
-import { KITTY_VERSION, toErrorEnvelope, type Registry, type ToolDescriptor, type CallRequest } from '@kitty/core';
+import { registerReceiptResources } from './receipts.ts';
+import { callContextOf, type HandlerContext, type McpCallContext } from './context.ts';
 
-/** What a tool handler needs from the HTTP request; the route puts it in the transport's authInfo.extra. */
-export interface McpCallContext {
-  callRequest: CallRequest;
-  /** Logs failures the caller cannot fix (INTERNAL); the route passes Fastify's request logger. */
-  logError(obj: unknown, msg: string): void;
-  /** Set when a tool call failed for a missing scope: the route answers HTTP 403 with an RFC 6750 insufficient_scope challenge. */
-  insufficientScope?: string;
-}
-
-export const CONTEXT_KEY = 'kitty';
+export { callContextOf, CONTEXT_KEY, type McpCallContext } from './context.ts';
+import { KITTY_VERSION, toErrorEnvelope, type Registry, type ToolDescriptor } from '@kitty/core';
 
 /** How long (ms) a 2026-07-28 client may cache tools/list and server/discover: the catalogue changes only with a deployment. */
 const LIST_TTL_MS = 10 * 60 * 1000;
-
-/** The handler context's part this module reads (the SDK's ServerContext has it). */
-interface HandlerContext {
-  http?: { authInfo?: { extra?: Record<string, unknown> } } | undefined;
-  mcpReq: { envelope?: Record<string, unknown> | undefined };
-}
-
-/** Reads the McpCallContext the route attached; throws InternalError if the route forgot it (a bug). */
-export function callContextOf(ctx: HandlerContext): McpCallContext {
-  const c = ctx.http?.authInfo?.extra?.[CONTEXT_KEY] as McpCallContext | undefined;
-  if (!c) throw new ProtocolError(ProtocolErrorCode.InternalError, 'MCP request without Kitty call context');
-  return c;
-}
 
 /** True when the request came in the 2026-07-28 per-request envelope. */
 function isModern(ctx: HandlerContext): boolean {
@@ -138,14 +120,21 @@ export function toolsServerFactory(registry: Registry, baseUrl: string): () => S
     `Write tools take idempotency_key (or the Idempotency-Key header). ${registry.envelopeText} ` +
     `Without a credential only discovery, tools/list and register_agent work; other calls answer HTTP 401 with an OAuth challenge. ` +
     `With an API key lacking a scope (e.g. read-only), tools/list leaves out the tools needing it (_meta "kitty/omitted" says so). ` +
+    `Receipt files: resources/read of kitty://receipts/{receipt_id} (members only; a base64 blob with its mimeType). ` +
     `Read-only documentation without a credential: ${baseUrl}/mcp/docs.`;
 
   return () => {
     const server = new Server(SERVER_INFO, {
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, resources: {} },
       instructions,
-      cacheHints: { 'server/discover': { ttlMs: LIST_TTL_MS, cacheScope: 'public' } },
+      cacheHints: {
+        'server/discover': { ttlMs: LIST_TTL_MS, cacheScope: 'public' },
+        'resources/list': { ttlMs: LIST_TTL_MS, cacheScope: 'public' },
+        'resources/templates/list': { ttlMs: LIST_TTL_MS, cacheScope: 'public' },
+        'resources/read': { ttlMs: 0, cacheScope: 'private' },
+      },
     });
+    registerReceiptResources(server);
     server.setRequestHandler('tools/list', (_request, ctx) => {
       const auth = callContextOf(ctx).callRequest.auth;
       const result = listing(auth?.credential === 'api_key' ? auth.scopes : null);

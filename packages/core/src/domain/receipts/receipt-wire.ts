@@ -11,6 +11,10 @@ export const receiptSchema = z.object({
 });
 
 export const receiptWithLinkSchema = receiptSchema.extend({
-  download_url: z.string().describe('GET it without a credential until download_url_expires_at; afterwards get_expense gives a new one.'),
+  download_url: z
+    .string()
+    .describe(
+      'GET it without a credential until download_url_expires_at; afterwards get_expense gives a new one. Over MCP: resources/read kitty://receipts/{receipt_id}.',
+    ),
   download_url_expires_at: timestamp,
 });

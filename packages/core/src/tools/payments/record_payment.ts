@@ -3,7 +3,7 @@ import { previewBatchedWriteTool } from '../../trpc.ts';
 import { previewOutput } from '../../preview.ts';
 import { WRITE } from '../../meta.ts';
 import { handle, text, positiveAmountMinor, output, groupId } from '../../text.ts';
-import { paymentSchema } from '../../domain/ledger/payments.ts';
+import { paymentWithPaySchema, withPayWith } from '../../domain/ledger/payments.ts';
 import { recordPayment } from '../../domain/ledger/payment-record.ts';
 
 export const record_payment = previewBatchedWriteTool
@@ -14,7 +14,7 @@ export const record_payment = previewBatchedWriteTool
       'Records money sent from one member (from_handle, default you) to another (to_handle) to settle up; you must be one of them. Recorded by ' +
       'the payer: pending until the payee confirms or rejects (the payer may cancel). Recorded by the payee: confirmed at once. Only confirmed ' +
       'payments move balances (payer +amount, payee −amount); pending ones show in balance_pending_minor and block leaving or archiving. ' +
-      'More than is owed needs allow_overpayment. suggest_settlements gives ready arguments.',
+      'More than is owed needs allow_overpayment. suggest_settlements gives ready arguments. A pending payment you pay shows pay_with.',
     annotations: WRITE,
     errors: {
       VALIDATION_ERROR: 'a handle is not a member, or payer = payee',
@@ -39,12 +39,13 @@ export const record_payment = previewBatchedWriteTool
         .describe('true records a payment larger than what is owed (the difference then becomes a debt the other way); default false.'),
     }),
   )
-  .output(output({ ...previewOutput, payment: paymentSchema }))
+  .output(output({ ...previewOutput, payment: paymentWithPaySchema }))
   .mutation(async ({ ctx, input }) => {
-    const { group, payment, confirmed, payeeHandle } = await recordPayment(ctx, ctx.batch, input);
-    const id = payment.payment_id;
+    const { group, payment: recorded, confirmed, payeeHandle } = await recordPayment(ctx, ctx.batch, input);
+    const id = recorded.payment_id;
+    const [payment] = await withPayWith(ctx.db, ctx.auth.agentId, [recorded]);
     return {
-      payment,
+      payment: payment!,
       suggested_next: confirmed
         ? [`get_balances: balances after this payment in "${group.name}"`, 'suggest_settlements: what is left to settle']
         : [
