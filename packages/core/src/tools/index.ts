@@ -16,6 +16,7 @@ import * as balances from './balances/index.ts';
 import * as records from './records/index.ts';
 import * as reference from './reference/index.ts';
 import * as events from './events/index.ts';
+import * as webhooks from './webhooks/index.ts';
 
 export const appRouter = router({
   ...account,
@@ -30,6 +31,7 @@ export const appRouter = router({
   ...records,
   ...reference,
   ...events,
+  ...webhooks,
 });
 
 export type AppRouter = typeof appRouter;
