@@ -14,6 +14,7 @@ import { InboxSummaryCache } from './inbox-cache.ts';
 import { subscribeCredentialNotifications } from './credential-notify.ts';
 import { PgListener } from './pg-listener.ts';
 import { EventNotifier } from './event-notify.ts';
+import { startWebhookWorker } from './webhook-worker.ts';
 import { openDatabase } from './database.ts';
 import { AbuseLimiter } from './abuse-limits.ts';
 import { DatabaseHealth } from './health.ts';
@@ -80,7 +81,12 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     }
     const redisStore = redis ? { client: redis, prefix: config.redisPrefix } : undefined;
     // Base URL is known only after listen when PORT=0; services read it through config.
-    const kittyConfig = { baseUrl: config.baseUrl ?? '', inviteOnly: config.inviteOnly, platformInviteCodes: config.platformInviteCodes };
+    const kittyConfig = {
+      baseUrl: config.baseUrl ?? '',
+      inviteOnly: config.inviteOnly,
+      platformInviteCodes: config.platformInviteCodes,
+      webhookAllowLoopback: config.webhooks.allowLoopback,
+    };
     const registry = buildRegistry(appRouter);
     const authenticator = new ApiKeyAuthenticator(db.prisma);
     // One LISTEN connection for the instance (pg-listener.ts): the inbox cache and the authentication
@@ -218,6 +224,14 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
         cleanups.length - 1,
         0,
         startScheduler(services, app.log, config.schedulerIntervalSeconds * 1000, config.eventRetentionDays),
+      );
+    // The webhook worker stops before the app drains (cleanups run in reverse): no new attempts start,
+    // running ones finish (or are retried by any instance after their job expires).
+    if (config.webhooks.enabled)
+      cleanups.splice(
+        cleanups.length - 1,
+        0,
+        await startWebhookWorker(services, eventNotifier, { databaseUrl, ...config.webhooks }, app.log),
       );
     const cacheSizes = () => ({ ...authenticator.sizes(), ...inboxCache.sizes() });
     return {

@@ -149,7 +149,7 @@ export async function queuePing(db: Db, agentId: string, webhookId: string, now:
   };
   await db.$executeRaw`
     INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, payload, created_at)
-    VALUES (${webhookId}::uuid, ${eventId}, 'ping', ${JSON.stringify(payload)}::jsonb, ${now})`;
+    VALUES (${webhookId}::uuid, ${eventId}, 'ping', ${JSON.stringify(payload)}, ${now})`;
   await db.$executeRaw`SELECT pg_notify('kitty_events', ${agentId})`;
   return eventId;
 }

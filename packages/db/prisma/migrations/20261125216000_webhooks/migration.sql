@@ -24,7 +24,7 @@ CREATE TABLE "webhook_deliveries" (
     "webhook_id" UUID NOT NULL,
     "event_id" TEXT NOT NULL,
     "event_type" TEXT NOT NULL,
-    "payload" JSONB NOT NULL,
+    "payload" TEXT NOT NULL,
     "status" TEXT NOT NULL DEFAULT 'pending',
     "status_code" INTEGER,
     "error" TEXT,
