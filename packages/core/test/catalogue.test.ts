@@ -24,10 +24,10 @@ afterAll(async () => {
 });
 
 describe('catalogue', () => {
-  it('totals exactly 52 tools', () => {
+  it('totals exactly 58 tools', () => {
     const names = h.registry.catalogue.map((t) => t.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(names.length).toBe(52);
+    expect(names.length).toBe(58);
   });
 
   it('the tools version changes when a tool is added, and only then', () => {
@@ -242,6 +242,16 @@ describe('suggested_next names only existing tools the caller may call', () => {
     await call(ann, 'archive_group', { group_id: dg });
     await readEverything(ann, { other: bob, groupId: dg }); // an archived group
     await readEverything(bob, { other: ann }); // after leaving; inbox has "archived"/"left" items
+    // Webhook endpoints (a faked public address: no network in tests).
+    h.services.resolveHost = async () => [{ address: '93.184.216.34', family: 4 }];
+    const hook = (await call(ann, 'create_webhook', { url: 'https://hooks.example/kitty', event_types: ['expense.created'] })).webhook;
+    await call(ann, 'list_webhooks', {});
+    check(readOnly(ann), 'list_webhooks', await h.call(readOnly(ann), 'list_webhooks', {}));
+    await call(ann, 'update_webhook', { webhook_id: hook.webhook_id, paused: true });
+    await call(ann, 'test_webhook', { webhook_id: hook.webhook_id });
+    await call(ann, 'rotate_webhook_secret', { webhook_id: hook.webhook_id });
+    await call(ann, 'delete_webhook', { webhook_id: hook.webhook_id });
+    delete h.services.resolveHost;
     await call(ann, 'rotate_api_key', {});
 
     expect([...new Set(problems)]).toEqual([]);

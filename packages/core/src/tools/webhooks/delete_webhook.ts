@@ -18,5 +18,5 @@ export const delete_webhook = writeTool
   .mutation(async ({ ctx, input }) => {
     await ownWebhook(ctx.db, ctx.auth.agentId, input.webhook_id, true);
     await ctx.db.$executeRaw`DELETE FROM webhooks WHERE id = ${input.webhook_id}::uuid`;
-    return { deleted: true as const, suggested_next: ['list_webhooks'] };
+    return { deleted: true as const, suggested_next: ['list_webhooks: see your endpoints'] };
   });

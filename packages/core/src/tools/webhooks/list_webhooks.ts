@@ -36,5 +36,5 @@ export const list_webhooks = readTool
   )
   .query(async ({ ctx }) => ({
     webhooks: (await listWebhooks(ctx.db, ctx.auth.agentId, ctx.services.now())) as never,
-    suggested_next: ['test_webhook: send a ping'],
+    suggested_next: ['list_events: the same events by pull'],
   }));

@@ -19,7 +19,7 @@ export const update_webhook = writeTool
     z.strictObject({
       webhook_id: webhookId,
       event_types: eventTypes.optional().describe('Only these event types (null: all; omitted: unchanged).'),
-      paused: z.boolean().optional(),
+      paused: z.boolean().optional().describe('true: stop sending; false: resume (also a disabled endpoint).'),
       description: text(0, 200, 'description').nullable().optional().describe('Your note, ≤ 200 characters.'),
     }),
   )
@@ -37,5 +37,5 @@ export const update_webhook = writeTool
         updated_at = ${now}
       WHERE id = ${input.webhook_id}::uuid`;
     if (resume) await ctx.db.$executeRaw`SELECT pg_notify('kitty_events', ${ctx.auth.agentId})`;
-    return { webhook: webhookView(await ownWebhook(ctx.db, ctx.auth.agentId, input.webhook_id), now), suggested_next: ['list_webhooks'] };
+    return { webhook: webhookView(await ownWebhook(ctx.db, ctx.auth.agentId, input.webhook_id), now), suggested_next: ['list_webhooks: see your endpoints'] };
   });
