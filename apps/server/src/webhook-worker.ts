@@ -51,7 +51,14 @@ export async function startWebhookWorker(
   log: Log,
 ): Promise<() => Promise<void>> {
   const prisma = services.prisma;
-  const boss = new PgBoss({ connectionString: opts.databaseUrl, schema: 'pgboss', max: 4, application_name: 'kitty-webhooks' });
+  // Supervision every 10 s: a job whose instance died (kill -9) is retried once it expires.
+  const boss = new PgBoss({
+    connectionString: opts.databaseUrl,
+    schema: 'pgboss',
+    max: 4,
+    application_name: 'kitty-webhooks',
+    superviseIntervalSeconds: 10,
+  });
   boss.on('error', (e) => log.error({ err: e }, 'webhook queue error'));
   await boss.start();
   await boss.createQueue(QUEUE, {
@@ -59,7 +66,7 @@ export async function startWebhookWorker(
     retryDelay: opts.retryDelaySeconds,
     retryBackoff: true,
     retryDelayMax: opts.retryDelayMaxSeconds,
-    expireInSeconds: Math.ceil(opts.timeoutMs / 1000) + 30,
+    expireInSeconds: Math.ceil(opts.timeoutMs / 1000) + 5,
     retentionSeconds: opts.retryWindowSeconds + 7 * 86_400,
     deleteAfterSeconds: 3600,
   });
