@@ -88,7 +88,9 @@ export async function startWebhookWorker(
   /** Moves one endpoint's cursor over up to PAGE events of its agent; returns how many it read. */
   const advance = (webhookId: string) =>
     prisma.$transaction(async (tx) => {
-      const [w] = await tx.$queryRaw<Array<{ agent_id: string; event_types: string[] | null; cursor_txid: bigint; cursor_event_id: bigint }>>`
+      const [w] = await tx.$queryRaw<
+        Array<{ agent_id: string; event_types: string[] | null; cursor_txid: bigint; cursor_event_id: bigint }>
+      >`
         SELECT agent_id::text, event_types, cursor_txid, cursor_event_id FROM webhooks
         WHERE id = ${webhookId}::uuid AND NOT paused AND disabled_at IS NULL FOR UPDATE SKIP LOCKED`;
       if (!w) return 0;
@@ -187,7 +189,11 @@ export async function startWebhookWorker(
     const now = services.now();
     const secrets = [d.secret];
     if (d.previous_secret && d.previous_secret_expires_at && d.previous_secret_expires_at > now) secrets.push(d.previous_secret);
-    const r = await sendWebhook(d.url, d.event_id, d.payload, secrets, { allowLoopback: opts.allowLoopback, timeoutMs: opts.timeoutMs, now });
+    const r = await sendWebhook(d.url, d.event_id, d.payload, secrets, {
+      allowLoopback: opts.allowLoopback,
+      timeoutMs: opts.timeoutMs,
+      now,
+    });
     const expired = !r.ok && services.now().getTime() - d.created_at.getTime() >= windowMs;
     await prisma.$executeRaw`
       UPDATE webhook_deliveries SET status = ${r.ok ? 'delivered' : expired ? 'failed' : 'pending'}, status_code = ${r.statusCode},

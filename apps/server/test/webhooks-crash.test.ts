@@ -114,7 +114,8 @@ describe('kill -9 during webhook deliveries', () => {
     const key = (await post('/v1/agents', { handle: `whcrash-${randomUUID().slice(0, 6)}`, display_name: 'W' })).data.api_key as string;
     const created = await post('/v1/tools/create_webhook', { url: hookUrl, idempotency_key: `wh-${randomUUID()}` }, key);
     secret = created.data.secret;
-    for (let i = 0; i < 40; i++) await post('/v1/tools/create_group', { name: `G${i}`, currency: 'EUR', idempotency_key: `g-${i}-${randomUUID()}` }, key);
+    for (let i = 0; i < 40; i++)
+      await post('/v1/tools/create_group', { name: `G${i}`, currency: 'EUR', idempotency_key: `g-${i}-${randomUUID()}` }, key);
     const t0 = Date.now();
     while (got.length < 3 && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 10));
     server.kill('SIGKILL');
@@ -124,8 +125,10 @@ describe('kill -9 during webhook deliveries', () => {
 
     server = await startServer(db.databaseUrl, port);
     const events: string[] = [];
-    for (let after: string | null = null; ; ) {
-      const page = (await post('/v1/tools/list_events', { ...(after ? { after } : {}), limit: 100 }, key)).data;
+    for (let after: string | null = null; ;) {
+      const page: { events: Array<{ event_id: string }>; next_cursor: string } = (
+        await post('/v1/tools/list_events', { ...(after ? { after } : {}), limit: 100 }, key)
+      ).data;
       events.push(...page.events.map((e: { event_id: string }) => e.event_id));
       if (page.events.length < 100) break;
       after = page.next_cursor;

@@ -67,7 +67,8 @@ async function ok(apiKey: string, tool: string, args: Record<string, unknown> = 
   if (!r.json?.ok) throw new Error(`${tool}: ${r.text}`);
   return r.json.data;
 }
-async function until<T>(f: () => T | Promise<T>, ms = 15_000): Promise<T> {
+type Maybe<T> = T | false | undefined | null;
+async function until<T>(f: () => Maybe<T> | Promise<Maybe<T>>, ms = 15_000): Promise<T> {
   const t0 = Date.now();
   for (;;) {
     const v = await f();
@@ -212,7 +213,7 @@ describe('webhooks', () => {
     }
   });
 
-  it("another agent cannot see, change, test, rotate or delete an endpoint", async () => {
+  it('another agent cannot see, change, test, rotate or delete an endpoint', async () => {
     const gil = await s.agent('gil');
     const hal = await s.agent('hal');
     const { webhook } = await ok(gil.apiKey, 'create_webhook', { url: `${base}/gil` });

@@ -48,7 +48,11 @@ export function refusedUrl(raw: string, allowLoopback: boolean): { reason: strin
  * (also when the name does not resolve). Loopback is allowed only with `allowLoopback` and only for
  * the loopback host names.
  */
-export async function resolvePublic(hostname: string, allowLoopback: boolean, resolve: Resolver = systemResolver): Promise<LookupAddress[]> {
+export async function resolvePublic(
+  hostname: string,
+  allowLoopback: boolean,
+  resolve: Resolver = systemResolver,
+): Promise<LookupAddress[]> {
   const host = hostname.replace(/^\[|\]$/g, '');
   const loopbackOk = allowLoopback && LOOPBACK_HOSTS.has(host);
   const addrs = ipaddr.isValid(host) ? [{ address: host, family: host.includes(':') ? 6 : 4 }] : await resolve(host);

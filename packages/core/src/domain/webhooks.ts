@@ -115,10 +115,15 @@ export type DeliveryView = {
 };
 
 export async function listWebhooks(db: Db, agentId: string, now: Date) {
-  const hooks = await db.$queryRawUnsafe<Row[]>(`SELECT ${COLUMNS} FROM webhooks WHERE agent_id = $1::uuid ORDER BY created_at, id`, agentId);
+  const hooks = await db.$queryRawUnsafe<Row[]>(
+    `SELECT ${COLUMNS} FROM webhooks WHERE agent_id = $1::uuid ORDER BY created_at, id`,
+    agentId,
+  );
   const ids = hooks.map((h) => h.id);
   const deliveries = ids.length
-    ? await db.$queryRaw<Array<Omit<DeliveryView, 'created_at' | 'last_attempt_at'> & { webhook_id: string; created_at: Date; last_attempt_at: Date | null }>>`
+    ? await db.$queryRaw<
+        Array<Omit<DeliveryView, 'created_at' | 'last_attempt_at'> & { webhook_id: string; created_at: Date; last_attempt_at: Date | null }>
+      >`
         SELECT w.id::text AS webhook_id, d.event_id, d.event_type, d.status, d.status_code, d.error, d.attempts, d.created_at, d.last_attempt_at
         FROM unnest(${ids}::uuid[]) AS w(id)
         CROSS JOIN LATERAL (SELECT * FROM webhook_deliveries WHERE webhook_id = w.id ORDER BY id DESC LIMIT ${RECENT_DELIVERIES}) d`

@@ -37,5 +37,8 @@ export const update_webhook = writeTool
         updated_at = ${now}
       WHERE id = ${input.webhook_id}::uuid`;
     if (resume) await ctx.db.$executeRaw`SELECT pg_notify('kitty_events', ${ctx.auth.agentId})`;
-    return { webhook: webhookView(await ownWebhook(ctx.db, ctx.auth.agentId, input.webhook_id), now), suggested_next: ['list_webhooks: see your endpoints'] };
+    return {
+      webhook: webhookView(await ownWebhook(ctx.db, ctx.auth.agentId, input.webhook_id), now),
+      suggested_next: ['list_webhooks: see your endpoints'],
+    };
   });
