@@ -13,7 +13,7 @@ import { safeLookup } from '@kitty/core';
 export type AttemptResult = { ok: boolean; statusCode: number | null; error: string | null };
 
 /** `v1,<sig>` for each secret (the current first), space-separated. */
-export function signatures(secrets: string[], msgId: string, at: Date, body: string): string {
+function signatures(secrets: string[], msgId: string, at: Date, body: string): string {
   return secrets.map((s) => new Webhook(s).sign(msgId, at, body)).join(' ');
 }
 
