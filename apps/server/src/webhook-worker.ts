@@ -9,7 +9,9 @@
  * - the worker sends each job (webhook-delivery.ts); a failure throws so pg-boss retries it with
  *   exponential backoff and jitter, with the same webhook-id; past the retry window the delivery
  *   fails and the endpoint is disabled (disableWebhook: webhook.disabled event and inbox item).
- *   At most `maxInFlight` jobs per endpoint run at once across instances (pg-boss groupConcurrency).
+ *   At most `maxInFlight` attempts per endpoint run at once across instances: pg-boss
+ *   groupConcurrency (group = endpoint) keeps the rest queued, and a lease per attempt taken under
+ *   the endpoint's row lock makes the limit exact (an overshooting job is re-queued for a second).
  */
 import { PgBoss } from 'pg-boss';
 import type { Services } from '@kitty/core';
@@ -151,6 +153,8 @@ export async function startWebhookWorker(
   dispatch();
 
   const windowMs = opts.retryWindowSeconds * 1000;
+  // Stopping aborts attempts in flight: their jobs fail without counting an attempt and are retried (by any instance).
+  const stopping = new AbortController();
   await boss.work<{ delivery_id: string }>(
     QUEUE,
     {
@@ -163,6 +167,22 @@ export async function startWebhookWorker(
       if (job) await deliver(BigInt(job.data.delivery_id));
     },
   );
+
+  /**
+   * A lease on one of the endpoint's maxInFlight slots, taken under the endpoint's row lock so it
+   * is exact across workers and instances; it lapses by itself if its instance dies.
+   */
+  const leaseSeconds = Math.ceil(opts.timeoutMs / 1000) + 5;
+  const claimLease = (id: bigint, webhookId: string) =>
+    prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT 1 FROM webhooks WHERE id = ${webhookId}::uuid FOR UPDATE`;
+      const rows = await tx.$queryRaw<Array<{ id: bigint }>>`
+        UPDATE webhook_deliveries SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+        WHERE id = ${id} AND (SELECT count(*) FROM webhook_deliveries
+                              WHERE webhook_id = ${webhookId}::uuid AND lease_until > now()) < ${opts.maxInFlight}
+        RETURNING id`;
+      return rows.length > 0;
+    });
 
   async function deliver(id: bigint): Promise<void> {
     const [d] = await prisma.$queryRaw<
@@ -186,6 +206,12 @@ export async function startWebhookWorker(
       await prisma.$executeRaw`UPDATE webhook_deliveries SET status = 'failed', error = 'endpoint disabled' WHERE id = ${id}`;
       return;
     }
+    if (!(await claimLease(id, d.webhook_id))) {
+      // The endpoint has maxInFlight attempts running (pg-boss's group limit is checked without a
+      // lock, so concurrent fetches can overshoot it): the same delivery again in a second.
+      await boss.send(QUEUE, { delivery_id: String(id) }, { group: { id: d.webhook_id }, startAfter: 1 });
+      return;
+    }
     const now = services.now();
     const secrets = [d.secret];
     if (d.previous_secret && d.previous_secret_expires_at && d.previous_secret_expires_at > now) secrets.push(d.previous_secret);
@@ -197,7 +223,7 @@ export async function startWebhookWorker(
     const expired = !r.ok && services.now().getTime() - d.created_at.getTime() >= windowMs;
     await prisma.$executeRaw`
       UPDATE webhook_deliveries SET status = ${r.ok ? 'delivered' : expired ? 'failed' : 'pending'}, status_code = ${r.statusCode},
-        error = ${r.error}, attempts = attempts + 1, last_attempt_at = ${services.now()}
+        error = ${r.error}, attempts = attempts + 1, last_attempt_at = ${services.now()}, lease_until = NULL
       WHERE id = ${id}`;
     if (r.ok) return;
     if (expired) {
@@ -212,6 +238,7 @@ export async function startWebhookWorker(
     unsubscribe();
     clearInterval(sweep);
     await running;
-    await boss.stop({ graceful: true, timeout: opts.timeoutMs + 2000, close: true });
+    stopping.abort();
+    await boss.stop({ graceful: true, timeout: 5000, close: true });
   };
 }

@@ -6,6 +6,7 @@
  * refusals; another agent's endpoint is NOT_FOUND.
  */
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { startTestServer, type TestServer } from './server-harness.ts';
@@ -14,9 +15,12 @@ type Got = { path: string; id: string; body: string; headers: http.IncomingHttpH
 
 let s: TestServer;
 let receiver: http.Server;
+let trickler: net.Server;
+let trickleUrl = '';
 let base = '';
 const got: Got[] = [];
 const failuresLeft = new Map<string, number>();
+const hangArrivals: number[] = [];
 
 beforeAll(async () => {
   receiver = http.createServer((req, res) => {
@@ -25,7 +29,7 @@ beforeAll(async () => {
     req.on('end', () => {
       const path = req.url ?? '/';
       got.push({ path, id: String(req.headers['webhook-id']), body: Buffer.concat(chunks).toString(), headers: req.headers });
-      if (path.startsWith('/hang')) return; // never answers
+      if (path.startsWith('/hang')) return void hangArrivals.push(Date.now()); // never answers
       if (path.startsWith('/always500')) return void res.writeHead(500).end();
       if (path.startsWith('/redirect')) return void res.writeHead(302, { location: `${base}/ok` }).end();
       const left = failuresLeft.get(path) ?? 0;
@@ -37,6 +41,18 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  // Reads the request, then sends its status line and headers one byte every 300 ms.
+  trickler = net.createServer((sock) => {
+    sock.on('error', () => {});
+    sock.once('data', () => {
+      const bytes = Buffer.from('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok');
+      let i = 0;
+      const t = setInterval(() => (i < bytes.length && !sock.destroyed ? sock.write(bytes.subarray(i, ++i)) : clearInterval(t)), 300);
+      sock.on('close', () => clearInterval(t));
+    });
+  });
+  await new Promise<void>((r) => trickler.listen(0, '127.0.0.1', r));
+  trickleUrl = `http://127.0.0.1:${(trickler.address() as { port: number }).port}/trickle`;
   base = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
   s = await startTestServer({
     webhooks: {
@@ -54,6 +70,7 @@ afterAll(async () => {
   await s?.close();
   receiver?.closeAllConnections();
   await new Promise((r) => receiver?.close(r));
+  await new Promise((r) => trickler?.close(r));
 });
 
 let n = 0;
@@ -68,7 +85,7 @@ async function ok(apiKey: string, tool: string, args: Record<string, unknown> = 
   return r.json.data;
 }
 type Maybe<T> = T | false | undefined | null;
-async function until<T>(f: () => Maybe<T> | Promise<Maybe<T>>, ms = 15_000): Promise<T> {
+async function until<T>(f: () => Maybe<T> | Promise<Maybe<T>>, ms = 25_000): Promise<T> {
   const t0 = Date.now();
   for (;;) {
     const v = await f();
@@ -99,8 +116,11 @@ describe('webhooks', () => {
 
     const g = (await ok(ann.apiKey, 'create_group', { name: 'Trip', currency: 'EUR' })).group.group_id;
     for (let i = 0; i < 3; i++) await ok(ann.apiKey, 'add_expense', { group_id: g, description: `E${i}`, amount_minor: 100 + i });
-    const listed = (await ok(ann.apiKey, 'list_events', { wait_seconds: 5 })).events as Array<{ event_id: string }>;
-    expect(listed.length).toBe(4);
+    // (wait_seconds returns at the first event: poll until the four are visible)
+    const listed = await until(async () => {
+      const e = (await ok(ann.apiKey, 'list_events', { wait_seconds: 1 })).events as Array<{ event_id: string }>;
+      return e.length === 4 && e;
+    });
     const deliveries = await until(() => {
       const d = at('/a').filter((x) => x.id !== ping.event_id);
       return d.length >= 4 && d;
@@ -146,6 +166,7 @@ describe('webhooks', () => {
     const cat = await s.agent('cat');
     const dan = await s.agent('dan');
     await ok(cat.apiKey, 'create_webhook', { url: `${base}/hang` });
+    const trickle = (await ok(cat.apiKey, 'create_webhook', { url: trickleUrl })).webhook;
     const dead = (await ok(cat.apiKey, 'create_webhook', { url: `${base}/always500` })).webhook;
     await ok(dan.apiKey, 'create_webhook', { url: `${base}/dan` });
     const t0 = Date.now();
@@ -156,8 +177,20 @@ describe('webhooks', () => {
     await until(() => at('/dan').length >= 1);
     expect(Date.now() - t1).toBeLessThan(4000);
     expect(writes).toBeLessThan(5000);
-    expect(at('/hang').length).toBeLessThanOrEqual(4); // at most 4 in flight
+    // At most 4 in flight: attempts end only at the 1.5 s timeout, so 5 arrivals within 1.4 s
+    // would be 5 open at once.
+    await until(() => hangArrivals.length >= 8);
 
+    for (const t of hangArrivals) expect(hangArrivals.filter((u) => u >= t && u < t + 1400).length).toBeLessThanOrEqual(4);
+
+    // The trickling receiver is cut at the 1.5 s timeout (its 200 never completes).
+    const cut = await until(async () => {
+      const x = (await ok(cat.apiKey, 'list_webhooks')).webhooks.find((h: { webhook_id: string }) => h.webhook_id === trickle.webhook_id);
+      return x.recent_deliveries.find((d: { attempts: number }) => d.attempts >= 1);
+    });
+    expect(cut).toMatchObject({ status_code: null });
+    expect(['pending', 'failed']).toContain(cut.status); // failed once past the 4 s window
+    expect(cut.error).toMatch(/within 1.5 s/);
     // The always-500 endpoint: disabled after the 4 s window, with its event and inbox item.
     const ev = await until(async () => {
       const e = (await ok(cat.apiKey, 'list_events', { types: ['webhook.disabled'] })).events;
@@ -230,5 +263,11 @@ describe('webhooks', () => {
     expect((await ok(gil.apiKey, 'list_webhooks')).webhooks[0].paused).toBe(false);
     await ok(gil.apiKey, 'delete_webhook', { webhook_id: webhook.webhook_id });
     expect((await ok(gil.apiKey, 'list_webhooks')).webhooks).toEqual([]);
+  });
+
+  it('closing the server does not wait for hanging deliveries', async () => {
+    const t0 = Date.now();
+    await s.kitty.close();
+    expect(Date.now() - t0).toBeLessThan(7000);
   });
 });

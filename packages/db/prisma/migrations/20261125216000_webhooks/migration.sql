@@ -32,6 +32,7 @@ CREATE TABLE "webhook_deliveries" (
     "queued" BOOLEAN NOT NULL DEFAULT false,
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "last_attempt_at" TIMESTAMPTZ(3),
+    "lease_until" TIMESTAMPTZ(3),
 
     CONSTRAINT "webhook_deliveries_pkey" PRIMARY KEY ("id")
 );
@@ -44,6 +45,9 @@ CREATE INDEX "webhook_deliveries_webhook_id_id_idx" ON "webhook_deliveries"("web
 
 -- CreateIndex
 CREATE UNIQUE INDEX "webhook_deliveries_webhook_id_event_id_key" ON "webhook_deliveries"("webhook_id", "event_id");
+
+-- CreateIndex
+CREATE INDEX "webhook_deliveries_webhook_id_lease_until_idx" ON "webhook_deliveries"("webhook_id", "lease_until");
 
 -- CreateIndex
 CREATE INDEX "webhook_deliveries_queued_idx" ON "webhook_deliveries"("queued");
