@@ -206,6 +206,21 @@ describe('webhooks', () => {
     expect(resumed.webhook.disabled_at).toBeNull();
   }, 60_000);
 
+  it('sends only the chosen event types; a paused endpoint gets its events on resume', async () => {
+    const ivy = await s.agent('ivy');
+    const { webhook } = await ok(ivy.apiKey, 'create_webhook', { url: `${base}/ivy`, event_types: ['expense.created'] });
+    await ok(ivy.apiKey, 'update_webhook', { webhook_id: webhook.webhook_id, paused: true });
+    const g = (await ok(ivy.apiKey, 'create_group', { name: 'Ivy', currency: 'EUR' })).group.group_id;
+    await ok(ivy.apiKey, 'add_expense', { group_id: g, description: 'Paused', amount_minor: 500 });
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(at('/ivy')).toEqual([]);
+    await ok(ivy.apiKey, 'update_webhook', { webhook_id: webhook.webhook_id, paused: false });
+    const d = await until(() => at('/ivy')[0]);
+    expect(JSON.parse(d.body)).toMatchObject({ type: 'expense.created', data: { description: 'Paused' } });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(at('/ivy').map((x) => JSON.parse(x.body).type)).toEqual(['expense.created']); // not group.created
+  });
+
   it('rotation sends both signatures for 24 h', async () => {
     const eve = await s.agent('eve');
     const { webhook, secret: old } = await ok(eve.apiKey, 'create_webhook', { url: `${base}/rot` });
