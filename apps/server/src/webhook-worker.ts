@@ -73,10 +73,6 @@ export async function startWebhookWorker(
     deleteAfterSeconds: 3600,
   });
 
-  // Jobs queued by this instance's dispatcher wake its first worker at once instead of at the next poll.
-  let workerId: string | undefined;
-  let queuedSome = false;
-
   /** Queues test_webhook's pings (rows with queued = false). */
   const queuePings = () =>
     prisma.$transaction(async (tx) => {
@@ -89,7 +85,6 @@ export async function startWebhookWorker(
         { db: onTx(tx) },
       );
       await tx.$executeRaw`UPDATE webhook_deliveries SET queued = true WHERE id = ANY(${rows.map((r) => r.id)}::bigint[])`;
-      queuedSome = true;
     });
 
   /** Moves one endpoint's cursor over up to PAGE events of its agent; returns how many it read. */
@@ -117,7 +112,6 @@ export async function startWebhookWorker(
             rows.map((r) => ({ data: { delivery_id: String(r.id) }, group: { id: webhookId } })),
             { db: onTx(tx) },
           );
-        queuedSome ||= rows.length > 0;
       }
       const last = decodeEventId(events.at(-1)!.event_id, 'cursor');
       await tx.$executeRaw`UPDATE webhooks SET cursor_txid = ${last.txid}, cursor_event_id = ${last.id} WHERE id = ${webhookId}::uuid`;
@@ -131,8 +125,6 @@ export async function startWebhookWorker(
       WHERE NOT w.paused AND w.disabled_at IS NULL
         AND EXISTS (SELECT 1 FROM event_recipients r WHERE r.agent_id = w.agent_id AND (r.txid, r.event_id) > (w.cursor_txid, w.cursor_event_id))`;
     for (const h of hooks) while ((await advance(h.id)) === PAGE);
-    if (queuedSome && workerId) boss.notifyWorker(workerId);
-    queuedSome = false;
   };
 
   // One pass at a time; a wake during a pass runs another after it.
@@ -163,7 +155,7 @@ export async function startWebhookWorker(
   const windowMs = opts.retryWindowSeconds * 1000;
   // Stopping aborts attempts in flight: their jobs fail without counting an attempt and are retried (by any instance).
   const stopping = new AbortController();
-  workerId = await boss.work<{ delivery_id: string }>(
+  await boss.work<{ delivery_id: string }>(
     QUEUE,
     {
       batchSize: 1,

@@ -193,10 +193,10 @@ describe('webhooks', () => {
     expect(cut.error).toMatch(/within 1.5 s/);
     // The always-500 endpoint: disabled after the 4 s window, with its event and inbox item.
     const ev = await until(async () => {
-      const e = (await ok(cat.apiKey, 'list_events', { types: ['webhook.disabled'] })).events;
-      return e.length > 0 && e;
+      const e = (await ok(cat.apiKey, 'list_events', { types: ['webhook.disabled'] })).events as Array<{ data: { webhook_id: string } }>;
+      return e.some((x) => x.data.webhook_id === dead.webhook_id) && e;
     }, 30_000);
-    expect(ev.map((e: { data: { webhook_id: string } }) => e.data.webhook_id)).toContain(dead.webhook_id);
+    expect(ev.find((x) => x.data.webhook_id === dead.webhook_id)!.data).toMatchObject({ url: `${base}/always500`, reason: 'HTTP 500' });
     const w = (await ok(cat.apiKey, 'list_webhooks')).webhooks.find((x: { webhook_id: string }) => x.webhook_id === dead.webhook_id);
     expect(w.disabled_at).not.toBeNull();
     const inbox = await ok(cat.apiKey, 'get_inbox', {});
