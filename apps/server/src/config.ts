@@ -55,6 +55,19 @@ export interface ServerConfig {
   eventRetentionDays: number;
   /** KITTY_EVENT_STREAMS_PER_CREDENTIAL: open GET /v1/events streams per credential and instance (default 5). */
   eventStreamsPerCredential: number;
+  /** Webhook deliveries (docs/events.md): KITTY_WEBHOOKS=off stops this instance's worker (others still deliver). */
+  webhooks: {
+    enabled: boolean;
+    /** KITTY_WEBHOOK_ALLOW_LOOPBACK (tests and development only): also http://127.0.0.1:PORT and http://localhost:PORT. */
+    allowLoopback: boolean;
+    /** KITTY_WEBHOOK_RETRY_DELAY / _RETRY_DELAY_MAX / _RETRY_WINDOW, seconds (defaults 30, 3600, 86400). */
+    retryDelaySeconds: number;
+    retryDelayMaxSeconds: number;
+    retryWindowSeconds: number;
+    /** KITTY_WEBHOOK_TIMEOUT_MS (default 10000) and KITTY_WEBHOOK_IN_FLIGHT per endpoint (default 4). */
+    timeoutMs: number;
+    maxInFlight: number;
+  };
   /** KITTY_AUTH_FAIL_LIMIT: failed authentications per IP per window before 429 (default 20; 0 = off). */
   authFailLimit: number;
   /** KITTY_AUTH_FAIL_WINDOW: that window in seconds (default 300). */
@@ -183,6 +196,13 @@ const envSchema = z
     KITTY_SCHEDULER_INTERVAL: count(60).refine((n) => n >= 1, 'expected at least 1 (seconds)'),
     KITTY_EVENT_RETENTION_DAYS: count(30).refine((n) => n >= 30, 'expected at least 30 (days)'),
     KITTY_EVENT_STREAMS_PER_CREDENTIAL: count(5).refine((n) => n >= 1, 'expected at least 1'),
+    KITTY_WEBHOOKS: flag(true),
+    KITTY_WEBHOOK_ALLOW_LOOPBACK: flag(false),
+    KITTY_WEBHOOK_RETRY_DELAY: count(30).refine((n) => n >= 1, 'expected at least 1 (seconds)'),
+    KITTY_WEBHOOK_RETRY_DELAY_MAX: count(3600).refine((n) => n >= 1, 'expected at least 1 (seconds)'),
+    KITTY_WEBHOOK_RETRY_WINDOW: count(86_400).refine((n) => n >= 1, 'expected at least 1 (seconds)'),
+    KITTY_WEBHOOK_TIMEOUT_MS: count(10_000).refine((n) => n >= 100, 'expected at least 100 (ms)'),
+    KITTY_WEBHOOK_IN_FLIGHT: count(4).refine((n) => n >= 1 && n <= 32, 'expected 1-32'),
     KITTY_AUTH_FAIL_LIMIT: count(20),
     KITTY_AUTH_FAIL_WINDOW: count(300),
     KITTY_REGISTER_LIMIT_HOUR: count(30),
@@ -281,6 +301,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     schedulerIntervalSeconds: e.KITTY_SCHEDULER_INTERVAL,
     eventRetentionDays: e.KITTY_EVENT_RETENTION_DAYS,
     eventStreamsPerCredential: e.KITTY_EVENT_STREAMS_PER_CREDENTIAL,
+    webhooks: {
+      enabled: e.KITTY_WEBHOOKS,
+      allowLoopback: e.KITTY_WEBHOOK_ALLOW_LOOPBACK,
+      retryDelaySeconds: e.KITTY_WEBHOOK_RETRY_DELAY,
+      retryDelayMaxSeconds: e.KITTY_WEBHOOK_RETRY_DELAY_MAX,
+      retryWindowSeconds: e.KITTY_WEBHOOK_RETRY_WINDOW,
+      timeoutMs: e.KITTY_WEBHOOK_TIMEOUT_MS,
+      maxInFlight: e.KITTY_WEBHOOK_IN_FLIGHT,
+    },
     authFailLimit: e.KITTY_AUTH_FAIL_LIMIT,
     authFailWindowSeconds: e.KITTY_AUTH_FAIL_WINDOW,
     registerPerHour: e.KITTY_REGISTER_LIMIT_HOUR,

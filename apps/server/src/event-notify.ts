@@ -16,13 +16,27 @@ type Waiting = { wake(): void };
 
 export class EventNotifier implements EventWaiter {
   private readonly waiting = new Map<string, Set<Waiting>>();
+  private readonly watchers = new Set<() => void>();
 
   constructor(listener: PgListener) {
     listener.subscribe(CHANNEL, {
-      notify: (payload) => (payload === '*' ? this.wakeAll() : payload.split(',').forEach((id) => this.wakeAgent(id))),
-      listening: () => this.wakeAll(),
+      notify: (payload) => {
+        if (payload === '*') this.wakeAll();
+        else payload.split(',').forEach((id) => this.wakeAgent(id));
+        this.watchers.forEach((w) => w());
+      },
+      listening: () => {
+        this.wakeAll();
+        this.watchers.forEach((w) => w());
+      },
       whileDown: 'event readers on this instance re-read every 5 s instead of at once',
     });
+  }
+
+  /** Calls `fn` on every notification (the webhook dispatcher); returns the unsubscribe function. */
+  onAnyEvent(fn: () => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
   }
 
   /** Readers waiting now (for tests and metrics). */

@@ -4,16 +4,18 @@
  */
 import { Redis } from 'ioredis';
 import { createDb, applyMigrations } from '@kitty/db';
-import { appRouter, buildRegistry, pruneEvents, runRecurrences, type Services, type Registry } from '@kitty/core';
+import { appRouter, buildRegistry, type Services, type Registry } from '@kitty/core';
 import type { FastifyInstance } from 'fastify';
 import { defaultBaseUrl, loadConfig, type ServerConfig } from './config.ts';
 import { ApiKeyAuthenticator } from './auth.ts';
 import { KittyRateLimiter } from './rate-limit.ts';
 import { buildApp } from './http.ts';
+import { startScheduler } from './scheduler.ts';
 import { InboxSummaryCache } from './inbox-cache.ts';
 import { subscribeCredentialNotifications } from './credential-notify.ts';
 import { PgListener } from './pg-listener.ts';
 import { EventNotifier } from './event-notify.ts';
+import { startWebhookWorker } from './webhook-worker.ts';
 import { openDatabase } from './database.ts';
 import { checkPortFree, portProblem } from './port-check.ts';
 import { AbuseLimiter } from './abuse-limits.ts';
@@ -93,6 +95,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       inviteOnly: config.inviteOnly,
       platformInviteCodes: config.platformInviteCodes,
       receipts: receipts.receipts,
+      webhookAllowLoopback: config.webhooks.allowLoopback,
     };
     const registry = buildRegistry(appRouter);
     const authenticator = new ApiKeyAuthenticator(db.prisma);
@@ -237,6 +240,14 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
         0,
         startScheduler(services, app.log, config.schedulerIntervalSeconds * 1000, config.eventRetentionDays),
       );
+    // The webhook worker stops before the app drains (cleanups run in reverse): no new attempts start,
+    // running ones finish (or are retried by any instance after their job expires).
+    if (config.webhooks.enabled)
+      cleanups.splice(
+        cleanups.length - 1,
+        0,
+        await startWebhookWorker(services, eventNotifier, { databaseUrl, ...config.webhooks }, app.log),
+      );
     const cacheSizes = () => ({ ...authenticator.sizes(), ...inboxCache.sizes() });
     return {
       url: baseUrl,
@@ -253,40 +264,4 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     await close();
     throw e;
   }
-}
-
-/**
- * Runs the recurrence scheduler now (catching up after downtime) and then every `intervalMs`
- * (KITTY_SCHEDULER_INTERVAL, default a minute); returns its stop function (waits for a running pass).
- * Each run creates every due occurrence exactly once, also with several instances running it at the
- * same time (runRecurrences: row locks and a unique occurrence index; test/two-instances.test.ts).
- */
-function startScheduler(
-  services: Services,
-  log: { error(obj: unknown, msg: string): void },
-  intervalMs: number,
-  eventRetentionDays: number,
-): () => Promise<void> {
-  let running: Promise<unknown> | undefined;
-  const tick = () => {
-    if (running) return;
-    running = runRecurrences(services)
-      .then((r) => {
-        for (const e of r.errors) log.error(e, 'recurring expense failed; retried next run');
-      })
-      .catch((e) => log.error({ err: e }, 'recurrence scheduler run failed'))
-      // Events past their retention, in bounded batches (at most 100,000 a run; the rest next run).
-      .then(() => pruneEvents(services.prisma, new Date(services.now().getTime() - eventRetentionDays * 86_400_000)))
-      .catch((e) => log.error({ err: e }, 'event pruning failed'))
-      .finally(() => {
-        running = undefined;
-      });
-  };
-  tick();
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
 }

@@ -42,6 +42,8 @@ interface World {
   ownerItemId: string;
   /** A read-only key the owner made for a helper (create_api_key). */
   ownerKeyId: string;
+  /** The owner's webhook endpoint. */
+  webhookId: string;
   /** A direct ledger the non-admin member opened with the owner, which the owner has not accepted. */
   pendingLedgerId: string;
 }
@@ -400,6 +402,19 @@ const MATRIX: Record<string, Variant[]> = {
       allowed: { non_admin: 'members may import', wrong_party: NOT_PAYMENT },
     },
   ],
+  // webhooks: only the owning agent sees or changes its endpoints (NOT_FOUND for anyone else)
+  ...Object.fromEntries(
+    ['update_webhook', 'delete_webhook', 'test_webhook', 'rotate_webhook_secret'].map((tool) => [
+      tool,
+      [
+        {
+          name: "owner's endpoint",
+          args: (w: World) => ({ webhook_id: w.webhookId, ...(tool === 'update_webhook' ? { paused: false } : {}) }),
+          refused: [...ACTORS],
+        },
+      ],
+    ]),
+  ),
 };
 
 /** Argument names that identify something: ids, id lists, handles, invite codes. */
@@ -435,6 +450,8 @@ async function mcp(a: Agent): Promise<Client> {
 async function ownerState(): Promise<string> {
   const rows = await s.kitty.services.prisma.$queryRaw<Array<{ state: unknown }>>`
     SELECT json_build_object(
+      'webhooks', (SELECT json_agg(h ORDER BY h.id) FROM webhooks h WHERE h.agent_id = ${w.owner.agentId}::uuid),
+      'webhook_deliveries', (SELECT count(*) FROM webhook_deliveries d JOIN webhooks h ON h.id = d.webhook_id WHERE h.agent_id = ${w.owner.agentId}::uuid),
       'group', (SELECT row_to_json(g) FROM groups g WHERE g.id = ${w.groupId}::uuid),
       'members', (SELECT json_agg(m ORDER BY m.agent_id) FROM memberships m WHERE m.group_id = ${w.groupId}::uuid),
       'expenses', (SELECT json_agg(e ORDER BY e.id) FROM expenses e WHERE e.group_id = ${w.groupId}::uuid),
@@ -501,6 +518,11 @@ beforeAll(async () => {
   if (pending.accepted) throw new Error('the owner has not accepted this ledger');
   const items = (await call(owner, 'get_inbox', { filter: 'unread' })).items;
   const ownerKeyId = (await call(owner, 'create_api_key', { scopes: ['svc:read'], label: 'helper' })).key.key_id;
+  s.kitty.services.resolveHost = async () => [{ address: '93.184.216.34', family: 4 }];
+  const webhookId = (await call(owner, 'create_webhook', { url: 'https://hooks.example/owner' })).webhook.webhook_id;
+  delete s.kitty.services.resolveHost;
+  // Paused: the dispatcher leaves it alone, so its row changes only if a refused call changed it.
+  await call(owner, 'update_webhook', { webhook_id: webhookId, paused: true });
   w = {
     owner,
     actors,
@@ -516,6 +538,7 @@ beforeAll(async () => {
     groupConversationId: grp.conversation_id,
     ownerItemId: items[0].item_id,
     ownerKeyId,
+    webhookId,
     pendingLedgerId: pending.group.group_id,
   };
 }, 120_000);

@@ -37,6 +37,8 @@ export interface KittyConfig {
   platformInviteCodes: string[];
   /** Receipts (attach_receipt, GET /v1/receipts/{id}); absent → defaults in domain/receipts/receipts.ts. */
   receipts?: ReceiptConfig;
+  /** KITTY_WEBHOOK_ALLOW_LOOPBACK (tests and development only): webhooks may also go to http://127.0.0.1:PORT and http://localhost:PORT. */
+  webhookAllowLoopback?: boolean;
 }
 
 export interface ReceiptConfig {
@@ -84,6 +86,8 @@ export interface Services {
   inboxSummaries?: { get(agentId: string, opts: { fresh: boolean }): Promise<InboxSummary | undefined> };
   /** Wakes event-feed readers (the server: PostgreSQL LISTEN kitty_events). Absent → readers poll. */
   eventWaiter?: EventWaiter;
+  /** Resolves webhook host names (tests fake DNS with it). Absent → the system resolver. */
+  resolveHost?: (hostname: string) => Promise<Array<{ address: string; family: number }>>;
 }
 
 /** Wakes readers of an agent's event feed (list_events' long poll, the SSE stream) when new events may be there. */

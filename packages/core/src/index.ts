@@ -21,6 +21,8 @@ export * from './account/index.ts';
 export { createAgentWithKey, validateNewAgent } from './domain/agents.ts';
 export { IDEMPOTENCY_KEY_LENGTH } from './text.ts';
 export { EVENT_TYPES, pruneEvents, type EventType } from './domain/events.ts';
+export { disableWebhook } from './domain/webhooks.ts';
+export { safeLookup } from './domain/webhook-address.ts';
 export { readEvents, waitForEvents, latestEventId, decodeEventId, type FeedEvent } from './domain/event-feed.ts';
 export { openReceipt, receiptConfig, DEFAULT_RECEIPT_MAX_BYTES } from './domain/receipts/receipts.ts';
 export { postgresReceiptStore } from './domain/receipts/store.ts';

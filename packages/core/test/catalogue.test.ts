@@ -1,6 +1,6 @@
 /**
  * The whole catalogue (issue 4 "Proof"):
- * - it totals 58 tools, and the tools version (the ETag of GET /v1/tools) changes when a tool is added;
+ * - it totals 64 tools, and the tools version (the ETag of GET /v1/tools) changes when a tool is added;
  * - registry-wide: every tool is driven through realistic states, and every suggested_next entry of
  *   every response starts with an existing tool name the caller's credential may call (scope-wise).
  *   A read-only credential (svc:read) is never pointed at a write tool.
@@ -24,10 +24,10 @@ afterAll(async () => {
 });
 
 describe('catalogue', () => {
-  it('totals exactly 58 tools', () => {
+  it('totals exactly 64 tools', () => {
     const names = h.registry.catalogue.map((t) => t.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(names.length).toBe(58);
+    expect(names.length).toBe(64);
   });
 
   it('the tools version changes when a tool is added, and only then', () => {
@@ -253,6 +253,16 @@ describe('suggested_next names only existing tools the caller may call', () => {
     await call(ann, 'list_api_keys', {});
     check(readOnly(ann), 'list_api_keys', await h.call(readOnly(ann), 'list_api_keys', {}));
     await call(ann, 'revoke_api_key', { key_id: helperKey.key_id });
+    // Webhook endpoints (a faked public address: no network in tests).
+    h.services.resolveHost = async () => [{ address: '93.184.216.34', family: 4 }];
+    const hook = (await call(ann, 'create_webhook', { url: 'https://hooks.example/kitty', event_types: ['expense.created'] })).webhook;
+    await call(ann, 'list_webhooks', {});
+    check(readOnly(ann), 'list_webhooks', await h.call(readOnly(ann), 'list_webhooks', {}));
+    await call(ann, 'update_webhook', { webhook_id: hook.webhook_id, paused: true });
+    await call(ann, 'test_webhook', { webhook_id: hook.webhook_id });
+    await call(ann, 'rotate_webhook_secret', { webhook_id: hook.webhook_id });
+    await call(ann, 'delete_webhook', { webhook_id: hook.webhook_id });
+    delete h.services.resolveHost;
     await call(ann, 'rotate_api_key', {});
 
     expect([...new Set(problems)]).toEqual([]);

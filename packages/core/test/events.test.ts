@@ -278,6 +278,11 @@ describe('list_events', () => {
   it('pruning deletes old events and their recipients in batches', async () => {
     const [ann] = await Promise.all([h.agent('ann')]);
     await h.call(ann, 'create_group', { name: 'P', currency: 'EUR' });
+    // A webhook delivery record goes with the events (the endpoint stays).
+    h.services.resolveHost = async () => [{ address: '93.184.216.34', family: 4 }];
+    const hook = (await h.call(ann, 'create_webhook', { url: 'https://hooks.example/p' })).webhook;
+    delete h.services.resolveHost;
+    await h.call(ann, 'test_webhook', { webhook_id: hook.webhook_id });
     const n = await pruneEvents(h.services.prisma, new Date(Date.now() + 60_000), { batch: 7 });
     expect(n).toBeGreaterThan(7);
     const left = await h.services.pool.query(
@@ -285,5 +290,8 @@ describe('list_events', () => {
     );
     expect(left.rows[0]).toEqual({ e: 0, r: 0 });
     expect((await h.call(ann, 'list_events', {})).events).toEqual([]);
+    const hooks = (await h.call(ann, 'list_webhooks', {})).webhooks;
+    expect(hooks.map((x: { webhook_id: string }) => x.webhook_id)).toEqual([hook.webhook_id]);
+    expect(hooks[0].recent_deliveries).toEqual([]);
   });
 });

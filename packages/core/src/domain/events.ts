@@ -30,6 +30,7 @@ export const EVENT_TYPES = [
   'direct_ledger.requested',
   'direct_ledger.accepted',
   'message.received',
+  'webhook.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -109,5 +110,8 @@ export async function pruneEvents(db: Db, before: Date, opts: { batch?: number; 
     total += n;
     if (n < size) break;
   }
+  // Webhook delivery records go with the events they carried.
+  await db.$executeRaw`
+    DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < ${before} LIMIT ${size * 20})`;
   return total;
 }

@@ -18,6 +18,7 @@ import * as reference from './reference/index.ts';
 import * as events from './events/index.ts';
 import * as stats from './stats/index.ts';
 import * as receipts from './receipts/index.ts';
+import * as webhooks from './webhooks/index.ts';
 
 export const appRouter = router({
   ...account,
@@ -34,6 +35,7 @@ export const appRouter = router({
   ...events,
   ...stats,
   ...receipts,
+  ...webhooks,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,0 +1,244 @@
+/**
+ * Webhook deliveries (docs/events.md "Webhooks") on a pg-boss queue in its own schema `pgboss`,
+ * shared by every instance:
+ * - the dispatcher, woken by NOTIFY kitty_events (EventNotifier) and every `sweepMs`, reads each
+ *   active endpoint's new events from its cursor on the agent's feed (readEvents, the same JSON as
+ *   list_events), inserts their webhook_deliveries rows and their jobs (pg-boss `insert` on the same
+ *   transaction) and moves the cursor — all in one transaction, so a kill -9 loses nothing and a
+ *   second instance skips the locked endpoint. test_webhook's pings (rows not yet queued) too.
+ * - the worker sends each job (webhook-delivery.ts); a failure throws so pg-boss retries it with
+ *   exponential backoff and jitter, with the same webhook-id; past the retry window the delivery
+ *   fails and the endpoint is disabled (disableWebhook: webhook.disabled event and inbox item).
+ *   At most `maxInFlight` attempts per endpoint run at once across instances: pg-boss
+ *   groupConcurrency (group = endpoint) keeps the rest queued, and a lease per attempt taken under
+ *   the endpoint's row lock makes the limit exact (an overshooting job is re-queued for a second).
+ */
+import { PgBoss } from 'pg-boss';
+import type { Services } from '@kitty/core';
+import { decodeEventId, disableWebhook, readEvents } from '@kitty/core';
+import type { EventNotifier } from './event-notify.ts';
+import { sendWebhook } from './webhook-delivery.ts';
+
+const QUEUE = 'kitty-webhook-delivery';
+const PAGE = 100;
+
+export interface WebhookWorkerOptions {
+  databaseUrl: string;
+  allowLoopback: boolean;
+  /** First retry delay and the largest, seconds (exponential backoff with jitter in between). */
+  retryDelaySeconds: number;
+  retryDelayMaxSeconds: number;
+  /** How long a delivery is retried before it fails and its endpoint is disabled, seconds. */
+  retryWindowSeconds: number;
+  timeoutMs: number;
+  maxInFlight: number;
+  sweepMs?: number;
+  pollSeconds?: number;
+}
+
+type Log = { error(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void };
+type Tx = Parameters<Parameters<Services['prisma']['$transaction']>[0]>[0];
+
+/** pg-boss statements run on a Prisma interactive transaction. */
+const onTx = (tx: Tx) => ({
+  executeSql: async (text: string, values: unknown[] = []) => ({ rows: await tx.$queryRawUnsafe<unknown[]>(text, ...values) }),
+});
+
+const hex = (n: bigint) => n.toString(16).padStart(16, '0');
+
+export async function startWebhookWorker(
+  services: Services,
+  notifier: EventNotifier,
+  opts: WebhookWorkerOptions,
+  log: Log,
+): Promise<() => Promise<void>> {
+  const prisma = services.prisma;
+  // Supervision every 10 s: a job whose instance died (kill -9) is retried once it expires.
+  const boss = new PgBoss({
+    connectionString: opts.databaseUrl,
+    schema: 'pgboss',
+    max: 4,
+    application_name: 'kitty-webhooks',
+    superviseIntervalSeconds: 10,
+  });
+  boss.on('error', (e) => log.error({ err: e }, 'webhook queue error'));
+  await boss.start();
+  await boss.createQueue(QUEUE, {
+    retryLimit: 10_000,
+    retryDelay: opts.retryDelaySeconds,
+    retryBackoff: true,
+    retryDelayMax: opts.retryDelayMaxSeconds,
+    expireInSeconds: Math.ceil(opts.timeoutMs / 1000) + 5,
+    retentionSeconds: opts.retryWindowSeconds + 7 * 86_400,
+    deleteAfterSeconds: 3600,
+  });
+
+  /** Queues test_webhook's pings (rows with queued = false). */
+  const queuePings = () =>
+    prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<Array<{ id: bigint; webhook_id: string }>>`
+        SELECT id, webhook_id::text FROM webhook_deliveries WHERE NOT queued ORDER BY id LIMIT ${PAGE} FOR UPDATE SKIP LOCKED`;
+      if (!rows.length) return;
+      await boss.insert(
+        QUEUE,
+        rows.map((r) => ({ data: { delivery_id: String(r.id) }, group: { id: r.webhook_id } })),
+        { db: onTx(tx) },
+      );
+      await tx.$executeRaw`UPDATE webhook_deliveries SET queued = true WHERE id = ANY(${rows.map((r) => r.id)}::bigint[])`;
+    });
+
+  /** Moves one endpoint's cursor over up to PAGE events of its agent; returns how many it read. */
+  const advance = (webhookId: string) =>
+    prisma.$transaction(async (tx) => {
+      const [w] = await tx.$queryRaw<
+        Array<{ agent_id: string; event_types: string[] | null; cursor_txid: bigint; cursor_event_id: bigint }>
+      >`
+        SELECT agent_id::text, event_types, cursor_txid, cursor_event_id FROM webhooks
+        WHERE id = ${webhookId}::uuid AND NOT paused AND disabled_at IS NULL FOR UPDATE SKIP LOCKED`;
+      if (!w) return 0;
+      const events = await readEvents(tx, w.agent_id, { after: `evt_${hex(w.cursor_txid)}${hex(w.cursor_event_id)}`, limit: PAGE });
+      if (!events.length) return 0;
+      const wanted = events.filter((e) => !w.event_types || w.event_types.includes(e.type));
+      if (wanted.length) {
+        const rows = await tx.$queryRaw<Array<{ id: bigint }>>`
+          INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, payload, queued)
+          SELECT ${webhookId}::uuid, e.id, e.type, e.payload, true
+          FROM unnest(${wanted.map((e) => e.event_id)}::text[], ${wanted.map((e) => e.type)}::text[], ${wanted.map((e) => JSON.stringify(e))}::text[])
+            AS e(id, type, payload)
+          ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id`;
+        if (rows.length)
+          await boss.insert(
+            QUEUE,
+            rows.map((r) => ({ data: { delivery_id: String(r.id) }, group: { id: webhookId } })),
+            { db: onTx(tx) },
+          );
+      }
+      const last = decodeEventId(events.at(-1)!.event_id, 'cursor');
+      await tx.$executeRaw`UPDATE webhooks SET cursor_txid = ${last.txid}, cursor_event_id = ${last.id} WHERE id = ${webhookId}::uuid`;
+      return events.length;
+    });
+
+  const dispatchOnce = async () => {
+    await queuePings();
+    const hooks = await prisma.$queryRaw<Array<{ id: string }>>`
+      SELECT w.id::text FROM webhooks w
+      WHERE NOT w.paused AND w.disabled_at IS NULL
+        AND EXISTS (SELECT 1 FROM event_recipients r WHERE r.agent_id = w.agent_id AND (r.txid, r.event_id) > (w.cursor_txid, w.cursor_event_id))`;
+    for (const h of hooks) while ((await advance(h.id)) === PAGE);
+  };
+
+  // One pass at a time; a wake during a pass runs another after it.
+  let running: Promise<void> | undefined;
+  let again = false;
+  let stopped = false;
+  const dispatch = () => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = dispatchOnce()
+      .catch((e) => log.error({ err: e }, 'webhook dispatch failed; retried on the next wake'))
+      .finally(() => {
+        running = undefined;
+        if (again) {
+          again = false;
+          dispatch();
+        }
+      });
+  };
+  const unsubscribe = notifier.onAnyEvent(dispatch);
+  const sweep = setInterval(dispatch, opts.sweepMs ?? 5000);
+  sweep.unref();
+  dispatch();
+
+  const windowMs = opts.retryWindowSeconds * 1000;
+  // Stopping aborts attempts in flight: their jobs fail without counting an attempt and are retried (by any instance).
+  const stopping = new AbortController();
+  await boss.work<{ delivery_id: string }>(
+    QUEUE,
+    {
+      batchSize: 1,
+      localConcurrency: Math.max(16, opts.maxInFlight * 4),
+      groupConcurrency: opts.maxInFlight,
+      pollingIntervalSeconds: opts.pollSeconds ?? 1,
+    },
+    async ([job]) => {
+      if (job) await deliver(BigInt(job.data.delivery_id));
+    },
+  );
+
+  /**
+   * A lease on one of the endpoint's maxInFlight slots, taken under the endpoint's row lock so it
+   * is exact across workers and instances; it lapses by itself if its instance dies.
+   */
+  const leaseSeconds = Math.ceil(opts.timeoutMs / 1000) + 5;
+  const claimLease = (id: bigint, webhookId: string) =>
+    prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT 1 FROM webhooks WHERE id = ${webhookId}::uuid FOR UPDATE`;
+      const rows = await tx.$queryRaw<Array<{ id: bigint }>>`
+        UPDATE webhook_deliveries SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+        WHERE id = ${id} AND (SELECT count(*) FROM webhook_deliveries
+                              WHERE webhook_id = ${webhookId}::uuid AND lease_until > now()) < ${opts.maxInFlight}
+        RETURNING id`;
+      return rows.length > 0;
+    });
+
+  async function deliver(id: bigint): Promise<void> {
+    const [d] = await prisma.$queryRaw<
+      Array<{
+        event_id: string;
+        payload: string;
+        status: string;
+        created_at: Date;
+        webhook_id: string;
+        url: string;
+        secret: string;
+        previous_secret: string | null;
+        previous_secret_expires_at: Date | null;
+        disabled_at: Date | null;
+      }>
+    >`SELECT d.event_id, d.payload, d.status, d.created_at, w.id::text AS webhook_id, w.url, w.secret, w.previous_secret,
+             w.previous_secret_expires_at, w.disabled_at
+      FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ${id}`;
+    if (!d || d.status !== 'pending') return; // the endpoint was deleted, or a retry after success
+    if (d.disabled_at) {
+      await prisma.$executeRaw`UPDATE webhook_deliveries SET status = 'failed', error = 'endpoint disabled' WHERE id = ${id}`;
+      return;
+    }
+    if (!(await claimLease(id, d.webhook_id))) {
+      // The endpoint has maxInFlight attempts running (pg-boss's group limit is checked without a
+      // lock, so concurrent fetches can overshoot it): the same delivery again in a second.
+      await boss.send(QUEUE, { delivery_id: String(id) }, { group: { id: d.webhook_id }, startAfter: 1 });
+      return;
+    }
+    const now = services.now();
+    const secrets = [d.secret];
+    if (d.previous_secret && d.previous_secret_expires_at && d.previous_secret_expires_at > now) secrets.push(d.previous_secret);
+    const r = await sendWebhook(d.url, d.event_id, d.payload, secrets, {
+      allowLoopback: opts.allowLoopback,
+      timeoutMs: opts.timeoutMs,
+      now,
+    });
+    const expired = !r.ok && services.now().getTime() - d.created_at.getTime() >= windowMs;
+    await prisma.$executeRaw`
+      UPDATE webhook_deliveries SET status = ${r.ok ? 'delivered' : expired ? 'failed' : 'pending'}, status_code = ${r.statusCode},
+        error = ${r.error}, attempts = attempts + 1, last_attempt_at = ${services.now()}, lease_until = NULL
+      WHERE id = ${id}`;
+    if (r.ok) return;
+    if (expired) {
+      await prisma.$transaction((tx) => disableWebhook(tx, d.webhook_id, r.error ?? 'failed', services.now()));
+      return;
+    }
+    throw new Error(`webhook delivery failed: ${r.error}`);
+  }
+
+  return async () => {
+    stopped = true;
+    unsubscribe();
+    clearInterval(sweep);
+    await running;
+    stopping.abort();
+    await boss.stop({ graceful: true, timeout: 5000, close: true });
+  };
+}
