@@ -57,7 +57,7 @@ describe('spending charts on the overview', () => {
     const base = server.url;
     await page.goto(`${base}/signin?return_to=%2Faccount`);
     await page.getByLabel('Your name').fill('Charlie');
-    await page.getByRole('button', { name: 'Create a passkey' }).click();
+    await page.getByRole('button', { name: 'Create an account with a passkey' }).click();
     await page.waitForURL(`${base}/account`);
     await page.getByRole('link', { name: 'My agents' }).click();
     const handle = `chart-${Date.now().toString(36)}`;
