@@ -1,8 +1,13 @@
 -- Expense categories and itemized bills: expenses.category_id (an id of the published list,
 -- default 'general') and expenses.items (an itemized bill's items, their splits and shares, tax
--- and tip; NULL when not itemized). kitty_apply_batch is the body of 20261125212000_events
--- (which appends the batch's events and carries the inbox resolution of 20261125211500) with ONE change, marked "i18a": the expenses INSERT also writes category_id (coalesced to
--- 'general' when a document omits it) and items.
+-- and tip; NULL when not itemized).
+--
+-- kitty_apply_batch is defined here once for this release's three changes to the body of
+-- 20261123050000_write_batch (the other two migrations create what it calls):
+--   [i16c]  the 'resolve' loop: entries carry `resolution`; resolved items are marked read and say what happened
+--           (column inbox_items.resolution, 20261125211500_inbox_top_items);
+--   events  the batch's events appended through kitty_append_events (20261125212000_events);
+--   i18a    the expenses INSERT also writes category_id (coalesced to 'general' when a document omits it) and items.
 
 -- AlterTable
 ALTER TABLE "expenses" ADD COLUMN     "category_id" TEXT NOT NULL DEFAULT 'general',
