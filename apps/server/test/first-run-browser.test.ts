@@ -71,6 +71,8 @@ describe('first run at the printed address', () => {
     expect(favicon.status()).toBe(200);
 
     await page.getByRole('button', { name: 'Sign out' }).click();
+    // Signing out navigates to the sign-in page itself: wait for it, or the next navigation races it (ERR_ABORTED).
+    await page.getByRole('heading', { level: 1, name: 'Sign in to Kitty' }).waitFor();
     await page.goto(`${base}/signin?return_to=/account/security`);
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await page.getByRole('heading', { level: 1, name: 'Sign-in & security' }).waitFor();
