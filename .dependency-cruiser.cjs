@@ -5,21 +5,8 @@
  * people, testing, catalogue. Type-only imports count: a circle of types is still a circle to read.
  */
 const CORE = '^packages/core/src/';
-/** Catalogue areas, lowest first: an area's files import only the areas before it. */
-const AREA_ORDER = [
-  'ledger',
-  'reference',
-  'contacts',
-  'messages',
-  'invites',
-  'inbox',
-  'account',
-  'groups',
-  'expenses',
-  'payments',
-  'balances',
-  'records',
-];
+/** Catalogue areas, lowest first: an area's files import only the areas before it (scripts/area-order.cjs). */
+const AREA_ORDER = require('./scripts/area-order.cjs');
 const TRANSPORT = [
   `${CORE}kernel/(trpc|registry|meta)[.]ts$`,
   `${CORE}areas/[^/]+/tools/`,

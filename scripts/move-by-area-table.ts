@@ -3,6 +3,7 @@
  * packages/core/src, packages/core/test and apps/server/test. A row wins over the rules; a file
  * that neither a row nor a rule places stops the script: add a row.
  */
+import { createRequire } from 'node:module';
 
 interface Rule {
   from: RegExp;
@@ -10,21 +11,8 @@ interface Rule {
   to: (m: RegExpExecArray) => string | null;
 }
 
-/** Catalogue areas (their import order is stated in .dependency-cruiser.cjs). */
-const AREA_NAMES = [
-  'ledger',
-  'reference',
-  'contacts',
-  'messages',
-  'invites',
-  'inbox',
-  'account',
-  'groups',
-  'expenses',
-  'payments',
-  'balances',
-  'records',
-] as const;
+/** Catalogue areas, in their import order (scripts/area-order.cjs, also read by .dependency-cruiser.cjs). */
+const AREA_NAMES: readonly string[] = createRequire(import.meta.url)('./area-order.cjs');
 
 export const SRC_MAP: Record<string, string> = {
   'index.ts': 'index.ts',
