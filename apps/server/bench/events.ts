@@ -10,7 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { CONNECTIONS, SECONDS, load, paired, compare, type Result } from './measure.ts';
+import { CONNECTIONS, load, paired, compare } from './measure.ts';
+import { rawLoop } from './writes.ts';
 
 type Post = (p: string, body: unknown, key?: string) => Promise<any>;
 interface Agent {
@@ -94,31 +95,6 @@ function expenseDoc(groupId: string, members: Agent[], withEvent: boolean) {
       },
     ];
   return JSON.stringify(doc);
-}
-
-async function rawLoop(pool: pg.Pool, once: (c: pg.PoolClient, i: number) => Promise<void>): Promise<Result> {
-  const latencies: number[] = [];
-  const end = Date.now() + SECONDS * 1000;
-  let n = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      const client = await pool.connect();
-      try {
-        while (Date.now() < end) {
-          const t = performance.now();
-          await once(client, n++);
-          latencies.push(performance.now() - t);
-        }
-      } finally {
-        client.release();
-      }
-    }),
-  );
-  const elapsed = (performance.now() - t0) / 1000;
-  latencies.sort((x, y) => x - y);
-  const q = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0);
-  return { rps: latencies.length / elapsed, p50: q(0.5), p99: q(0.99), errors: 0 };
 }
 
 export async function benchEvents(kittyUrl: string, databaseUrl: string, post: Post): Promise<void> {

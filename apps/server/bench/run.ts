@@ -18,7 +18,8 @@
  *
  * Each comparison alternates its two sides BENCH_ROUNDS times (default 3) and reports medians.
  * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_BIG (1000000), BENCH_ROUNDS (3), BENCH_ONLY=mcp (the MCP rows only),
- * BENCH_ONLY=catalogue (the catalogue size rows only), BENCH_ONLY=stats (the get_group_stats rows only).
+ * BENCH_ONLY=catalogue (the catalogue size rows only), BENCH_ONLY=stats (the get_group_stats rows only),
+ * BENCH_ONLY=writes (the read rows, then the hot writes and the events rows).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -144,6 +145,13 @@ async function main() {
       staticRatio,
     );
 
+    if (process.env.BENCH_ONLY === 'writes') {
+      // The reads above, then the hot writes against their ceilings and the events rows: `BENCH_ONLY=writes pnpm bench`.
+      await benchWrites(kittyUrl, db.databaseUrl, post, bare.rps);
+      await benchEvents(kittyUrl, db.databaseUrl, post);
+      console.log(TABLE_HEAD + rows.join('\n'));
+      return;
+    }
     // OAuth access token vs API key on the hot path (same tool, same run, alternating).
     const token = await oauthAccessToken(kittyUrl, db.databaseUrl);
     const tokenAuth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };

@@ -29,7 +29,7 @@ interface Agent {
 /** Deadlocks the hand-written limits met (retried, not counted as writes). */
 const deadlocks = { n: 0 };
 
-async function rawLoop(pool: pg.Pool, once: (c: pg.PoolClient, i: number) => Promise<boolean | void>): Promise<Result> {
+export async function rawLoop(pool: pg.Pool, once: (c: pg.PoolClient, i: number) => Promise<boolean | void>): Promise<Result> {
   const latencies: number[] = [];
   const end = Date.now() + SECONDS * 1000;
   let n = 0;
