@@ -59,23 +59,6 @@ module.exports = {
       from: {},
       to: { circular: true },
     },
-    // old-layout:begin (scripts/move-by-area.ts drops this block when it moves domain/ to areas/)
-    {
-      name: 'domain-without-transport',
-      severity: 'error',
-      comment: 'The domain holds the rules; tRPC, HTTP, MCP, the tools and the adapters call it, never the reverse.',
-      from: { path: '^packages/core/src/domain/' },
-      to: {
-        path: [
-          '^packages/core/src/(trpc|registry|meta)[.]ts$',
-          '^packages/core/src/tools/',
-          '^packages/(rest-adapter|mcp-adapter|client)/',
-          '^apps/',
-          'node_modules/(@trpc|fastify|@fastify|@modelcontextprotocol)/',
-        ],
-      },
-    },
-    // old-layout:end
     {
       name: 'layers-point-down',
       severity: 'error',

@@ -2,7 +2,7 @@ import { StrictMode, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { TRPCProvider, makeClient, isUnauthenticated } from './trpc.ts';
-import { App } from './App.tsx';
+import { App } from './app.tsx';
 import './styles.css';
 
 function Root() {

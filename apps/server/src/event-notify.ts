@@ -1,6 +1,6 @@
 /**
  * Wakes the readers of event feeds waiting on this instance (list_events' long poll, SSE streams,
- * domain/event-feed.ts) when events may have been appended on any instance: kitty_append_events
+ * areas/events/feed.ts) when events may have been appended on any instance: kitty_append_events
  * NOTIFYs `kitty_events` on commit with the recipients' ids (comma-separated; '*' = everyone),
  * received on the instance's one LISTEN connection (pg-listener.ts). The log is the truth: a
  * wake-up only makes a reader query again, and readers also re-read every few seconds, so a

@@ -1,6 +1,6 @@
 /**
  * GET /v1/events: the caller's event feed as Server-Sent Events (text/event-stream), the same
- * events and ids as list_events (domain/event-feed.ts). Bearer credentials with svc:read, as the
+ * events and ids as list_events (areas/events/feed.ts). Bearer credentials with svc:read, as the
  * tools. `id:` is the event_id; `Last-Event-ID` (or `?after=`) resumes right after that event,
  * otherwise the stream starts with events appended from now on; `?types=a,b` filters. A comment
  * line every 15 s keeps proxies from closing an idle stream. At most `maxPerCredential` open

@@ -5,7 +5,7 @@ import { pruneEvents, runRecurrences, type Services } from '@kitty/core';
  * Runs the recurrence scheduler now (catching up after downtime) and then every `intervalMs`
  * (KITTY_SCHEDULER_INTERVAL, default a minute); returns its stop function (waits for a running pass).
  * Each run creates every due occurrence exactly once, also with several instances running it at the
- * same time (runRecurrences: row locks and a unique occurrence index; test/two-instances.test.ts).
+ * same time (runRecurrences: row locks and a unique occurrence index; test/runtime/two-instances.test.ts).
  */
 export function startScheduler(
   services: Services,

@@ -1,7 +1,7 @@
 /**
  * N Kitty server processes (`main.ts serve`, Node 24 + tsx) on one PostgreSQL database and one
  * Redis, with Debian's HAProxy in front (round robin, per request): what docs/scaling.md ("Running N
- * instances") describes, for test/two-instances.test.ts and bench/instances.ts.
+ * instances") describes, for test/runtime/two-instances.test.ts and bench/instances.ts.
  *
  * HAProxy's configuration is written to a temporary folder and run in the foreground
  * (`haproxy -f cfg -db`) as a child process; it adds `X-Served-By: k1|k2|…` to every response so a

@@ -1,2 +1,0 @@
-export { accountRouter, type AccountRouter, KEY_ACCESS, MAX_KEY_EXPIRY_DAYS, type KeyAccess } from './router.ts';
-export { createAccountCallerFactory, allowedOrigins, type AccountContext, type AccountErrorData } from './trpc.ts';

@@ -1,0 +1,73 @@
+/**
+ * The caller's own overview (get_me): profile, pending invite count and newest active groups, in
+ * one statement.
+ */
+import type { Pool } from 'pg';
+import { toAgent } from '../../access/agents.ts';
+import { toGroupSummary } from '../../access/groups.ts';
+
+/**
+ * get_me in one statement: profile, pending invite count and up to 100 active groups newest first
+ * (balances as text to stay exact). $1 = agent id, $2 = now. Exported for `pnpm bench`, whose
+ * bare-Fastify baseline runs the very same query.
+ */
+export const GET_ME_SQL = `
+  SELECT a.id, a.handle, a.display_name, a.description, a.created_at,
+    (SELECT count(*)::int FROM invites i
+      WHERE i.target_id = a.id AND i.status = 'active' AND i.expires_at > $2 AND i.uses < i.max_uses) AS pending,
+    COALESCE((SELECT json_agg(x) FROM (
+      SELECT g.id, g.name, g.currency, g.kind, g.member_count, g.archived_at, m.balance_minor::text AS balance_minor
+      FROM memberships m JOIN groups g ON g.id = m.group_id
+      WHERE m.agent_id = a.id AND m.left_at IS NULL AND g.archived_at IS NULL
+      ORDER BY g.created_at DESC, g.id DESC LIMIT 100) x), '[]'::json) AS groups
+  FROM agents a WHERE a.id = $1::uuid`;
+
+interface GetMeRow {
+  id: string;
+  handle: string;
+  display_name: string;
+  description: string | null;
+  created_at: Date;
+  pending: number;
+  groups: GroupJson[];
+}
+
+interface GroupJson {
+  id: string;
+  name: string;
+  currency: string;
+  kind: string;
+  member_count: number;
+  archived_at: string | null;
+  balance_minor: string;
+}
+
+/**
+ * The overview of agent `agentId` at `now`: { agent (wire profile), groups (up to 100 active,
+ * non-archived groups, newest first, with the agent's balance in minor units), pending_invites_count
+ * (active invites addressed to the agent) }. Errors: none (the agent is the authenticated caller).
+ * Runs on the raw pool as a named prepared statement: the hottest read, measured against a bare
+ * route running the same statement (`pnpm bench`); through Prisma it cost ~12% of the request.
+ */
+export async function getMe(pool: Pool, agentId: string, now: Date) {
+  const { rows } = await pool.query<GetMeRow>({ name: 'kitty_get_me', text: GET_ME_SQL, values: [agentId, now] });
+  const me = rows[0]!;
+  const groups = me.groups.map((g) =>
+    toGroupSummary(
+      {
+        id: g.id,
+        name: g.name,
+        currency: g.currency,
+        kind: g.kind,
+        memberCount: g.member_count,
+        archivedAt: g.archived_at ? new Date(g.archived_at) : null,
+      },
+      { balanceMinor: BigInt(g.balance_minor) },
+    ),
+  );
+  return {
+    agent: toAgent({ id: me.id, handle: me.handle, displayName: me.display_name, description: me.description, createdAt: me.created_at }),
+    groups,
+    pending_invites_count: me.pending,
+  };
+}

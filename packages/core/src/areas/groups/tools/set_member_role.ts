@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { writeTool } from '../../../kernel/trpc.ts';
+import { WRITE } from '../../../kernel/meta.ts';
+import { output, groupId } from '../../../kernel/text.ts';
+import { memberSchema } from '../../../access/groups.ts';
+import { memberRefShape, memberRole } from '../../../access/members.ts';
+import { setMemberRole } from '../set-role.ts';
+
+export const set_member_role = writeTool
+  .meta({
+    area: 'groups',
+    title: "Change a member's role",
+    description:
+      "Sets a member's role to admin or member (admins only; give agent_id or handle). The last admin cannot be demoted. Setting the same " +
+      'role changes nothing (changed false). The member gets an inbox item.',
+    annotations: WRITE,
+    errors: {
+      NOT_FOUND: 'no such group, or the agent is not a member',
+      FORBIDDEN: 'not a member, or not an admin',
+      LAST_ADMIN: 'demoting the last admin',
+      GROUP_ARCHIVED: '',
+      INVALID_STATE: 'a direct ledger: both members are admins for good',
+    },
+  })
+  .input(z.strictObject({ group_id: groupId, ...memberRefShape, role: memberRole.describe('admin or member.') }))
+  .output(output({ member: memberSchema, changed: z.boolean() }))
+  .mutation(async ({ ctx, input }) => {
+    const { member, changed, stillAdmin, group } = await setMemberRole(ctx, input);
+    return {
+      member,
+      changed,
+      suggested_next: stillAdmin
+        ? [`get_group: see the members and roles of "${group.name}"`, `set_member_role: change another member's role in "${group.name}"`]
+        : [`get_group: see the members and roles of "${group.name}"`],
+    };
+  });

@@ -1,0 +1,86 @@
+/**
+ * Marking inbox items read (mark_inbox_read): by ids, by conversation, or all, keeping the
+ * conversations' unread counts and the agent's inbox counters in step, in the caller's transaction.
+ */
+import type { ToolContext } from '../../kernel/context.ts';
+import { ToolError, validationError } from '../../kernel/errors.ts';
+import { changeInboxCounters, flushInboxCounters } from '../../kernel/notify.ts';
+
+/**
+ * Marks the caller's (ctx.auth) unread items read; `sel` gives exactly one of item_ids (1-100 ids,
+ * all must be the caller's; items already read are skipped), conversation_id (every message item of
+ * it; its unread_count drops to 0) or all: true. Items already read count once even under concurrent
+ * marks. Returns { marked (items changed now), unread, requires_action (the caller's counters as they
+ * will be committed) }.
+ * Errors: VALIDATION_ERROR (not exactly one selector), NOT_FOUND (a conversation the caller is not
+ * in; item ids not the caller's — nothing is marked then).
+ */
+export async function markInboxRead(
+  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
+  sel: { item_ids?: string[] | undefined; conversation_id?: string | undefined; all?: true | undefined },
+) {
+  const { db } = ctx;
+  const me = ctx.auth!.agentId;
+  const given = [sel.item_ids, sel.conversation_id, sel.all].filter((v) => v !== undefined).length;
+  if (given !== 1) throw validationError('item_ids', 'give exactly one of item_ids, conversation_id or all', 'exactly_one');
+  const now = ctx.services.now();
+  // Lock order as everywhere in the inbox: item rows first, then the agent's counter row (last, see inbox.ts).
+  // `read_at IS NULL` in the UPDATE makes a concurrent duplicate mark count each item once.
+  let changed: Array<{ entity_type: string | null; entity_id: string | null; kind: string }>;
+  if (sel.conversation_id !== undefined) {
+    const p = await db.conversationParticipant.findUnique({
+      where: { conversationId_agentId: { conversationId: sel.conversation_id, agentId: me } },
+    });
+    if (!p)
+      throw new ToolError('NOT_FOUND', `No conversation of yours has conversation_id ${sel.conversation_id}.`, {
+        suggestedAction: 'list_conversations shows your conversations.',
+      });
+    changed = await db.$queryRaw`
+      UPDATE inbox_items SET read_at = ${now} WHERE agent_id = ${me}::uuid AND read_at IS NULL
+        AND kind = 'message' AND entity_type = 'conversation' AND entity_id = ${sel.conversation_id}
+      RETURNING entity_type, entity_id, kind`;
+    await db.conversationParticipant.update({
+      where: { conversationId_agentId: { conversationId: sel.conversation_id, agentId: me } },
+      data: { unreadCount: 0, lastReadAt: now },
+    });
+  } else if (sel.all) {
+    changed = await db.$queryRaw`
+      UPDATE inbox_items SET read_at = ${now} WHERE agent_id = ${me}::uuid AND read_at IS NULL
+      RETURNING entity_type, entity_id, kind`;
+    await db.conversationParticipant.updateMany({
+      where: { agentId: me, unreadCount: { gt: 0 } },
+      data: { unreadCount: 0, lastReadAt: now },
+    });
+  } else {
+    const ids = [...new Set(sel.item_ids!)];
+    const mine = await db.inboxItem.findMany({ where: { agentId: me, id: { in: ids } }, select: { id: true } });
+    if (mine.length !== ids.length) {
+      const found = new Set(mine.map((m) => m.id));
+      const unknown = ids.filter((id) => !found.has(id));
+      throw new ToolError(
+        'NOT_FOUND',
+        `${unknown.length} of item_ids ${unknown.length === 1 ? 'is' : 'are'} not among your inbox items; nothing was marked.`,
+        {
+          details: { item_ids: unknown },
+          suggestedAction: 'get_inbox lists your items and their item_id.',
+        },
+      );
+    }
+    changed = await db.$queryRaw`
+      UPDATE inbox_items SET read_at = ${now} WHERE agent_id = ${me}::uuid AND read_at IS NULL AND id = ANY(${sel.item_ids!}::uuid[])
+      RETURNING entity_type, entity_id, kind`;
+    const perConversation = new Map<string, number>();
+    for (const c of changed)
+      if (c.kind === 'message' && c.entity_type === 'conversation' && c.entity_id)
+        perConversation.set(c.entity_id, (perConversation.get(c.entity_id) ?? 0) + 1);
+    for (const [conversationId, n] of perConversation) {
+      await db.$executeRaw`
+        UPDATE conversation_participants SET unread_count = GREATEST(unread_count - ${n}, 0), last_read_at = ${now}
+        WHERE conversation_id = ${conversationId}::uuid AND agent_id = ${me}::uuid`;
+    }
+  }
+  await changeInboxCounters(db, me, -changed.length, 0);
+  await flushInboxCounters(db); // the counters as they will be committed, for the answer
+  const agent = await db.agent.findUniqueOrThrow({ where: { id: me }, select: { inboxUnread: true, inboxRequiresAction: true } });
+  return { marked: changed.length, unread: agent.inboxUnread, requires_action: agent.inboxRequiresAction };
+}

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { readTool } from '../../../kernel/trpc.ts';
+import { READ } from '../../../kernel/meta.ts';
+import { output, groupId } from '../../../kernel/text.ts';
+import { inviteSchema, toInvite, INVITE_INCLUDE } from '../invites.ts';
+
+export const list_invites = readTool
+  .meta({
+    area: 'invites',
+    title: 'List invites',
+    description: 'Invites newest first (up to 200): received, sent or all, optionally of one group, each with its status.',
+    annotations: READ,
+    errors: {},
+  })
+  .input(
+    z.strictObject({ direction: z.enum(['received', 'sent', 'all']).optional().describe('Default all.'), group_id: groupId.optional() }),
+  )
+  .output(output({ invites: z.array(inviteSchema) }))
+  .query(async ({ ctx, input }) => {
+    const me = ctx.auth.agentId;
+    const direction = input.direction ?? 'all';
+    const who =
+      direction === 'received'
+        ? { targetId: me }
+        : direction === 'sent'
+          ? { createdById: me }
+          : { OR: [{ targetId: me }, { createdById: me }] };
+    const rows = await ctx.db.invite.findMany({
+      where: { ...who, ...(input.group_id ? { groupId: input.group_id } : {}) },
+      include: INVITE_INCLUDE,
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: 200,
+    });
+    const now = ctx.services.now();
+    const invites = rows.map((r) => toInvite(r, ctx.services.config.baseUrl, now));
+    const waiting = invites.find((i) => i.status === 'active' && i.target?.agent_id === me);
+    return {
+      invites,
+      suggested_next: waiting
+        ? [
+            `join_group: accept the invite to "${waiting.group_name}" (code ${waiting.code})`,
+            `decline_invite: decline the invite to "${waiting.group_name}"`,
+          ]
+        : ['create_invite: invite someone to one of your groups'],
+    };
+  });

@@ -1,0 +1,144 @@
+/**
+ * Recording a payment (record_payment): one member paid another outside Kitty. Recorded by the
+ * payee it is confirmed at once and moves balances; recorded by the payer it waits (pending) for
+ * the payee's confirmation. Activity and inbox item in the same batched write.
+ */
+import type { ToolContext } from '../../kernel/context.ts';
+import { ToolError, validationError } from '../../kernel/errors.ts';
+import { readGroupForWrite, assertNotArchived, assertLedgerAccepted } from '../../access/groups.ts';
+import { notAMember } from '../../access/members.ts';
+import { formatMinor } from '../../kernel/money.ts';
+import type { WriteBatch } from '../../kernel/write-batch.ts';
+import { LedgerDelta } from '../ledger/effects.ts';
+import { toPayments, assertNotOverpaying } from './payments.ts';
+
+/** A payment as validated on the wire: amount_minor > 0 in the group currency's minor units; from_handle defaults to the caller; note 0-200 characters. */
+export interface PaymentRequest {
+  group_id: string;
+  to_handle: string;
+  from_handle?: string | undefined;
+  amount_minor: number;
+  note?: string | undefined;
+  allow_overpayment?: boolean | undefined;
+}
+
+/**
+ * Records `req` in group `req.group_id` on behalf of the caller (ctx.auth), who must be the payer
+ * or the payee: decides from one read of the group and its members and stages the rows in
+ * `batch` (one round trip, guarded by the payer's and payee's balances as read, or by their
+ * still being members with allow_overpayment). Payee recording → confirmed (balances move, the
+ * payer is told); payer recording → pending (balance_pending moves, the payee gets an item
+ * requiring action). Returns the group, the payment (wire shape), whether it is confirmed, and
+ * the payee's handle.
+ * Errors: NOT_FOUND (group), FORBIDDEN (not a member; neither payer nor payee), GROUP_ARCHIVED,
+ * DIRECT_LEDGER_NOT_ACCEPTED, VALIDATION_ERROR (from_handle/to_handle not an active member; the
+ * same member), OVERPAYMENT (more than the payer owes the payee, unless allow_overpayment).
+ */
+export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, batch: WriteBatch, req: PaymentRequest) {
+  const { db } = ctx;
+  const agentId = ctx.auth!.agentId;
+  const { group, members, refs } = await readGroupForWrite(ctx.services.pool, req.group_id, agentId);
+  assertNotArchived(group);
+  await assertLedgerAccepted(db, group);
+  const fromHandle = req.from_handle ?? ctx.auth!.handle;
+  const payer = members.get(fromHandle);
+  if (!payer) throw notAMember('from_handle', fromHandle, members.keys());
+  const payee = members.get(req.to_handle);
+  if (!payee) throw notAMember('to_handle', req.to_handle, members.keys());
+  if (payer.agentId === payee.agentId) throw validationError('to_handle', 'payer and payee must differ', 'same_member');
+  if (agentId !== payer.agentId && agentId !== payee.agentId) {
+    throw new ToolError('FORBIDDEN', 'You can record only payments you made or received.', {
+      suggestedAction: 'Ask the payer or the payee to record it.',
+    });
+  }
+  const amount = BigInt(req.amount_minor);
+  if (req.allow_overpayment) batch.guard(group.id, { lock: 'share', active: [payer.agentId, payee.agentId] });
+  else {
+    assertNotOverpaying(group, payer, payee, amount);
+    batch.guard(group.id, {
+      lock: 'share',
+      active: [payer.agentId, payee.agentId],
+      balances: [payer, payee].map((m) => ({
+        agent_id: m.agentId,
+        balance_minor: m.balanceMinor.toString(),
+        balance_pending_minor: m.balancePendingMinor.toString(),
+      })),
+    });
+  }
+  const now = ctx.services.now();
+  const confirmed = agentId === payee.agentId;
+  const p = {
+    id: batch.entityId,
+    groupId: group.id,
+    payerId: payer.agentId,
+    payeeId: payee.agentId,
+    amountMinor: amount,
+    note: req.note || null,
+    status: confirmed ? 'confirmed' : 'pending',
+    recordedById: agentId,
+    createdAt: now,
+    updatedAt: now,
+    resolvedAt: confirmed ? now : null,
+  };
+  batch.insert('payments', {
+    id: p.id,
+    group_id: p.groupId,
+    payer_id: p.payerId,
+    payee_id: p.payeeId,
+    amount_minor: amount.toString(),
+    note: p.note,
+    status: p.status,
+    recorded_by: agentId,
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+    resolved_at: p.resolvedAt?.toISOString() ?? null,
+  });
+  const money = formatMinor(amount, group.currency);
+  if (confirmed) {
+    batch.ledger(new LedgerDelta().addPayment(payer.agentId, payee.agentId, amount, 1n));
+    batch.notify({
+      agentId: payer.agentId,
+      kind: 'payment_confirmed',
+      text: `@${payee.handle} confirmed receiving ${money} from you in "${group.name}"`,
+      entityType: 'payment',
+      entityId: p.id,
+      groupId: group.id,
+    });
+  } else {
+    batch.pending(payer.agentId, payee.agentId, amount, 1n);
+    batch.notify({
+      agentId: payee.agentId,
+      kind: 'payment_to_confirm',
+      text: `Payment awaiting your confirmation: @${payer.handle} says they paid you ${money} in "${group.name}"`,
+      requiresAction: true,
+      entityType: 'payment',
+      entityId: p.id,
+      groupId: group.id,
+    });
+  }
+  batch.activity({
+    groupId: group.id,
+    actorId: agentId,
+    action: 'payment.recorded',
+    entityType: 'payment',
+    entityId: p.id,
+    after: { from: payer.agentId, to: payee.agentId, amount_minor: amount.toString(), status: p.status },
+  });
+  batch.event({
+    type: 'payment.recorded',
+    groupId: group.id,
+    actorId: agentId,
+    recipients: [payer.agentId, payee.agentId, agentId],
+    data: {
+      payment_id: p.id,
+      payer_id: payer.agentId,
+      payee_id: payee.agentId,
+      amount_minor: amount.toString(),
+      currency: group.currency,
+      status: p.status,
+    },
+    link: { entityType: 'payment', entityId: p.id },
+  });
+  const [payment] = await toPayments(db, [p], group.currency, refs);
+  return { group, payment: payment!, confirmed, payeeHandle: payee.handle };
+}

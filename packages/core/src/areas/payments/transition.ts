@@ -1,0 +1,133 @@
+/**
+ * Shared body of confirm/reject/cancel_payment: read the payment and its group, check role and
+ * state, then resolve it (release the pending amounts; a confirmation also moves balances),
+ * resolve the payee's confirmation request, notify the payer and log the activity — one batched
+ * write whose guard is "the payment is still pending".
+ */
+import type { Pool } from 'pg';
+import type { ToolContext } from '../../kernel/context.ts';
+import { ToolError } from '../../kernel/errors.ts';
+import { readGroupForWrite } from '../../access/groups.ts';
+import { formatMinor } from '../../kernel/money.ts';
+import type { WriteBatch } from '../../kernel/write-batch.ts';
+import { LedgerDelta } from '../ledger/effects.ts';
+import { assertPending, paymentNotFound, toPayments, type PaymentStatus } from './payments.ts';
+
+export type PaymentResolution = Exclude<PaymentStatus, 'pending'>;
+
+/** Who may move a pending payment to each final state, the verb in errors, and what the payer is told. */
+const RESOLUTIONS: Record<PaymentResolution, { role: 'payer' | 'payee'; verb: string; notifyKind: string | null }> = {
+  confirmed: { role: 'payee', verb: 'confirm', notifyKind: 'payment_confirmed' },
+  rejected: { role: 'payee', verb: 'reject', notifyKind: 'payment_rejected' },
+  cancelled: { role: 'payer', verb: 'cancel', notifyKind: null },
+};
+
+/** The payment as stored (minor units as bigint), read on the raw pool; NOT_FOUND when there is none. */
+async function readPayment(pool: Pool, paymentId: string) {
+  const { rows } = await pool.query<{
+    id: string;
+    group_id: string;
+    payer_id: string;
+    payee_id: string;
+    amount_minor: string;
+    note: string | null;
+    status: string;
+    recorded_by: string;
+    created_at: Date;
+    updated_at: Date;
+    resolved_at: Date | null;
+  }>({
+    name: 'kitty_read_payment',
+    text: `SELECT id, group_id, payer_id, payee_id, amount_minor::text, note, status, recorded_by, created_at, updated_at, resolved_at
+           FROM payments WHERE id = $1::uuid`,
+    values: [paymentId],
+  });
+  const r = rows[0];
+  if (!r) throw paymentNotFound(paymentId);
+  return {
+    id: r.id,
+    groupId: r.group_id,
+    payerId: r.payer_id,
+    payeeId: r.payee_id,
+    amountMinor: BigInt(r.amount_minor),
+    note: r.note,
+    status: r.status,
+    recordedById: r.recorded_by,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    resolvedAt: r.resolved_at,
+  };
+}
+
+/**
+ * Moves a pending payment to `to` (confirmed | rejected | cancelled) on behalf of the caller:
+ * decides from one read of the payment and one of its group, and stages the change in `batch`
+ * (one round trip; the payment must still be pending when it is written, else the call is
+ * decided again and answers PAYMENT_NOT_PENDING). `reason` (reject only) is appended to the
+ * payer's notification and kept in the activity.
+ * Errors: NOT_FOUND, FORBIDDEN (not a member; wrong party), PAYMENT_NOT_PENDING.
+ */
+export async function transitionPayment(
+  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
+  batch: WriteBatch,
+  paymentId: string,
+  to: PaymentResolution,
+  opts: { reason?: string | undefined } = {},
+) {
+  const agentId = ctx.auth!.agentId;
+  const p = await readPayment(ctx.services.pool, paymentId);
+  const { group, refs } = await readGroupForWrite(ctx.services.pool, p.groupId, agentId);
+  const { role, verb, notifyKind } = RESOLUTIONS[to];
+  const owner = role === 'payee' ? p.payeeId : p.payerId;
+  if (owner !== agentId) {
+    throw new ToolError('FORBIDDEN', `Only the ${role} of payment ${p.id} can ${verb} it.`, {
+      details: { payment_id: p.id, required_role: role },
+    });
+  }
+  assertPending(p, to);
+  const now = ctx.services.now();
+  batch.guard(group.id, {
+    lock: 'share',
+    active: to === 'confirmed' ? [p.payerId, p.payeeId] : [agentId],
+    payment: { id: p.id, from_status: 'pending', to_status: to, at: now.toISOString() },
+  });
+  batch.pending(p.payerId, p.payeeId, p.amountMinor, -1n);
+  if (to === 'confirmed') batch.ledger(new LedgerDelta().addPayment(p.payerId, p.payeeId, p.amountMinor, 1n));
+  batch.resolve('payment', p.id, `${to} by @${ctx.auth!.handle}`);
+  if (notifyKind) {
+    const why = to === 'rejected' && opts.reason ? `: ${opts.reason}` : '';
+    batch.notify({
+      agentId: p.payerId,
+      kind: notifyKind,
+      text: `@${ctx.auth!.handle} ${to} your payment of ${formatMinor(p.amountMinor, group.currency)} in "${group.name}"${why}`,
+      entityType: 'payment',
+      entityId: p.id,
+      groupId: group.id,
+    });
+  }
+  batch.activity({
+    groupId: group.id,
+    actorId: agentId,
+    action: `payment.${to}`,
+    entityType: 'payment',
+    entityId: p.id,
+    before: { status: 'pending' },
+    after: to === 'rejected' ? { status: to, reason: opts.reason ?? null } : { status: to },
+  });
+  batch.event({
+    type: `payment.${to}`,
+    groupId: group.id,
+    actorId: agentId,
+    recipients: [p.payerId, p.payeeId],
+    data: {
+      payment_id: p.id,
+      amount_minor: p.amountMinor.toString(),
+      currency: group.currency,
+      status: to,
+      ...(to === 'rejected' && opts.reason ? { reason: opts.reason } : {}),
+    },
+    link: { entityType: 'payment', entityId: p.id },
+  });
+  const [payment] = await toPayments(ctx.db, [{ ...p, status: to, resolvedAt: now, updatedAt: now }], group.currency, refs);
+  return { group, payment: payment! };
+}

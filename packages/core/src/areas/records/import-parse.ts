@@ -1,0 +1,396 @@
+/**
+ * Parsing Splitwise and Spliit CSV exports (issue 3: import_expenses).
+ *
+ * Both exports carry, per row, the cost and one column per person (major units).
+ *  - Splitwise: Date, Description, Category, Cost, Currency, <person>… where each person's value is
+ *    their net effect (paid − owed; a row's values sum to zero). Real exports have a blank line after
+ *    the header, quoted descriptions with commas, rows in several currencies and, per currency, a
+ *    dated "Total balance" footer row. Footer rows are skipped; rows in another currency than the
+ *    group's are skipped and reported (import the same file into a group of that currency for them).
+ *    Category "Payment" rows are settle-up payments.
+ *  - Spliit (its "Export to CSV"): a byte-order mark, every text quoted, Date, Description, Category,
+ *    Currency (code, or the symbol in older exports), Cost, [Original cost, Original currency,
+ *    Conversion rate], Is Reimbursement, Split mode, <person>… where each value is the person's
+ *    share of the cost, positive for the one who paid it and negative for the others (a payer with
+ *    no share shows 0, so who paid is then known only in a two-person group). Shares are rounded to
+ *    the cent, so they may miss the cost by a cent per person: the difference goes to the payer's
+ *    own share, or to the largest share. Reimbursements are payments from the payer to the one reimbursed.
+ *    A "Paid By" column (payer's name) may be added; then the values are read as nets, as in Splitwise.
+ * Unknown extra standard columns are ignored; any other column is a person.
+ *
+ * Reconstruction of paid/owed from nets (stored as an exact split): a person with a negative
+ * net owes −net. With a named payer (Spliit) the payer paid the cost and owes cost − net. Without
+ * (Splitwise) the people with positive nets are the payers; the part of the cost not covered by
+ * others (cost − Σ positive nets) is their own share, allocated over them in proportion to their
+ * nets (largest remainder). Balance effects equal the nets exactly either way.
+ */
+import { createHash } from 'node:crypto';
+import { parse } from 'csv-parse/sync';
+import { allocate, type ShareLine } from '../ledger/split.ts';
+import type { ExpenseSpec } from '../expenses/spec.ts';
+import { CONTROL_CHARS } from '../../kernel/text.ts';
+
+type ImportFormat = 'splitwise' | 'spliit';
+
+export interface ImportIssue {
+  line: number;
+  message: string;
+}
+
+export type ImportRow =
+  | {
+      kind: 'expense';
+      line: number;
+      importKey: string;
+      date: string;
+      description: string;
+      category: string | null;
+      spec: ExpenseSpec;
+      foreign: { originalCurrency: string | null; originalAmountMinor: bigint | null; exchangeRate: string | null };
+    }
+  | {
+      kind: 'payment';
+      line: number;
+      importKey: string;
+      date: string;
+      description: string;
+      payerId: string;
+      payeeId: string;
+      amountMinor: bigint;
+    };
+
+const STANDARD = new Set([
+  'date',
+  'description',
+  'category',
+  'cost',
+  'currency',
+  'original cost',
+  'original currency',
+  'conversion rate',
+  'split mode',
+  'paid by',
+  'split with',
+  'is reimbursement',
+  'notes',
+  'title',
+  'amount',
+]);
+
+/** "12.34" / "-1234" → minor units at `exponent`; null when not an exact decimal at that precision. */
+function decimalToMinor(s: string, exponent: number): bigint | null {
+  const t = s.trim().replace(/^\+/, '');
+  const m = /^(-)?(\d+)(?:\.(\d+))?$/.exec(t);
+  if (!m) return null;
+  let frac = m[3] ?? '';
+  if (frac.length > exponent) {
+    if (!/^0*$/.test(frac.slice(exponent))) return null;
+    frac = frac.slice(0, exponent);
+  }
+  const v = BigInt(m[2]! + frac.padEnd(exponent, '0'));
+  return m[1] ? -v : v;
+}
+
+const clean = (s: string, max: number) => s.replace(CONTROL_CHARS, ' ').trim().slice(0, max);
+
+export interface ParseContext {
+  format: ImportFormat;
+  groupCurrency: string;
+  exponent: number;
+  /** Exponent of another currency (for Spliit's original cost), undefined if unknown. */
+  exponentOf: (code: string) => number | undefined;
+  /** Resolves a person column name to an active member's agent id, or an error message. */
+  person: (name: string) => { agentId: string } | { error: string };
+  groupId: string;
+}
+
+export function parseImport(text: string, ctx: ParseContext): { rows: ImportRow[]; issues: ImportIssue[]; skipped: ImportIssue[] } {
+  const issues: ImportIssue[] = [];
+  const skipped: ImportIssue[] = [];
+  const rows: ImportRow[] = [];
+  let records: Array<{ record: string[]; info: { lines: number } }>;
+  try {
+    records = parse(text, { bom: true, info: true, relax_column_count: true, skip_empty_lines: true, trim: false }) as never;
+  } catch (e) {
+    const err = e as { lines?: number; message?: string };
+    return { rows, issues: [{ line: err.lines ?? 1, message: `not valid CSV: ${err.message ?? 'parse error'}` }], skipped };
+  }
+  if (!records.length) return { rows, issues: [{ line: 1, message: 'empty file' }], skipped };
+  const header = records[0]!.record.map((h) => h.trim());
+  const col = (name: string) => header.findIndex((h) => h.toLowerCase() === name);
+  const iDate = col('date');
+  const iDesc = col('description') >= 0 ? col('description') : col('title');
+  const iCat = col('category');
+  const iCost = col('cost') >= 0 ? col('cost') : col('amount');
+  const iCur = col('currency');
+  const iPaidBy = col('paid by');
+  const iReimb = col('is reimbursement');
+  const iOrigCost = col('original cost');
+  const iOrigCur = col('original currency');
+  const iRate = col('conversion rate');
+  for (const [name, i] of [
+    ['Date', iDate],
+    ['Description', iDesc],
+    ['Cost', iCost],
+  ] as const) {
+    if (i < 0) issues.push({ line: 1, message: `missing column "${name}" (expected a ${ctx.format} export)` });
+  }
+  const personCols = header.map((h, i) => ({ h, i })).filter(({ h }) => h !== '' && !STANDARD.has(h.toLowerCase()));
+  if (!personCols.length) issues.push({ line: 1, message: 'no person columns found (one column per person with their net amount)' });
+  if (issues.length) return { rows, issues, skipped };
+
+  // Resolve person columns lazily: only columns used by some row must map to a member.
+  const resolved = new Map<number, { agentId: string } | { error: string }>();
+  const personOf = (i: number, h: string) => {
+    let r = resolved.get(i);
+    if (!r) {
+      r = ctx.person(h);
+      resolved.set(i, r);
+    }
+    return r;
+  };
+  const seenKeys = new Map<string, number>();
+  // Spliit's own export: per-person shares (payer positive), not nets.
+  const shareFormat = ctx.format === 'spliit' && iPaidBy < 0;
+
+  for (const { record, info } of records.slice(1)) {
+    const line = info.lines;
+    const cell = (i: number) => (i >= 0 ? (record[i] ?? '').trim() : '');
+    const desc = cell(iDesc);
+    if (/^total balance$/i.test(desc)) continue; // Splitwise footer, one per currency, dated or not
+    if (record.every((c) => c.trim() === '')) continue;
+    const rowIssues: string[] = [];
+    const date = cell(iDate).slice(0, 10);
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`)))
+      rowIssues.push(`Date "${cell(iDate)}" is not YYYY-MM-DD`);
+    const cur = cell(iCur);
+    if (cur && !isGroupCurrency(cur, ctx.groupCurrency)) {
+      if (/^[A-Za-z]{3}$/.test(cur) && ctx.exponentOf(cur.toUpperCase()) !== undefined) {
+        skipped.push({
+          line,
+          message: `in ${cur.toUpperCase()}, not the group currency ${ctx.groupCurrency}: not imported here (import the file into a ${cur.toUpperCase()} group for these rows)`,
+        });
+        continue;
+      }
+      rowIssues.push(`Currency "${cur}" is not the group currency ${ctx.groupCurrency}`);
+    }
+    const cost = decimalToMinor(cell(iCost) || '0', ctx.exponent);
+    if (cost === null) rowIssues.push(`Cost "${cell(iCost)}" is not a decimal amount in ${ctx.groupCurrency}`);
+    const nets = new Map<string, bigint>();
+    for (const { h, i } of personCols) {
+      const raw = cell(i);
+      if (raw === '') continue;
+      const v = decimalToMinor(raw, ctx.exponent);
+      if (v === null) {
+        rowIssues.push(`"${h}" value "${raw}" is not a decimal amount`);
+        continue;
+      }
+      if (v === 0n) continue;
+      const p = personOf(i, h);
+      if ('error' in p) {
+        rowIssues.push(p.error);
+        continue;
+      }
+      nets.set(p.agentId, (nets.get(p.agentId) ?? 0n) + v);
+    }
+    let sum = 0n;
+    for (const v of nets.values()) sum += v;
+    if (!rowIssues.length && !shareFormat && sum !== 0n) rowIssues.push(`the person amounts sum to ${sum} minor units, not 0`);
+    if (rowIssues.length) {
+      issues.push({ line, message: rowIssues.join('; ') });
+      continue;
+    }
+    const description = clean(desc, 200) || '(no description)';
+    const category = clean(cell(iCat), 50) || null;
+    const content = `${ctx.format}|${ctx.groupId}|${record.map((c) => c.trim()).join('\u001f')}`;
+    const n = (seenKeys.get(content) ?? 0) + 1;
+    seenKeys.set(content, n);
+    const importKey = createHash('sha256').update(`${content}|${n}`).digest('hex').slice(0, 40);
+    const reimbursed = /^(true|yes|1)$/i.test(cell(iReimb));
+    const isPayment = shareFormat ? reimbursed : /^payment$/i.test(cell(iCat)) || reimbursed;
+    if (shareFormat) {
+      // In a two-person group a payer without a share is the other column.
+      const zeroCols = personCols.filter(({ i }) => cell(i) === '' || decimalToMinor(cell(i), ctx.exponent) === 0n);
+      const other = personCols.length === 2 && zeroCols.length === 1 ? personOf(zeroCols[0]!.i, zeroCols[0]!.h) : undefined;
+      if (other && 'error' in other) {
+        issues.push({ line, message: other.error });
+        continue;
+      }
+      const r = fromShares(nets, cost!, isPayment, other?.agentId);
+      if ('error' in r) {
+        issues.push({ line, message: r.error });
+        continue;
+      }
+      if (r.kind === 'payment') {
+        rows.push({ kind: 'payment', line, importKey, date, description, payerId: r.payerId, payeeId: r.payeeId, amountMinor: r.amount });
+        continue;
+      }
+      for (const [id, net] of r.nets) nets.set(id, net);
+      for (const id of [...nets.keys()]) if (!r.nets.has(id)) nets.delete(id);
+    }
+    const positives = [...nets].filter(([, v]) => v > 0n).sort(([a], [b]) => (a < b ? -1 : 1));
+    const negatives = [...nets].filter(([, v]) => v < 0n).sort(([a], [b]) => (a < b ? -1 : 1));
+    if (isPayment) {
+      if (positives.length !== 1 || negatives.length !== 1) {
+        issues.push({ line, message: 'a payment row needs exactly one person with a positive and one with a negative amount' });
+        continue;
+      }
+      rows.push({
+        kind: 'payment',
+        line,
+        importKey,
+        date,
+        description,
+        payerId: positives[0]![0],
+        payeeId: negatives[0]![0],
+        amountMinor: positives[0]![1],
+      });
+      continue;
+    }
+    if (!nets.size) {
+      skipped.push({ line, message: 'no one owes anyone on this row (no balance effect); skipped' });
+      continue;
+    }
+    let C = cost!;
+    const flip = C < 0n;
+    const sign = flip ? -1n : 1n;
+    C *= sign;
+    const lines = new Map<string, ShareLine>();
+    const add = (id: string, paid: bigint, owed: bigint) => {
+      const l = lines.get(id) ?? { agentId: id, paidMinor: 0n, owedMinor: 0n };
+      l.paidMinor += paid;
+      l.owedMinor += owed;
+      lines.set(id, l);
+    };
+    const paidByName = cell(iPaidBy);
+    if (paidByName) {
+      const colIdx = personCols.find(({ h }) => h === paidByName)?.i;
+      const payer = colIdx !== undefined ? personOf(colIdx, paidByName) : ctx.person(paidByName);
+      if ('error' in payer) {
+        issues.push({ line, message: payer.error });
+        continue;
+      }
+      for (const [id, v] of nets) if (id !== payer.agentId) add(id, 0n, -v * sign);
+      add(payer.agentId, C, C - (nets.get(payer.agentId) ?? 0n) * sign);
+    } else {
+      const signed = [...nets].map(([id, v]) => [id, v * sign] as const).sort(([a], [b]) => (a < b ? -1 : 1));
+      const pos = signed.filter(([, v]) => v > 0n);
+      const neg = signed.filter(([, v]) => v < 0n);
+      const P = pos.reduce((s, [, v]) => s + v, 0n);
+      const R = C - P;
+      if (R < 0n || !pos.length) {
+        issues.push({ line, message: `the amounts owed to payers (${P}) exceed the cost (${C}) in minor units` });
+        continue;
+      }
+      const own = allocate(
+        R,
+        pos.map(([, v]) => v),
+        importKey,
+      );
+      pos.forEach(([id, v], k) => add(id, v + own[k]!, own[k]!));
+      for (const [id, v] of neg) add(id, 0n, -v);
+    }
+    const all = [...lines.values()].map((l) => ({ agentId: l.agentId, paidMinor: l.paidMinor * sign, owedMinor: l.owedMinor * sign }));
+    const amount = C * sign;
+    if (amount === 0n) {
+      skipped.push({ line, message: 'cost is zero; skipped' });
+      continue;
+    }
+    let foreign: Extract<ImportRow, { kind: 'expense' }>['foreign'] = {
+      originalCurrency: null,
+      originalAmountMinor: null,
+      exchangeRate: null,
+    };
+    const oc = cell(iOrigCur).toUpperCase();
+    const oe = oc ? ctx.exponentOf(oc) : undefined;
+    if (oc && oe !== undefined && oc !== ctx.groupCurrency) {
+      const oa = decimalToMinor(cell(iOrigCost), oe);
+      const rate = cell(iRate);
+      if (oa !== null && /^\d{1,12}(\.\d{1,12})?$/.test(rate))
+        foreign = { originalCurrency: oc, originalAmountMinor: oa, exchangeRate: rate };
+    }
+    rows.push({
+      kind: 'expense',
+      line,
+      importKey,
+      date,
+      description,
+      category,
+      spec: {
+        amountMinor: amount,
+        method: 'exact',
+        payers: all.filter((l) => l.paidMinor !== 0n).map((l) => ({ agentId: l.agentId, paidMinor: l.paidMinor })),
+        participants: all.filter((l) => l.owedMinor !== 0n).map((l) => ({ agentId: l.agentId, value: l.owedMinor.toString() })),
+      },
+      foreign,
+    });
+  }
+  return { rows, issues, skipped };
+}
+
+const symbolFormats = new Map<string, string[]>();
+
+/** True for the group's ISO code (any case) or its currency symbol ("€", "US$", "$" for USD). */
+function isGroupCurrency(cell: string, groupCurrency: string): boolean {
+  if (cell.toUpperCase() === groupCurrency) return true;
+  let symbols = symbolFormats.get(groupCurrency);
+  if (!symbols) {
+    symbols = (['symbol', 'narrowSymbol'] as const).map(
+      (currencyDisplay) =>
+        new Intl.NumberFormat('en-US', { style: 'currency', currency: groupCurrency, currencyDisplay })
+          .formatToParts(0)
+          .find((p) => p.type === 'currency')?.value ?? groupCurrency,
+    );
+    symbolFormats.set(groupCurrency, symbols);
+  }
+  return symbols.includes(cell);
+}
+
+/**
+ * One row of Spliit's own export: `shares` per person (positive for the payer, negative for the
+ * others, minor units), `cost` in minor units. Returns the row as nets (paid − owed, summing to
+ * zero) for the expense reconstruction, or as a payment for a reimbursement.
+ */
+function fromShares(
+  shares: Map<string, bigint>,
+  cost: bigint,
+  reimbursement: boolean,
+  otherPerson: string | undefined,
+): { kind: 'nets'; nets: Map<string, bigint> } | { kind: 'payment'; payerId: string; payeeId: string; amount: bigint } | { error: string } {
+  const sign = cost < 0n ? -1n : 1n;
+  const C = cost * sign;
+  const signed = [...shares].map(([id, v]) => [id, v * sign] as const).sort(([a], [b]) => (a < b ? -1 : 1));
+  const payers = signed.filter(([, v]) => v > 0n);
+  if (payers.length > 1) return { error: 'more than one person has a positive amount; in a Spliit export only the payer does' };
+  // The payer had no share: their column shows 0, so they are known only in a two-person group.
+  const payerId = payers[0]?.[0] ?? otherPerson;
+  if (!payerId)
+    return {
+      error:
+        'cannot tell who paid: the payer has no share in this row, so the export shows 0 for them; add a "Paid By" column with their name',
+    };
+  if (reimbursement) {
+    const payees = signed.filter(([id, v]) => v < 0n && id !== payerId);
+    if (payees.length !== 1 || payers.length)
+      return { error: 'a reimbursement row needs exactly one person reimbursed and no share for the payer' };
+    return { kind: 'payment', payerId, payeeId: payees[0]![0], amount: -payees[0]![1] * sign };
+  }
+  const owed = new Map(signed.map(([id, v]) => [id, v < 0n ? -v : v]));
+  let total = 0n;
+  for (const v of owed.values()) total += v;
+  const diff = C - total;
+  const tolerance = BigInt(owed.size);
+  if (diff > tolerance || diff < -tolerance) return { error: `the shares sum to ${total} minor units but the cost is ${C}` };
+  if (diff !== 0n) {
+    // Rounding to the cent: the payer's own share absorbs the difference, else the largest share (lowest id on a tie).
+    const [absorber] = owed.has(payerId)
+      ? [payerId]
+      : [...owed].sort(([a, x], [b, y]) => (x === y ? (a < b ? -1 : 1) : x > y ? -1 : 1))[0]!;
+    owed.set(absorber, owed.get(absorber)! + diff);
+  }
+  const nets = new Map<string, bigint>();
+  for (const [id, o] of owed) nets.set(id, ((id === payerId ? C : 0n) - o) * sign);
+  if (!owed.has(payerId)) nets.set(payerId, C * sign);
+  for (const [id, v] of nets) if (v === 0n) nets.delete(id);
+  return { kind: 'nets', nets };
+}

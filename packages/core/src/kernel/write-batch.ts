@@ -1,0 +1,266 @@
+/**
+ * One round trip per hot write. A tool decides everything in TypeScript from what it read (one
+ * statement, no lock), collects the rows to write in a `WriteBatch`, and the write middleware
+ * (trpc.ts, tools with `batched: true`) sends the whole batch, with the idempotency record and
+ * the stored response, to the database function `kitty_apply_batch` (migration
+ * 20261123050000_write_batch). The function writes sets in the statement's own transaction and
+ * first re-checks, under the group lock, what the decision was based on (the guard). When that
+ * changed in between it refuses with SQLSTATE KB001 and nothing is written: the middleware reads
+ * and decides again (optimistic concurrency), so every rule stays in TypeScript and SQL only
+ * writes sets.
+ *
+ * Lock order is the one every write follows (kernel/notify.ts): idempotency key, group row,
+ * payment row, membership and pair rows in id order, agent rows last in id order.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import type { Db, InboxSummary } from './context.ts';
+import { finishSummary } from './inbox-calls.ts';
+import { inboxRow, type InboxEvent } from './notify.ts';
+import { activityRow, type ActivityEntry } from './activity.ts';
+import { eventDoc, type EventSpec } from './events.ts';
+import { outcomeUnknownError } from './errors.ts';
+import { noteBalanceDeltas } from './balance-changes.ts';
+
+/** SQLSTATE raised by kitty_apply_batch when the guard no longer holds. */
+const STALE_SQLSTATE = 'KB001';
+
+/** What a batched write's decision was based on; re-checked by the database under the group lock. */
+export interface BatchGuard {
+  /** 'share' for writes that only add to balances (concurrent ones proceed), 'update' to serialise with every writer of the group. */
+  lock: 'share' | 'update';
+  /** Sorted ids of the group's active members as read (the default split, handle resolution and "still a member" rest on it). */
+  roster?: string[];
+  /** Ids that must still be active members. */
+  active?: string[];
+  /** Balances (minor units) as read, for decisions that depend on them (the overpayment check). */
+  balances?: Array<{ agent_id: string; balance_minor: string; balance_pending_minor: string }>;
+  /** A payment that must still be in `from_status`; it is moved to `to_status` at `at` (ISO 8601). */
+  payment?: { id: string; from_status: string; to_status: string; at: string };
+}
+
+type Row = Record<string, unknown>;
+type Table = 'groups' | 'memberships' | 'recurrences' | 'expenses' | 'expense_shares' | 'payments' | 'activities' | 'inbox_items';
+
+/** The idempotency record a batch stores with its effect (the response is the tool's result). */
+export interface BatchIdempotency {
+  agent_id: string;
+  tool: string;
+  key: string;
+  request_hash: string;
+  response: unknown;
+}
+
+/** Rows and changes collected by a batched write tool; applied by `applyBatch` in one round trip. */
+/** Minor-unit changes by agent id and by canonical pair "a|b" (a < b, positive = b owes a). */
+interface BalanceChanges {
+  readonly balances: ReadonlyMap<string, bigint>;
+  readonly pairs: ReadonlyMap<string, bigint>;
+}
+
+export class WriteBatch {
+  /** The id of the row this call creates, fixed by the call (see `callEntityId`) so a preview names the same id, and rounds the same way, as the real call. */
+  readonly entityId: string;
+  private groupId: string | undefined;
+  private guardSpec: BatchGuard | undefined;
+  private readonly rows: Partial<Record<Table, Row[]>> = {};
+  private readonly resolves: Array<{ entity_type: string; entity_id: string; resolution: string }> = [];
+  private readonly pendingChanges = new Map<string, { delta: bigint; count: number }>();
+  private readonly balanceChanges = new Map<string, bigint>();
+  private readonly pairChanges = new Map<string, bigint>();
+  private readonly counters = new Map<string, { unread: number; requires_action: number }>();
+  private readonly events: EventSpec[] = [];
+
+  constructor(entityId: string = randomUUID()) {
+    this.entityId = entityId;
+  }
+
+  /** The group whose balances this batch changes (one group per batch). */
+  forGroup(groupId: string): this {
+    if (this.groupId !== undefined && this.groupId !== groupId) throw new Error('a write batch changes one group');
+    this.groupId = groupId;
+    return this;
+  }
+
+  /** The group this write is about, and what must still hold when it is written. */
+  guard(groupId: string, guard: BatchGuard): this {
+    this.guardSpec = guard;
+    return this.forGroup(groupId);
+  }
+
+  /** A row to insert; keys are column names, money as decimal strings of minor units, times as ISO 8601. */
+  insert(table: Table, row: Row): this {
+    (this.rows[table] ??= []).push(row);
+    return this;
+  }
+
+  /** Appends an activity-log entry (the group's history). */
+  activity(e: ActivityEntry): this {
+    return this.insert('activities', activityRow(e));
+  }
+
+  /** Sends an inbox item, counted on the recipient's counters. */
+  notify(e: InboxEvent): this {
+    this.insert('inbox_items', { id: randomUUID(), ...inboxRow(e) });
+    this.count(e.agentId, 1, e.requiresAction ? 1 : 0);
+    return this;
+  }
+
+  /** The same event to several agents, skipping `except` (usually the actor). */
+  notifyAll(agentIds: readonly string[], except: string | undefined, e: Omit<InboxEvent, 'agentId'>): this {
+    for (const agentId of [...new Set(agentIds)].sort()) if (agentId !== except) this.notify({ ...e, agentId });
+    return this;
+  }
+
+  /** Appends an event (events.ts), linked per recipient to this batch's inbox items about `e.link`. */
+  event(e: EventSpec): this {
+    if (e.recipients.length) this.events.push(e);
+    return this;
+  }
+
+  /**
+   * Resolves the open inbox items about an entity: they stop requiring action, are marked read and say what
+   * happened (`resolution`, e.g. "confirmed by @ana"); the counters follow in the database.
+   */
+  resolve(entityType: string, entityId: string, resolution: string): this {
+    this.resolves.push({ entity_type: entityType, entity_id: entityId, resolution });
+    return this;
+  }
+
+  /** A pending payment payer → payee of `amount` minor units added (sign 1) or released (sign −1). */
+  pending(payerId: string, payeeId: string, amount: bigint, sign: 1n | -1n): this {
+    for (const [id, delta] of [
+      [payerId, sign * amount],
+      [payeeId, -sign * amount],
+    ] as const) {
+      const p = this.pendingChanges.get(id) ?? { delta: 0n, count: 0 };
+      p.delta += delta;
+      p.count += Number(sign);
+      this.pendingChanges.set(id, p);
+    }
+    return this;
+  }
+
+  /** Balance and pair-debt changes (the ledger's LedgerDelta: balances by agent, pairs "a|b" with a < b, positive = b owes a). */
+  ledger(delta: BalanceChanges): this {
+    for (const [id, v] of delta.balances) this.balanceChanges.set(id, (this.balanceChanges.get(id) ?? 0n) + v);
+    for (const [k, v] of delta.pairs) this.pairChanges.set(k, (this.pairChanges.get(k) ?? 0n) + v);
+    return this;
+  }
+
+  /** The group and the balance changes (agent id → minor units) this batch would make. */
+  balanceDeltas(): { groupId: string | undefined; balances: ReadonlyMap<string, bigint> } {
+    return { groupId: this.groupId, balances: this.balanceChanges };
+  }
+
+  private count(agentId: string, unread: number, requiresAction: number): void {
+    const c = this.counters.get(agentId) ?? { unread: 0, requires_action: 0 };
+    c.unread += unread;
+    c.requires_action += requiresAction;
+    this.counters.set(agentId, c);
+  }
+
+  /** The document kitty_apply_batch takes (see its migration for the keys). */
+  toDocument(idempotency?: BatchIdempotency): Record<string, unknown> {
+    const byId = <V>(m: Map<string, V>) => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const doc: Record<string, unknown> = {};
+    if (idempotency) doc.idempotency = idempotency;
+    if (this.groupId) doc.group_id = this.groupId;
+    if (this.guardSpec) doc.guard = this.guardSpec;
+    if (Object.keys(this.rows).length) doc.rows = this.rows;
+    if (this.resolves.length) doc.resolve = this.resolves;
+    const pending = byId(this.pendingChanges).filter(([, p]) => p.delta !== 0n || p.count !== 0);
+    if (pending.length) doc.pending = pending.map(([agent_id, p]) => ({ agent_id, delta: p.delta.toString(), count: p.count }));
+    const balances = byId(this.balanceChanges).filter(([, v]) => v !== 0n);
+    if (balances.length) doc.balances = balances.map(([agent_id, v]) => ({ agent_id, delta: v.toString() }));
+    const pairs = byId(this.pairChanges).filter(([, v]) => v !== 0n);
+    if (pairs.length)
+      doc.pairs = pairs.map(([k, v]) => {
+        const [a, b] = k.split('|');
+        return { a, b, delta: v.toString() };
+      });
+    const counters = byId(this.counters).filter(([, c]) => c.unread !== 0 || c.requires_action !== 0);
+    if (counters.length) doc.counters = counters.map(([agent_id, c]) => ({ agent_id, ...c }));
+    if (this.events.length) doc.events = this.events.map((e) => eventDoc(e, this.linkedItems(e)));
+    return doc;
+  }
+
+  /** The inbox items of this batch about the event's linked entity, by recipient. */
+  private linkedItems(e: EventSpec): Map<string, string> | undefined {
+    if (!e.link) return undefined;
+    const items = new Map<string, string>();
+    for (const r of this.rows.inbox_items ?? [])
+      if (r.entity_type === e.link.entityType && r.entity_id === e.link.entityId && !items.has(r.agent_id as string))
+        items.set(r.agent_id as string, r.id as string);
+    return items;
+  }
+}
+
+/**
+ * The id of the row a keyed call creates: a UUID (version 8) from SHA-256 of the agent, the tool, the
+ * idempotency key and the request hash. That call creates at most one row (a second one replays), and
+ * a preview with the same key and arguments shows the id, and the rounding seeded by it, of the real call.
+ */
+export function callEntityId(agentId: string, tool: string, key: string, requestHash: string): string {
+  const h = createHash('sha256').update(`${agentId}\u0000${tool}\u0000${key}\u0000${requestHash}`).digest();
+  h[6] = (h[6]! & 0x0f) | 0x80;
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
+/** The guard no longer held when the batch reached the database: nothing was written; read and decide again. */
+export class StaleBatchError extends Error {
+  constructor(cause: unknown) {
+    super('the state this write was decided on changed before it was written', { cause });
+  }
+}
+
+/** 'applied' carries the caller's inbox summary after the write (null: nothing unread or to do; only with an idempotency record). */
+export type BatchOutcome =
+  { status: 'applied'; inbox: InboxSummary | null } | { status: 'duplicate'; request_hash: string; response: unknown };
+
+/**
+ * Writes `batch` (and `idempotency`, when given) in one statement, i.e. one transaction and one
+ * round trip. Returns 'applied', or 'duplicate' with the stored record when the idempotency key
+ * was already stored (nothing else was written). Throws StaleBatchError when the guard no longer
+ * held (nothing written); other PostgreSQL errors as pg reports them (also nothing written);
+ * the INTERNAL outcome-unknown error (details.outcome "unknown") when the connection was lost
+ * after the statement was sent.
+ */
+export async function applyBatch(pool: Pool, batch: WriteBatch, idempotency?: BatchIdempotency): Promise<BatchOutcome> {
+  const client = await pool.connect(); // a failure here sent nothing: it propagates as the database being unavailable
+  let released = false;
+  try {
+    const r = await client.query<{ outcome: BatchOutcome }>({
+      name: 'kitty_apply_batch',
+      text: 'SELECT kitty_apply_batch($1::jsonb) AS outcome',
+      values: [JSON.stringify(batch.toDocument(idempotency))],
+    });
+    const outcome = r.rows[0]!.outcome;
+    return outcome.status === 'applied' ? { ...outcome, inbox: finishSummary(outcome.inbox) } : outcome;
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    if (code === STALE_SQLSTATE) throw new StaleBatchError(e);
+    // A PostgreSQL error (it carries a SQLSTATE) means the statement, and so the write, was rolled back.
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) throw e;
+    // The statement was sent and no answer came (connection lost): it may or may not have committed.
+    client.release(e instanceof Error ? e : true);
+    released = true;
+    throw outcomeUnknownError(e);
+  } finally {
+    if (!released) client.release();
+  }
+}
+
+/**
+ * Writes `batch` inside the caller's interactive transaction (one statement through Prisma),
+ * for slow-path writes that hold their locks already. No idempotency record, no guard: the
+ * caller's transaction provides both. Inbox counters in the batch are applied at once.
+ */
+export async function applyBatchIn(db: Db, batch: WriteBatch): Promise<void> {
+  const { groupId, balances } = batch.balanceDeltas();
+  if (groupId) noteBalanceDeltas(db, groupId, balances);
+  const doc = JSON.stringify(batch.toDocument());
+  await db.$queryRaw`SELECT kitty_apply_batch(${doc}::jsonb)`;
+}

@@ -1,0 +1,205 @@
+/**
+ * Batched writes (add_expense, record_payment, confirm/reject/cancel_payment, create_group) decide
+ * from a read without locks and write in one statement that re-checks, under the group lock, what
+ * the decision rested on. These tests change that state exactly between the read and the write
+ * (a hook runs another tool just before the batch statement is sent) and check that the call is
+ * decided again on the new state — never written on the old one — and that the ledger holds.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { ToolError, type Services } from '../../src/index.ts';
+import { createHarness, type Harness, type TestAgent } from '../harness.ts';
+import { groupWith, expectLedgerOk, balancesOf } from '../ledger-helpers.ts';
+import { poolWithQuery, statementName } from '../pool-proxy.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+/**
+ * Services whose first `n` batch statements are preceded by `between()` (run on the real
+ * services, i.e. by another caller); counts the batch statements sent.
+ */
+function interleaved(between: () => Promise<unknown>, n = 1) {
+  const seen = { batches: 0 };
+  const services: Services = {
+    ...h.services,
+    pool: poolWithQuery(h.services.pool, async (real, args) => {
+      if (statementName(args) === 'kitty_apply_batch' && seen.batches++ < n) await between();
+      return real(...args);
+    }),
+  };
+  return { services, seen };
+}
+
+async function callWith(services: Services, agent: TestAgent, tool: string, args: Record<string, unknown>) {
+  const r = await h.registry.callTool(
+    tool,
+    { idempotency_key: `wb-${randomUUID()}`, ...args },
+    { services, auth: agent.auth, requestId: `req_${randomUUID()}` },
+  );
+  return r.data as any;
+}
+
+async function failureWith(services: Services, agent: TestAgent, tool: string, args: Record<string, unknown>): Promise<ToolError> {
+  try {
+    await callWith(services, agent, tool, args);
+  } catch (e) {
+    if (e instanceof ToolError) return e;
+    throw e;
+  }
+  throw new Error(`expected ${tool} to fail`);
+}
+
+describe('batched writes decide again when their state changed before the write', () => {
+  it('add_expense split equally: a member who left in between is not charged', async () => {
+    const [a, b, c] = [await h.agent('wa'), await h.agent('wb'), await h.agent('wc')];
+    const g = await groupWith(h, [a, b, c]);
+    const { services, seen } = interleaved(() => h.call(c, 'leave_group', { group_id: g }));
+    const r = await callWith(services, a, 'add_expense', { group_id: g, description: 'Dinner', amount_minor: 3000 });
+    expect(seen.batches).toBe(2); // the first batch was refused (members changed), the second written
+    expect(r.expense.shares.map((s: { handle: string }) => s.handle).sort()).toEqual([a.handle, b.handle].sort());
+    expect(await balancesOf(h, a, g)).toEqual({ [a.handle]: 1500, [b.handle]: -1500 });
+    await expectLedgerOk(h);
+  });
+
+  it('add_expense into a group archived in between answers GROUP_ARCHIVED and writes nothing', async () => {
+    const [a, b] = [await h.agent('xa'), await h.agent('xb')];
+    const g = await groupWith(h, [a, b]);
+    const { services } = interleaved(() => h.call(a, 'archive_group', { group_id: g }));
+    const e = await failureWith(services, b, 'add_expense', { group_id: g, description: 'Late', amount_minor: 100 });
+    expect(e.kittyCode).toBe('GROUP_ARCHIVED');
+    const list = await h.call(a, 'list_expenses', { group_id: g });
+    expect(list.expenses).toHaveLength(0);
+    await expectLedgerOk(h);
+  });
+
+  it('record_payment decided on balances that changed in between is checked again (OVERPAYMENT)', async () => {
+    const [a, b] = [await h.agent('pa'), await h.agent('pb')];
+    const g = await groupWith(h, [a, b]);
+    await h.call(b, 'add_expense', { group_id: g, description: 'Hotel', amount_minor: 2000 }); // a owes b 1000
+    // In between, a pays for something of the same size: a owes nothing any more.
+    const { services, seen } = interleaved(() => h.call(a, 'add_expense', { group_id: g, description: 'Taxi', amount_minor: 2000 }));
+    const e = await failureWith(services, a, 'record_payment', { group_id: g, to_handle: b.handle, amount_minor: 1000 });
+    expect(seen.batches).toBe(1); // the decision was made again and refused before any second write
+    expect(e.kittyCode).toBe('OVERPAYMENT');
+    const payments = await h.call(a, 'list_payments', { group_id: g });
+    expect(payments.payments).toHaveLength(0);
+    await expectLedgerOk(h);
+  });
+
+  it('confirm_payment of a payment cancelled in between answers PAYMENT_NOT_PENDING; balances do not move', async () => {
+    const [a, b] = [await h.agent('ca'), await h.agent('cb')];
+    const g = await groupWith(h, [a, b]);
+    await h.call(b, 'add_expense', { group_id: g, description: 'Hotel', amount_minor: 2000 });
+    const p = await h.call(a, 'record_payment', { group_id: g, to_handle: b.handle, amount_minor: 1000 });
+    const { services } = interleaved(() => h.call(a, 'cancel_payment', { payment_id: p.payment.payment_id }));
+    const e = await failureWith(services, b, 'confirm_payment', { payment_id: p.payment.payment_id });
+    expect(e.kittyCode).toBe('PAYMENT_NOT_PENDING');
+    expect(await balancesOf(h, a, g)).toEqual({ [a.handle]: -1000, [b.handle]: 1000 });
+    const inbox = await h.call(b, 'get_inbox', {});
+    expect(inbox.inbox?.requires_action ?? 0).toBe(0);
+    await expectLedgerOk(h);
+  });
+
+  it('a state that keeps changing ends in TRANSIENT_CONFLICT with nothing written', async () => {
+    const [a, b] = [await h.agent('ta'), await h.agent('tb')];
+    const g = await groupWith(h, [a, b]);
+    const extra: TestAgent[] = [];
+    const { services, seen } = interleaved(async () => {
+      const x = await h.agent('tx');
+      extra.push(x);
+      const inv = await h.call(a, 'create_invite', { group_id: g });
+      await h.call(x, 'join_group', { code: inv.invite.code });
+    }, 100);
+    const e = await failureWith(services, a, 'add_expense', { group_id: g, description: 'Never', amount_minor: 900 });
+    expect(e.kittyCode).toBe('TRANSIENT_CONFLICT');
+    expect(e.retryAfter).toBeGreaterThan(0);
+    expect(seen.batches).toBe(8);
+    const list = await h.call(a, 'list_expenses', { group_id: g });
+    expect(list.expenses).toHaveLength(0);
+    await expectLedgerOk(h);
+  });
+});
+
+describe('one effect per idempotency key', () => {
+  it('the same add_expense sent 20 times at once: one expense, the same answer 20 times, 19 replayed', async () => {
+    const [a, b] = [await h.agent('ia'), await h.agent('ib')];
+    const g = await groupWith(h, [a, b]);
+    const key = `same-${randomUUID()}`;
+    const calls = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        h.registry.callTool(
+          'add_expense',
+          { group_id: g, description: 'Once', amount_minor: 777, idempotency_key: key },
+          { services: h.services, auth: a.auth, requestId: `req_${randomUUID()}` },
+        ),
+      ),
+    );
+    // The same content (a replay also says replayed: true).
+    const content = (d: unknown) => ({ ...(d as Record<string, unknown>), replayed: undefined });
+    for (const c of calls) expect(content(c.data)).toEqual(content(calls[0]!.data));
+    expect(calls.filter((c) => c.call.replayed)).toHaveLength(19);
+    const list = await h.call(a, 'list_expenses', { group_id: g });
+    expect(list.expenses).toHaveLength(1);
+    await expectLedgerOk(h);
+  });
+
+  it('a retry after the state changed (group archived) answers the stored result, not the refusal', async () => {
+    const [a, b] = [await h.agent('ka'), await h.agent('kb')];
+    const g = await groupWith(h, [a, b]);
+    const key = `retry-${randomUUID()}`;
+    // Only a shares it, so everyone stays settled and the group can be archived.
+    const args = {
+      group_id: g,
+      description: 'Before archiving',
+      amount_minor: 500,
+      split: { method: 'equal', participants: [{ handle: a.handle }] },
+      idempotency_key: key,
+    };
+    const first = await h.registry.callTool('add_expense', args, { services: h.services, auth: a.auth, requestId: 'r1' });
+    await h.call(a, 'archive_group', { group_id: g });
+    expect((await h.fail(a, 'add_expense', { ...args, idempotency_key: `other-${randomUUID()}` })).kittyCode).toBe('GROUP_ARCHIVED');
+    const again = await h.registry.callTool('add_expense', args, { services: h.services, auth: a.auth, requestId: 'r2' });
+    expect(again.call.replayed).toBe(true);
+    expect((again.data as any).expense).toEqual((first.data as any).expense);
+  });
+
+  it('the same key with other arguments is IDEMPOTENCY_KEY_REUSED, also when both arrive at once', async () => {
+    const a = await h.agent('ra');
+    const key = `reuse-${randomUUID()}`;
+    const results = await Promise.allSettled(
+      ['One', 'Two'].map((name) =>
+        h.registry.callTool(
+          'create_group',
+          { name, currency: 'EUR', idempotency_key: key },
+          { services: h.services, auth: a.auth, requestId: `req_${randomUUID()}` },
+        ),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect((refused.reason as ToolError).kittyCode).toBe('IDEMPOTENCY_KEY_REUSED');
+  });
+});
+
+describe('the inbox summary a batched write answers with', () => {
+  it("is the caller's as the write left it, read in the same statement", async () => {
+    const [a, b] = [await h.agent('na'), await h.agent('nb')];
+    const g = await groupWith(h, [a, b]);
+    await h.call(a, 'add_expense', { group_id: g, description: 'Lunch', amount_minor: 2400 }); // b gets an item
+    // b records a pending payment: a gets an item requiring action; b's own inbox is unchanged by it.
+    const paid = await h.call(b, 'record_payment', { group_id: g, to_handle: a.handle, amount_minor: 1200 });
+    const { inboxSummaryFor } = await import('../../src/index.ts');
+    expect(paid.inbox).toEqual(await inboxSummaryFor(h.services.prisma, b.agentId));
+    expect(paid.inbox.top.join(' ')).toMatch(/Lunch/);
+    const confirmed = await h.call(a, 'confirm_payment', { payment_id: paid.payment.payment_id });
+    // Confirming resolved a's item requiring action in the same statement.
+    expect(confirmed.inbox).toEqual(await inboxSummaryFor(h.services.prisma, a.agentId));
+    expect(confirmed.inbox?.requires_action ?? 0).toBe(0);
+  });
+});
