@@ -40,12 +40,16 @@ export const agentsRouter = accountRouterFactory({
     change(ctx, async (tx, log) => {
       const presented = input.api_key.trim();
       if (!isWellFormedApiKey(presented)) {
-        throw new ToolError('VALIDATION_ERROR', 'api_key: this is not a Kitty API key (they start with "kitty_" and end with a checksum).', {
-          details: {
-            issues: [{ path: 'api_key', message: 'not a well-formed Kitty API key (typo or truncated?)', code: 'invalid_api_key' }],
+        throw new ToolError(
+          'VALIDATION_ERROR',
+          'api_key: this is not a Kitty API key (they start with "kitty_" and end with a checksum).',
+          {
+            details: {
+              issues: [{ path: 'api_key', message: 'not a well-formed Kitty API key (typo or truncated?)', code: 'invalid_api_key' }],
+            },
+            suggestedAction: 'Paste the whole key the agent received from register_agent or rotate_api_key.',
           },
-          suggestedAction: 'Paste the whole key the agent received from register_agent or rotate_api_key.',
-        });
+        );
       }
       const key = await tx.apiKey.findUnique({
         where: { digest: digestApiKey(presented) },

@@ -17,6 +17,7 @@ import { passkeysRouter } from './account-passkeys.ts';
 import { agentsRouter } from './account-agents.ts';
 import { keysRouter } from './account-keys.ts';
 import { appsRouter } from './account-apps.ts';
+import { webhooksRouter } from './account-webhooks.ts';
 import { overviewProcedures } from './account-overview.ts';
 import { securityLog } from './account-security-log.ts';
 
@@ -40,6 +41,7 @@ export const accountRouter = accountRouterFactory({
   agents: agentsRouter,
   keys: keysRouter,
   apps: appsRouter,
+  webhooks: webhooksRouter,
   ...overviewProcedures,
   securityLog,
 });

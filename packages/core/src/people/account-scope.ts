@@ -34,7 +34,14 @@ export async function ownAgent(db: Db, humanId: string, agentId: string) {
 }
 
 /** Prisma `select` of what the page shows of an agent. */
-export const AGENT_OUT_SELECT = { id: true, handle: true, displayName: true, description: true, createdAt: true, lastActiveAt: true } as const;
+export const AGENT_OUT_SELECT = {
+  id: true,
+  handle: true,
+  displayName: true,
+  description: true,
+  createdAt: true,
+  lastActiveAt: true,
+} as const;
 
 /** An agent as the page shows it: the agent tools' projection plus when it was last active. */
 export function toAgentOut(a: Parameters<typeof toAgent>[0] & { lastActiveAt: Date | null }) {
