@@ -148,9 +148,7 @@ describe('webhooks on the account page', () => {
     const rows = booksRow.getByRole('table', { name: 'Recent deliveries' }).locator('tbody tr');
     await expect(rows.count()).resolves.toBe(booksSeen.length);
     const cells = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
-    expect(cells.map((c) => [c[1], c[2], Number(c[3])])).toEqual(
-      booksSeen.map((d) => [d.event_type, 'delivered (HTTP 204)', d.attempts]),
-    );
+    expect(cells.map((c) => [c[1], c[2], Number(c[3])])).toEqual(booksSeen.map((d) => [d.event_type, 'delivered (HTTP 204)', d.attempts]));
     expect(cells.every((c) => /\d{4}/.test(c[0] ?? ''))).toBe(true);
     await expect(booksRow.getByText('Bookkeeping sync').count()).resolves.toBe(1);
     await expect(pingsRow.getByRole('cell', { name: 'ping', exact: true }).count()).resolves.toBe(1);
