@@ -22,6 +22,7 @@ import { z } from 'zod';
 import canonicalize from 'canonicalize';
 import type { AnyTRPCRouter } from '@trpc/server';
 import { requiredScope, type ToolMeta, type ToolErrors, type Scope } from './meta.ts';
+import type { ToolExample } from './examples.ts';
 import type { ToolContext, Services, AuthInfo, CallInfo } from './context.ts';
 import { ToolError, toToolError, issuesFromZod, type ErrorCode, type ValidationIssue } from './errors.ts';
 import { createCallerFactory } from './trpc.ts';
@@ -114,6 +115,11 @@ export interface Registry {
    */
   envelope: JsonSchema;
   envelopeText: string;
+  /**
+   * Tool name → its examples (`meta.examples`), for docs and OpenAPI; not part of the catalogue, so not in MCP tools/list.
+   * Optional for stand-in registries of adapter tests; buildRegistry always sets it.
+   */
+  examples?: ReadonlyMap<string, readonly ToolExample[]>;
   has(name: string): boolean;
   /** Validates args against the live input schema without running anything (the sandbox). */
   validateArgs(name: string, args: unknown): { ok: true } | { ok: false; issues: ValidationIssue[] };
@@ -156,6 +162,7 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
   const tools = new Map<string, ToolDescriptor>();
   const envelope = toJsonSchema(resultEnvelope, 'output');
   const inputSchemas = new Map<string, { parsers: z.ZodType[]; baseKeys: string[] }>();
+  const examples = new Map<string, readonly ToolExample[]>();
 
   for (const [name, proc] of Object.entries(procedures)) {
     const def = proc._def;
@@ -199,6 +206,7 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
       output_schema: outputSchema,
     });
     inputSchemas.set(name, { parsers, baseKeys: bases.flatMap((b) => Object.keys(b.properties ?? {})) });
+    if (meta.examples?.length) examples.set(name, meta.examples);
   }
 
   assertOneShapePerName([...tools.values()].map((t) => ({ name: t.name, schema: t.output_schema })));
@@ -235,6 +243,7 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     version,
     envelope,
     envelopeText: RESULT_ENVELOPE_TEXT,
+    examples,
     has: (name) => tools.has(name),
     unknownTool,
     validateArgs(name, args) {
