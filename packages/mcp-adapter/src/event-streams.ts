@@ -169,7 +169,8 @@ export class EventStreams {
       clearInterval(keepAlive);
     };
     const write = (text: string) => {
-      if (watching.signal.aborted) return;
+      // A reader that has not taken the last message yet gets nothing more: one unread "read again" is enough.
+      if (watching.signal.aborted || (controller.desiredSize ?? 1) <= 0) return;
       try {
         controller.enqueue(encoder.encode(text));
       } catch {

@@ -7,7 +7,6 @@
  */
 import type { Db, EventWaiter } from '../../kernel/context.ts';
 import { ToolError, validationError } from '../../kernel/errors.ts';
-import { requiredScope } from '../../kernel/meta.ts';
 
 /** An event as every delivery shows it. */
 export interface FeedEvent {
@@ -105,9 +104,8 @@ export async function latestEventId(db: Db, agentId: string, skip = 0): Promise<
 /** Whose feed `auth` reads (its own agent's): UNAUTHENTICATED without a credential, FORBIDDEN without the read scope. */
 export function feedOwner(auth: { agentId: string; scopes: readonly string[] } | null): string {
   if (!auth) throw new ToolError('UNAUTHENTICATED', 'Events need a credential: send "Authorization: Bearer <api key>".');
-  const scope = requiredScope('read');
-  if (!auth.scopes.includes(scope))
-    throw new ToolError('FORBIDDEN', `This credential lacks the scope ${scope}.`, { details: { required_scope: scope } });
+  if (!auth.scopes.includes('svc:read'))
+    throw new ToolError('FORBIDDEN', 'This credential lacks the scope svc:read.', { details: { required_scope: 'svc:read' } });
   return auth.agentId;
 }
 
