@@ -4,14 +4,19 @@
  * notifications when a new event for the subscriber commits — the v1 client 1.32.2 on 2025-11-25
  * (resources/subscribe, delivered on the GET /mcp stream it opens itself) and the SDK v2 client
  * pinned to 2026-07-28 (subscriptions/listen); an outsider's subscription receives nothing;
- * no credential → 401; the per-credential bound; graceful close of listen streams at shutdown.
+ * no credential → 401; the per-credential bound; graceful close at shutdown; a write through another
+ * instance wakes a subscription (LISTEN/NOTIFY); keep-alive comments.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport, type McpSubscription } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startTestServer, type TestServer } from '../server-harness.ts';
+import Fastify from 'fastify';
+import { registerMcpRoutes } from '@kitty/mcp-adapter';
+import { toErrorEnvelope } from '@kitty/core';
+import { startKitty } from '../../src/index.ts';
+import { QUIET_TEST_CONFIG, startTestServer, type TestServer } from '../server-harness.ts';
 
 let s: TestServer;
 const closers: Array<() => Promise<void>> = [];
@@ -234,6 +239,55 @@ describe('kitty://events', () => {
       await c.close();
     } finally {
       await other.close();
+    }
+  });
+
+  it('works across instances: a listen on one instance is woken by a write through another (NOTIFY, before the 5 s re-read)', async () => {
+    const other = await startKitty({ databaseUrl: s.databaseUrl, ...QUIET_TEST_CONFIG });
+    try {
+      const c = new Client({ name: 'kitty-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      const headers = { Authorization: `Bearer ${bob.apiKey}` };
+      await c.connect(new StreamableHTTPClientTransport(new URL(`${other.url}/mcp`), { requestInit: { headers } }));
+      const got: string[] = [];
+      c.setNotificationHandler('notifications/resources/updated', (n) => void got.push(n.params.uri));
+      const sub = await c.listen({ resourceSubscriptions: ['kitty://events'] });
+      expect(await until(() => (other.services.eventWaiter as unknown as { size: number }).size > 0)).toBe(true);
+      await addExpense(); // through the first instance
+      expect(await until(() => got.length > 0, 4000)).toBe(true);
+      await sub.close();
+      await c.close();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('sends a keep-alive comment on an idle GET stream', async () => {
+    const app = Fastify();
+    const auth = { agentId: bob.agentId, handle: bob.handle, displayName: 'bob', scopes: ['svc:read'], credential: 'api_key' as const };
+    await registerMcpRoutes(app, {
+      registry: s.kitty.registry,
+      callRequest: () => ({ services: s.kitty.services, auth, requestId: 'req_keepalive' }),
+      baseUrl: 'http://127.0.0.1',
+      allowedHosts: [],
+      errorEnvelope: (err) => toErrorEnvelope(err, 'req_keepalive'),
+      scopeChallenge: () => '',
+      eventStreams: { keepAliveMs: 100 },
+    });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    const ac = new AbortController();
+    try {
+      const res = await fetch(`${url}/mcp`, { headers: { accept: 'text/event-stream' }, signal: ac.signal });
+      expect(res.headers.get('content-type')).toBe('text/event-stream');
+      const reader = res.body!.getReader();
+      let text = '';
+      const t0 = Date.now();
+      while (Date.now() - t0 < 3000 && (text.match(/: keepalive/g) ?? []).length < 2)
+        text += new TextDecoder().decode((await reader.read()).value);
+      expect((text.match(/: keepalive\n\n/g) ?? []).length).toBeGreaterThanOrEqual(2);
+      expect(text).not.toContain('data:');
+    } finally {
+      ac.abort();
+      await app.close();
     }
   });
 });
