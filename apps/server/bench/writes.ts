@@ -8,6 +8,7 @@
  *   confirm_payment                                  goal ≥ 0.7x its limit
  *   cancel_payment  (the payer withdraws)            goal ≥ 0.7x its limit (reject_payment runs the same path)
  *   create_group                                     goal ≥ 0.7x its limit
+ *   create_group limit with one NOTIFY vs without   reported (what the events NOTIFY costs every write)
  *   add_expense all into ONE group                   goal ≥ 500/s (writes to a group serialise on its member rows)
  *   add_expense with 20 items vs without items       reported (the itemized split and the items column)
  *
@@ -197,6 +198,11 @@ const CREATE_GROUP_LIMIT = `
     INSERT INTO activities (group_id, actor_id, action, entity_type, entity_id, after)
     SELECT g.id, $1, 'group.created', 'group', g.id::text, '{"name":"Bench group","currency":"EUR","description":null}' FROM g RETURNING 1)
   SELECT (SELECT count(*) FROM idem) + (SELECT count(*) FROM m) + (SELECT count(*) FROM act) AS written`;
+/** The same with one NOTIFY in the write's transaction, as every event append sends (PostgreSQL serialises the commits of notifying transactions). */
+const CREATE_GROUP_LIMIT_NOTIFY = CREATE_GROUP_LIMIT.replace(
+  'AS written',
+  "+ (SELECT count(*) FROM (SELECT pg_notify('kitty_bench', $1::text)) n) AS written",
+);
 
 /** Seeds `n` pending payments payer → payee of 100 minor units in `groupId`, as record_payment leaves them; returns their ids. */
 async function seedPending(pool: pg.Pool, groupId: string, payer: string, payee: string, n: number): Promise<string[]> {
@@ -523,27 +529,27 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
     }
 
     // create_group, by the groups' payers in turn.
+    const groupBytes = JSON.stringify(
+      await post('/v1/tools/create_group', { name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }, g0.payer.key),
+    ).length;
+    const createKitty = () =>
+      load({
+        url: `${kittyUrl}/v1/tools/create_group`,
+        method: 'POST',
+        requests: cycling(
+          (g) => g.payer,
+          () => ({ name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }),
+        ),
+      });
+    const createLimit = () =>
+      rawLoop(pool, async (c, i) => {
+        await c.query({
+          name: 'limit_create_group',
+          text: CREATE_GROUP_LIMIT,
+          values: [groups[i % groups.length]!.payer.id, randomUUID(), 'h'.repeat(64), response(groupBytes), randomUUID()],
+        });
+      });
     if (want('create_group')) {
-      const groupBytes = JSON.stringify(
-        await post('/v1/tools/create_group', { name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }, g0.payer.key),
-      ).length;
-      const createKitty = () =>
-        load({
-          url: `${kittyUrl}/v1/tools/create_group`,
-          method: 'POST',
-          requests: cycling(
-            (g) => g.payer,
-            () => ({ name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }),
-          ),
-        });
-      const createLimit = () =>
-        rawLoop(pool, async (c, i) => {
-          await c.query({
-            name: 'limit_create_group',
-            text: CREATE_GROUP_LIMIT,
-            values: [groups[i % groups.length]!.payer.id, randomUUID(), 'h'.repeat(64), response(groupBytes), randomUUID()],
-          });
-        });
       const [cg, cgLimit, cgRatio] = await paired(profiled('create_group', createKitty), createLimit);
       compare(
         'create_group vs its limit',
@@ -554,6 +560,28 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
         '≥ 0.7x',
         cgRatio,
         httpCeiling(cgLimit, bareRps),
+      );
+    }
+
+    // What one NOTIFY in a write's transaction costs: the create_group limit with and without it (no listener needed).
+    if (want('notify')) {
+      const createLimitNotify = () =>
+        rawLoop(pool, async (c, i) => {
+          await c.query({
+            name: 'limit_create_group_notify',
+            text: CREATE_GROUP_LIMIT_NOTIFY,
+            values: [groups[i % groups.length]!.payer.id, randomUUID(), 'h'.repeat(64), response(groupBytes), randomUUID()],
+          });
+        });
+      const [withNotify, without, notifyRatio] = await paired(createLimitNotify, createLimit);
+      compare(
+        'create_group limit with one NOTIFY in its transaction vs without',
+        withNotify,
+        'raw pg, one CTE + pg_notify',
+        without,
+        'raw pg, one CTE',
+        'report',
+        notifyRatio,
       );
     }
 
