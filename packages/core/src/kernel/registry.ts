@@ -33,6 +33,7 @@ import { amountExample } from './money.ts';
 import { closestNames, didYouMean } from './suggest.ts';
 import { AMOUNT_RULE, resultEnvelope, RESULT_ENVELOPE_TEXT } from './text.ts';
 import { toJsonSchema, withoutEnvelope, assertOneShapePerName, type JsonSchema } from './json-schema.ts';
+import { outputSchemaOf } from './built-output.ts';
 
 /** Errors every tool can raise (in addition to its own `meta.errors`). */
 export const COMMON_ERRORS: ErrorCode[] = [
@@ -99,7 +100,8 @@ function parseIssues(parsers: z.ZodType[], baseKeys: readonly string[], args: un
 interface ProcedureDef {
   meta?: ToolMeta;
   inputs: z.ZodType[];
-  output?: z.ZodType;
+  /** A zod schema, or builtOutput's parse function carrying it (built-output.ts). */
+  output?: unknown;
   type: 'query' | 'mutation' | 'subscription';
 }
 
@@ -188,7 +190,7 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     }
     const bases = parsers.slice(0, -1).map((p) => toJsonSchema(p, 'input'));
     const inputSchema = keyed ? withBase(own, bases) : own;
-    const outputSchema = withoutEnvelope(toJsonSchema(def.output, 'output'), envelope);
+    const outputSchema = withoutEnvelope(toJsonSchema(outputSchemaOf(def.output), 'output'), envelope);
     const sentence = errorsSentence(meta.errors);
     tools.set(name, {
       name,
