@@ -46,7 +46,6 @@ export default tseslint.config(
       'packages/core/src/kernel/registry.ts',
       'packages/core/src/areas/records/import-parse.ts',
       'packages/core/src/people/account-router.ts',
-      'apps/server/src/people/routes.ts',
       'apps/server/src/config.ts',
     ],
     rules: { 'max-lines': 'off' },
