@@ -87,6 +87,14 @@ module.exports = {
       to: { path: '^packages/core/', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'server-sign-in-without-oauth',
+      severity: 'error',
+      comment:
+        'Person sign-in (people/) is its own plugin and runs with KITTY_OAUTH=off: it never imports the authorization server (oauth/), which may use people/.',
+      from: { path: '^apps/server/src/people/' },
+      to: { path: '^apps/server/src/oauth/' },
+    },
+    {
       name: 'server-without-migration-engine',
       severity: 'error',
       comment:

@@ -277,3 +277,78 @@ export const ACCOUNT_RULES: Rule[] = [
     },
   },
 ];
+
+/**
+ * apps/server/src in rooms: http/ (Fastify, the envelope, limits, the public routes), auth/ (bearer credentials and
+ * the 401 challenge), oauth/ (the authorization server and consent), people/ (sign-in and the account page, its own
+ * plugin), runtime/ (configuration, database, notifications, background work). index.ts (package.json `exports`) and
+ * main.ts (run by ./kitty) stay at the root.
+ */
+export const SERVER_SRC_MAP: Record<string, string> = {
+  'index.ts': 'index.ts',
+  'main.ts': 'main.ts',
+  // http: the Fastify app and what every request passes through
+  'http.ts': 'http/app.ts',
+  'wire-errors.ts': 'http/wire-errors.ts',
+  'compression.ts': 'http/compression.ts',
+  'cors.ts': 'http/cors.ts',
+  'security-headers.ts': 'http/security-headers.ts',
+  'page-host.ts': 'http/page-host.ts',
+  'favicon.ts': 'http/favicon.ts',
+  'metadata.ts': 'http/metadata.ts',
+  'event-stream.ts': 'http/event-stream.ts',
+  'rate-limit.ts': 'http/rate-limit.ts',
+  'abuse-limits.ts': 'http/abuse-limits.ts',
+  // auth: who presents which bearer credential, and the challenge when none works
+  'auth.ts': 'auth/api-keys.ts',
+  'known-credentials.ts': 'auth/known-credentials.ts',
+  'credential-notify.ts': 'auth/credential-notify.ts',
+  'www-authenticate.ts': 'auth/www-authenticate.ts',
+  'oauth/authenticator.ts': 'auth/bearer.ts',
+  // people: the account page (its router and built page) beside sign-in
+  'account-routes.ts': 'people/account-routes.ts',
+  // runtime: configuration, the database, notifications, background work
+  'config.ts': 'runtime/config.ts',
+  'startup.ts': 'runtime/startup.ts',
+  'database.ts': 'runtime/database.ts',
+  'embedded-supervisor.ts': 'runtime/embedded-supervisor.ts',
+  'port-check.ts': 'runtime/port-check.ts',
+  'logging.ts': 'runtime/logging.ts',
+  'health.ts': 'runtime/health.ts',
+  'backup-cli.ts': 'runtime/backup-cli.ts',
+  'lru.ts': 'runtime/lru.ts',
+  'receipts.ts': 'runtime/receipts.ts',
+  'pg-listener.ts': 'runtime/pg-listener.ts',
+  'inbox-cache.ts': 'runtime/inbox-cache.ts',
+  'event-notify.ts': 'runtime/event-notify.ts',
+  'scheduler.ts': 'runtime/scheduler.ts',
+  'webhook-worker.ts': 'runtime/webhook-worker.ts',
+  'webhook-delivery.ts': 'runtime/webhook-delivery.ts',
+};
+
+/** A new file at the root of apps/server/src placed by its name (the prefix naming the room is dropped where it repeats it). */
+const SERVER_SRC_ROOMS: Array<[RegExp, (m: RegExpExecArray) => string]> = [
+  [/^(http|auth|oauth|people|runtime)-(.+)$/, (m) => `${m[1]}/${m[2]}`],
+  [/^oidc-.+$/, (m) => `oauth/${m[0]}`],
+  [/^(?:account|signin|sign-in|passkey|session)-.+$/, (m) => `people/${m[0]}`],
+  [/^(?:bearer|api-key|credential)s?-.+$/, (m) => `auth/${m[0]}`],
+  [/^(?:mcp|rest|openapi|cors|event-stream|sse|route|routes)(?:-.+)?\.ts$/, (m) => `http/${m[0]}`],
+  [/^(?:webhook|event|db|database|pg|scheduler|job|worker|cache|config|backup|embedded)s?-.+$/, (m) => `runtime/${m[0]}`],
+  [/^.+-(?:cache|worker|listener|notify|cli)\.ts$/, (m) => `runtime/${m[0]}`],
+  [/^.+-(?:limit|limits|routes|route|headers)\.ts$/, (m) => `http/${m[0]}`],
+];
+
+export const SERVER_SRC_RULES: Rule[] = [
+  // Already in a room: stays. A file in another folder stops the script.
+  { from: /^(http|auth|oauth|people|runtime)\//, to: () => null },
+  {
+    from: /^([^/]+)$/,
+    to: (m) => {
+      for (const [re, to] of SERVER_SRC_ROOMS) {
+        const r = re.exec(m[1]!);
+        if (r) return to(r);
+      }
+      return `unmapped:${m[1]}`;
+    },
+  },
+];

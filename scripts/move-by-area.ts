@@ -1,5 +1,5 @@
 /**
- * The one-time move of packages/core (and the tests of core and the server) into rooms by area:
+ * The move of packages/core, apps/server/src (and the tests of core and the server) into rooms by area:
  *
  *   packages/core/src/kernel/        trpc, meta, context, errors, registry, write-batch, activity, notify, …
  *   packages/core/src/access/        agents, API keys, group membership, reachability
@@ -7,6 +7,7 @@
  *   packages/core/src/people/        the account page's router and sessions
  *   packages/core/src/testing/       helpers for benchmarks and tests (`@kitty/core/testing`)
  *   {packages/core,apps/server}/test/<area>/…, test/scenarios/…
+ *   apps/server/src/{http,auth,oauth,people,runtime}/  (index.ts and main.ts, the entry points, stay at the root)
  *
  * Files are placed by the table below, then by rules (a tool under src/tools/<area>/ goes to
  * areas/<area>/tools/; a domain file named invite-*, expense-*, … goes to its area). A file that
@@ -33,6 +34,8 @@ import {
   ACCOUNT_RULES,
   CORE_TEST_MAP,
   CORE_TEST_RULES,
+  SERVER_SRC_MAP,
+  SERVER_SRC_RULES,
   SERVER_TEST_MAP,
   SERVER_TEST_RULES,
   SRC_MAP,
@@ -44,6 +47,7 @@ const DRY = process.argv.includes('--dry-run');
 const CORE_SRC = 'packages/core/src/';
 const CORE_TEST = 'packages/core/test/';
 const SERVER_TEST = 'apps/server/test/';
+const SERVER_SRC = 'apps/server/src/';
 const ACCOUNT_SRC = 'apps/account/src/';
 
 const git = (...args: string[]): string => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' });
@@ -55,6 +59,7 @@ function destination(file: string): string | null | 'unmapped' {
     [CORE_SRC, SRC_MAP, SRC_RULES],
     [CORE_TEST, CORE_TEST_MAP, CORE_TEST_RULES],
     [SERVER_TEST, SERVER_TEST_MAP, SERVER_TEST_RULES],
+    [SERVER_SRC, SERVER_SRC_MAP, SERVER_SRC_RULES],
     [ACCOUNT_SRC, {} as Record<string, string>, ACCOUNT_RULES],
   ] as const) {
     if (!file.startsWith(prefix)) continue;
@@ -260,3 +265,17 @@ try {
 }
 const leftovers = grep.split('\n').filter((l) => l && !l.startsWith('scripts/move-by-area'));
 if (leftovers.length) process.stdout.write(`Folder names of the old layout still written (edit by hand):\n  ${leftovers.join('\n  ')}\n`);
+// A file that changed its name (http.ts → http/app.ts) may still be named bare in comments and docs.
+const renamed = [...moves].filter(([from, to]) => path.posix.basename(from) !== path.posix.basename(to));
+const bare: string[] = [];
+for (const [from, to] of renamed) {
+  const name = path.posix.basename(from);
+  let hits = '';
+  try {
+    hits = git('grep', '-n', '-E', `(^|[^\\w./-])${escape(name)}([^\\w/-]|$)`, '--', path.posix.dirname(to), 'docs', '*.md');
+  } catch {
+    // none
+  }
+  for (const l of hits.split('\n').filter(Boolean)) bare.push(`${l}   (${name} is now ${to})`);
+}
+if (bare.length) process.stdout.write(`Renamed files still named bare (check by hand):\n  ${bare.join('\n  ')}\n`);

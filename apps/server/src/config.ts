@@ -84,7 +84,7 @@ export interface ServerConfig {
   connectionTimeoutMs: number;
   /** KITTY_KEEP_ALIVE_TIMEOUT_MS: an idle keep-alive connection is closed after this long (default 5000). */
   keepAliveTimeoutMs: number;
-  /** KITTY_OAUTH=off disables the OAuth authorization server and the sign-in pages (API keys only). */
+  /** KITTY_OAUTH=off disables the OAuth authorization server (apps use API keys); person sign-in and the account page stay. */
   oauthEnabled: boolean;
   /** KITTY_OAUTH_CLIENTS: JSON array of pre-registered OAuth clients (RFC 7591 client metadata, with client_id). */
   oauthClients: string | undefined;

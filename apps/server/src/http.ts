@@ -37,6 +37,8 @@ import { registerPageHostCheck } from './page-host.ts';
 import { registerFavicon } from './favicon.ts';
 import type { DatabaseHealth } from './health.ts';
 import { registerOAuthRoutes, type OAuthRouteDeps } from './oauth/routes.ts';
+import { registerSignIn, type SignInDeps } from './people/routes.ts';
+import { resourceOf, wwwAuthenticate } from './www-authenticate.ts';
 import { receiptBodyLimit } from './receipts.ts';
 import { registerCors } from './cors.ts';
 
@@ -76,7 +78,9 @@ export interface AppDeps {
   databaseHealth: DatabaseHealth;
   /** Socket timeouts in milliseconds (config.ts). */
   timeouts: { requestMs: number; headersMs: number; connectionMs: number; keepAliveMs: number };
-  /** The OAuth authorization server, sign-in and consent pages (absent in tests that don't need them). */
+  /** Person sign-in: the sign-in page, passkeys, OpenID Connect login (its own plugin, with or without OAuth). */
+  signIn?: SignInDeps | undefined;
+  /** The OAuth authorization server and its consent page (absent with KITTY_OAUTH=off). */
   oauth?: OAuthRouteDeps | undefined;
   /** GET /v1/events: open streams per credential (default 5). */
   eventStreamsPerCredential?: number | undefined;
@@ -95,24 +99,6 @@ function timeoutOptions(t: AppDeps['timeouts']) {
     http: { headersTimeout, connectionsCheckingInterval: Math.max(50, Math.floor(shortest / 4)) },
   };
 }
-
-/**
- * The one `WWW-Authenticate` challenge (RFC 6750 §3 + RFC 9728 resource_metadata): on every 401 (set by the
- * shared error envelope) and on /mcp's 403 insufficient_scope. `resourcePath` names the protected resource
- * ("" the service root, "/mcp"); the default scope includes offline_access so OAuth clients also ask for a
- * refresh token.
- */
-function wwwAuthenticate(
-  baseUrl: string,
-  resourcePath: string,
-  error?: 'invalid_token' | 'insufficient_scope',
-  scope = 'svc:read svc:write offline_access',
-): string {
-  return `Bearer realm="kitty", resource_metadata="${baseUrl}/.well-known/oauth-protected-resource${resourcePath}", scope="${scope}"${error ? `, error="${error}"` : ''}`;
-}
-
-/** The protected resource a request is for: /mcp has its own metadata, everything else the service root's. */
-const resourceOf = (url: string): string => (/^\/mcp(?:[/?]|$)/.test(url) ? '/mcp' : '');
 
 function fastifyErrorToTool(err: { code?: string; statusCode?: number; message: string }): ToolError {
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413)
@@ -278,6 +264,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerFavicon(app);
   if (deps.baseUrlDerived) registerPageHostCheck(app, deps.baseUrl);
   await registerAccountRoutes(app, { services: deps.services });
+  if (deps.signIn) await registerSignIn(app, deps.signIn);
   if (deps.oauth) await registerOAuthRoutes(app, deps.oauth);
   return app;
 }

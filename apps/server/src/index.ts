@@ -2,32 +2,36 @@
  * Composition root: configuration → database (embedded or DATABASE_URL) → migrations →
  * services → registry → HTTP server. `startKitty` is what `main.ts` and the e2e tests run.
  */
-import { Redis } from 'ioredis';
-import { createDb, applyMigrations } from '@kitty/db';
 import { appRouter, buildRegistry, type Services, type Registry } from '@kitty/core';
 import type { FastifyInstance } from 'fastify';
-import { defaultBaseUrl, loadConfig, type ServerConfig } from './config.ts';
+import { loadConfig, type ServerConfig } from './config.ts';
 import { ApiKeyAuthenticator } from './auth.ts';
-import { KittyRateLimiter } from './rate-limit.ts';
+import { KittyRateLimiter, type RedisStore } from './rate-limit.ts';
 import { buildApp } from './http.ts';
-import { startScheduler } from './scheduler.ts';
 import { InboxSummaryCache } from './inbox-cache.ts';
 import { subscribeCredentialNotifications } from './credential-notify.ts';
 import { PgListener } from './pg-listener.ts';
 import { EventNotifier } from './event-notify.ts';
-import { startWebhookWorker } from './webhook-worker.ts';
-import { openDatabase } from './database.ts';
 import { checkPortFree, portProblem } from './port-check.ts';
 import { AbuseLimiter } from './abuse-limits.ts';
 import { DatabaseHealth } from './health.ts';
-import { superviseEmbedded, type SupervisorLog } from './embedded-supervisor.ts';
 import { BearerAuthenticator } from './oauth/authenticator.ts';
 import { loadAuthServerKeys } from './oauth/keys.ts';
 import { createAuthServer, parseClientsConfig } from './oauth/provider.ts';
-import { purgeExpiredOidcPayloads } from './oauth/adapter.ts';
 import { OAuthTokenVerifier } from './oauth/verify.ts';
 import type { OAuthRouteDeps } from './oauth/routes.ts';
 import { receiptSettings } from './receipts.ts';
+import {
+  connectRedis,
+  drainOnClose,
+  openStorage,
+  purgeExpiredPayloadsHourly,
+  resolveBaseUrl,
+  startBackground,
+  type Cleanups,
+  type Db,
+  type LogHolder,
+} from './startup.ts';
 
 export { loadConfig, type ServerConfig } from './config.ts';
 
@@ -52,13 +56,60 @@ export interface RunningKitty {
   close(): Promise<void>;
 }
 
-/** How long `close()` waits for in-flight requests before cutting their connections. */
-export const DRAIN_TIMEOUT_MS = 10_000;
+export { DRAIN_TIMEOUT_MS } from './startup.ts';
+
+/** The OAuth authorization server (KITTY_OAUTH, on by default): its keys, the access-token verifier, and what its routes need. */
+async function startOAuth(
+  config: ServerConfig,
+  prisma: Db['prisma'],
+  baseUrl: string,
+  authRateLimiter: KittyRateLimiter,
+): Promise<{ routes: OAuthRouteDeps; verifier: OAuthTokenVerifier }> {
+  const keys = await loadAuthServerKeys(prisma, { jwks: config.oauthJwks, cookieKeys: config.oauthCookieKeys });
+  const verifier = new OAuthTokenVerifier(prisma, baseUrl, keys.jwks);
+  const provider = createAuthServer({
+    baseUrl,
+    prisma,
+    keys,
+    clients: parseClientsConfig(config.oauthClients),
+    allowLoopbackCimd: config.oauthAllowLoopbackCimd,
+    onGrantRevoked: (grantId) => verifier.invalidateGrant(grantId),
+  });
+  if (baseUrl.startsWith('https:')) provider.proxy = true;
+  return { routes: { provider, prisma, baseUrl, csrfSecret: keys.cookieKeys[0]!, authRateLimiter }, verifier };
+}
+
+/** The HTTP server's dependencies that come straight from the configuration. */
+function httpSettings(config: ServerConfig, redisStore: RedisStore | undefined, db: Db) {
+  return {
+    eventStreamsPerCredential: config.eventStreamsPerCredential,
+    bodyLimit: config.bodyLimit,
+    allowedHosts: config.allowedHosts,
+    allowedOrigins: config.allowedOrigins,
+    trustProxy: config.trustProxy,
+    logLevel: config.logLevel,
+    logFile: config.logFile,
+    abuseLimiter: new AbuseLimiter({
+      authFailPoints: config.authFailLimit,
+      authFailWindowSeconds: config.authFailWindowSeconds,
+      registerPerHour: config.registerPerHour,
+      registerPerDay: config.registerPerDay,
+      redis: redisStore,
+    }),
+    databaseHealth: new DatabaseHealth(db.pool),
+    timeouts: {
+      requestMs: config.requestTimeoutMs,
+      headersMs: config.headersTimeoutMs,
+      connectionMs: config.connectionTimeoutMs,
+      keepAliveMs: config.keepAliveTimeoutMs,
+    },
+  };
+}
 
 /** Starts Kitty. With no `databaseUrl` an embedded PostgreSQL runs in `dataDir`. */
 export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise<RunningKitty> {
   const config = { ...loadConfig(), ...overrides };
-  const cleanups: Array<() => Promise<void>> = [];
+  const cleanups: Cleanups = [];
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
@@ -67,27 +118,10 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
   // Before the database: a taken port should not cost an initdb and end in a stack trace.
   await checkPortFree(config.host, config.port);
   try {
-    const database = await openDatabase(config);
-    // An embedded server this process started is started again if it dies (embedded-supervisor.ts).
-    // Until the HTTP server's logger exists (below), the supervisor's messages go to stderr.
     // eslint-disable-next-line no-console -- no logger exists yet
-    let log: SupervisorLog = { error: (o, m) => console.error(m, o), warn: (o, m) => console.warn(m, o) };
-    const supervisor = database.embedded?.started ? superviseEmbedded(database.embedded, { log: () => log }) : undefined;
-    cleanups.push(() => (supervisor ? supervisor.stop() : database.stop()));
-    const databaseUrl = database.url;
-    await applyMigrations(databaseUrl);
-    // An idle pooled connection that fails (database restarted or gone) is dropped by the pool and logged; checked-out ones: @kitty/db createDb.
-    const db = createDb(databaseUrl, { onPoolError: (err) => log.warn({ err }, 'a pooled database connection was lost') });
-    cleanups.push(() => db.close());
-
-    const redis = config.redisUrl
-      ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true })
-      : undefined;
-    if (redis) {
-      await redis.connect();
-      cleanups.push(async () => void (await redis.quit()));
-    }
-    const redisStore = redis ? { client: redis, prefix: config.redisPrefix } : undefined;
+    const log: LogHolder = { current: { error: (o, m) => console.error(m, o), warn: (o, m) => console.warn(m, o) } };
+    const { database, databaseUrl, db } = await openStorage(config, cleanups, log);
+    const redisStore = await connectRedis(config, cleanups);
     // Base URL is known only after listen when PORT=0; services read it through config.
     const receipts = await receiptSettings(db.prisma, config);
     const kittyConfig = {
@@ -101,7 +135,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     const authenticator = new ApiKeyAuthenticator(db.prisma);
     // One LISTEN connection for the instance (pg-listener.ts): the inbox cache and the authentication
     // caches subscribe below; it starts once both have.
-    const listener = new PgListener(databaseUrl, { warn: (o, m) => log.warn(o, m) });
+    const listener = new PgListener(databaseUrl, { warn: (o, m) => log.current.warn(o, m) });
     const inboxCache = new InboxSummaryCache(listener, db.prisma);
     const eventNotifier = new EventNotifier(listener);
     const services: Services = {
@@ -120,57 +154,21 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       windowSeconds: config.rateLimitWindowSeconds,
       redis: redisStore,
     });
-    let baseUrl = config.baseUrl ?? defaultBaseUrl(config.host, config.port);
-    if (!config.baseUrl && config.port === 0) {
-      // Reserve a port first so every URL we hand out is right.
-      const net = await import('node:net');
-      const port = await new Promise<number>((resolve, reject) => {
-        const srv = net.createServer();
-        srv.once('error', reject);
-        srv.listen(0, config.host, () => {
-          const p = (srv.address() as { port: number }).port;
-          srv.close(() => resolve(p));
-        });
-      });
-      config.port = port;
-      baseUrl = defaultBaseUrl(config.host, port);
-    }
+    const baseUrl = await resolveBaseUrl(config);
     kittyConfig.baseUrl = baseUrl;
-    let oauth: OAuthRouteDeps | undefined;
-    let verifier: OAuthTokenVerifier | undefined;
-    if (config.oauthEnabled) {
-      const keys = await loadAuthServerKeys(db.prisma, { jwks: config.oauthJwks, cookieKeys: config.oauthCookieKeys });
-      const v = new OAuthTokenVerifier(db.prisma, baseUrl, keys.jwks);
-      verifier = v;
-      // The account page's disconnect (and anything else that revokes a grant here) drops it from this instance's cache at once.
-      services.onGrantRevoked = (grantId) => v.invalidateGrant(grantId);
-      // Expired codes, sessions, tokens and sign-in state are deleted hourly (any instance may do it; deletes are idempotent).
-      const purge = setInterval(() => void purgeExpiredOidcPayloads(db.prisma).catch(() => {}), 3600_000);
-      purge.unref();
-      cleanups.push(async () => clearInterval(purge));
-      const provider = createAuthServer({
-        baseUrl,
-        prisma: db.prisma,
-        keys,
-        clients: parseClientsConfig(config.oauthClients),
-        allowLoopbackCimd: config.oauthAllowLoopbackCimd,
-        onGrantRevoked: (grantId) => v.invalidateGrant(grantId),
-      });
-      if (baseUrl.startsWith('https:')) provider.proxy = true;
-      oauth = {
-        provider,
-        prisma: db.prisma,
-        baseUrl,
-        csrfSecret: keys.cookieKeys[0]!,
-        oidc: config.oidc,
-        authRateLimiter: new KittyRateLimiter({
-          points: config.authRateLimitPoints,
-          anonPoints: config.authRateLimitPoints,
-          windowSeconds: config.rateLimitWindowSeconds,
-          redis: redisStore,
-        }),
-      };
-    }
+    // Sign-in, registration, consent and token endpoints: one stricter per-IP budget.
+    const authRateLimiter = new KittyRateLimiter({
+      points: config.authRateLimitPoints,
+      anonPoints: config.authRateLimitPoints,
+      windowSeconds: config.rateLimitWindowSeconds,
+      redis: redisStore,
+    });
+    const oauth = config.oauthEnabled ? await startOAuth(config, db.prisma, baseUrl, authRateLimiter) : undefined;
+    const verifier = oauth?.verifier;
+    // The account page's disconnect (and anything else that revokes a grant here) drops it from this instance's cache at once.
+    if (verifier) services.onGrantRevoked = (grantId) => verifier.invalidateGrant(grantId);
+    // Expired codes, sessions, tokens and sign-in state are deleted hourly (any instance may do it; deletes are idempotent).
+    purgeExpiredPayloadsHourly(db.prisma, cleanups);
     // Revocations and rotations made on other instances reach this one's authentication caches at once.
     subscribeCredentialNotifications(listener, {
       invalidateAgent: (agentId) => authenticator.invalidate(agentId),
@@ -183,71 +181,22 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     await listener.start();
     cleanups.push(() => listener.stop());
     const app = await buildApp({
+      ...httpSettings(config, redisStore, db),
       registry,
       services,
       authenticator: new BearerAuthenticator(authenticator, verifier),
-      oauth,
-      eventStreamsPerCredential: config.eventStreamsPerCredential,
+      signIn: { prisma: db.prisma, baseUrl, oidc: config.oidc, authRateLimiter },
+      oauth: oauth?.routes,
       rateLimiter,
       baseUrl,
       baseUrlDerived: !config.baseUrl,
-      bodyLimit: config.bodyLimit,
-      allowedHosts: config.allowedHosts,
-      allowedOrigins: config.allowedOrigins,
-      trustProxy: config.trustProxy,
-      logLevel: config.logLevel,
-      logFile: config.logFile,
-      abuseLimiter: new AbuseLimiter({
-        authFailPoints: config.authFailLimit,
-        authFailWindowSeconds: config.authFailWindowSeconds,
-        registerPerHour: config.registerPerHour,
-        registerPerDay: config.registerPerDay,
-        redis: redisStore,
-      }),
-      databaseHealth: new DatabaseHealth(db.pool),
-      timeouts: {
-        requestMs: config.requestTimeoutMs,
-        headersMs: config.headersTimeoutMs,
-        connectionMs: config.connectionTimeoutMs,
-        keepAliveMs: config.keepAliveTimeoutMs,
-      },
     });
-    // While closing, every response ends its connection: a keep-alive connection whose request was
-    // in flight would otherwise stay open after the answer and hold the close up.
-    log = app.log;
-    let draining = false;
-    app.addHook('onSend', async (_req, reply) => {
-      if (draining) reply.header('connection', 'close');
-    });
-    cleanups.push(async () => {
-      draining = true;
-      // Fastify's close stops accepting, answers requests that arrive meanwhile on open
-      // connections with 503 and waits for the in-flight ones; a stuck one is cut after the timeout.
-      const cut = setTimeout(() => app.server.closeAllConnections(), DRAIN_TIMEOUT_MS);
-      try {
-        await app.close();
-      } finally {
-        clearTimeout(cut);
-      }
-    });
+    log.current = app.log;
+    drainOnClose(app, cleanups);
     await app.listen({ port: config.port, host: config.host }).catch((e: unknown) => {
       throw portProblem(e, config.host, config.port) ?? e; // taken since the check
     });
-    // Its cleanup goes before the app's (cleanups run in reverse): drain requests first, then the scheduler.
-    if (config.scheduler)
-      cleanups.splice(
-        cleanups.length - 1,
-        0,
-        startScheduler(services, app.log, config.schedulerIntervalSeconds * 1000, config.eventRetentionDays),
-      );
-    // The webhook worker stops before the app drains (cleanups run in reverse): no new attempts start,
-    // running ones finish (or are retried by any instance after their job expires).
-    if (config.webhooks.enabled)
-      cleanups.splice(
-        cleanups.length - 1,
-        0,
-        await startWebhookWorker(services, eventNotifier, { databaseUrl, ...config.webhooks }, app.log),
-      );
+    await startBackground(config, services, eventNotifier, databaseUrl, app, cleanups);
     const cacheSizes = () => ({ ...authenticator.sizes(), ...inboxCache.sizes() });
     return {
       url: baseUrl,

@@ -3,15 +3,60 @@
  * short-lived server-side state (WebAuthn challenges, OpenID login state) in `oauth_payloads`.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Prisma, PrismaClient } from '@kitty/db';
 import { ToolError, SESSION_COOKIE, SESSION_TTL_SECONDS, resolveSession, type RequestOrigin } from '@kitty/core';
+import type { KittyRateLimiter } from '../rate-limit.ts';
 
 export interface PeopleDeps {
   prisma: PrismaClient;
   baseUrl: string;
-  /** Secret for CSRF tokens (the authorization server's first cookie key). */
-  csrfSecret: string;
+}
+
+/** Assets and discovery documents are not counted by the sign-in limit. */
+const SKIP_LIMIT = /^\/(auth\/assets\/|\.well-known\/|oauth\/jwks)/;
+
+/**
+ * The per-IP limit of sign-in, registration, consent and the authorization server's endpoints (stricter than
+ * the general limit): an onRequest hook for the plugins serving them, counting in one budget per IP.
+ */
+export function signInRateLimit(limiter: KittyRateLimiter) {
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (SKIP_LIMIT.test(req.url)) return;
+    const decision = await limiter.consume('anon', `auth:${req.ip}`);
+    reply
+      .header('RateLimit-Policy', decision.policyHeader.replace('"anon"', '"auth"'))
+      .header('RateLimit', decision.stateHeader.replace('"anon"', '"auth"'));
+    if (!decision.allowed)
+      throw new ToolError('RATE_LIMITED', `Too many sign-in or authorization requests; retry in ${decision.retryAfter} s.`, {
+        retryAfter: decision.retryAfter,
+      });
+  };
+}
+
+/** Bodies of HTML forms (application/x-www-form-urlencoded) in this plugin scope: a repeated key becomes an array. */
+export function addFormBodyParser(scope: FastifyInstance): void {
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    const params = new URLSearchParams(String(body));
+    const out: Record<string, string | string[]> = {};
+    for (const key of new Set(params.keys())) {
+      const all = params.getAll(key);
+      out[key] = all.length > 1 ? all : all[0]!;
+    }
+    done(null, out);
+  });
+}
+
+/** True when a string has a C0/C1 control character (names shown to people must not). */
+export const hasControl = (s: string): boolean =>
+  [...s].some((ch) => {
+    const c = ch.codePointAt(0)!;
+    return c < 0x20 || (c >= 0x7f && c <= 0x9f);
+  });
+export const stripControl = (s: string): string => [...s].filter((ch) => !hasControl(ch)).join('');
+
+export function validationError(field: string, message: string): ToolError {
+  return new ToolError('VALIDATION_ERROR', message, { details: { issues: [{ path: field, message, code: 'invalid' }] } });
 }
 
 const isSecure = (baseUrl: string) => baseUrl.startsWith('https:');
