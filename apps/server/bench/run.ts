@@ -19,7 +19,8 @@
  * Each comparison alternates its two sides BENCH_ROUNDS times (default 3) and reports medians.
  * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_BIG (1000000), BENCH_ROUNDS (3), BENCH_ONLY=mcp (the MCP rows only),
  * BENCH_ONLY=catalogue (the catalogue size rows only), BENCH_ONLY=stats (the get_group_stats rows only),
- * BENCH_ONLY=writes (the read rows, then the hot writes and the events rows).
+ * BENCH_ONLY=writes (the read rows, then the hot writes and the events rows), BENCH_ONLY=events (the events rows only:
+ * the event's cost on the hot write, fan-out, commit → SSE and commit → webhook delivery; BENCH_EVENT_RATE, default 100/s).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -58,7 +59,8 @@ async function main() {
     `Kitty benchmark — ${SECONDS}s per measurement, ${CONNECTIONS} connections, Node ${process.version}, database ${db.databaseUrl.replace(/\/\/[^@]*@/, '//')}`,
   );
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'target.ts')], {
-    env: { ...process.env, DATABASE_URL: db.databaseUrl, KITTY_LOG: 'silent' },
+    // Loopback webhooks: the commit → webhook delivery row posts to a receiver in this process.
+    env: { ...process.env, DATABASE_URL: db.databaseUrl, KITTY_LOG: 'silent', KITTY_WEBHOOK_ALLOW_LOOPBACK: 'true' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const first = await new Promise<string>((resolve, reject) => {
@@ -82,6 +84,12 @@ async function main() {
     const key: string = reg.api_key;
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const me = await post('/v1/tools/get_me', {}, key);
+    if (process.env.BENCH_ONLY === 'events') {
+      // Only the events rows: `BENCH_ONLY=events pnpm bench`.
+      await benchEvents(kittyUrl, db.databaseUrl, post);
+      console.log(TABLE_HEAD + rows.join('\n'));
+      return;
+    }
     if (process.env.BENCH_ONLY === 'catalogue') {
       // Only the catalogue size rows (no load): `BENCH_ONLY=catalogue pnpm bench`.
       await benchCatalogue(kittyUrl, auth);
