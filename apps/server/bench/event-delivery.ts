@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { EventSource } from 'eventsource';
 import pg from 'pg';
 import { SECONDS, rows } from './measure.ts';
-import { expenseDoc, type Agent } from './events.ts';
+import { expenseDoc, type Agent } from './expense-doc.ts';
 
 const RATE = Number(process.env.BENCH_EVENT_RATE ?? 100);
 const DRAIN_MS = 20_000;
