@@ -3,7 +3,9 @@
  *
  *   kitty_apply_batch of an add_expense (4-member group) with its event vs the same document
  *   without it (the write as it was before events), raw pg, alternating rounds     goal ≤ 1.1x time
+ *   the same in a 50-member group (50 recipients): with its event vs without      informational
  *   fan-out: REST add_expense into a 50-member group vs a 4-member group, one loop  informational
+ *   commit → SSE and commit → webhook delivery p50/p99 (event-delivery.ts)
  *
  * The batch documents are written here by hand with every key add_expense sends (guard, rows,
  * balances, pairs, counters, idempotency record, and the `events` element).
@@ -12,91 +14,10 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { CONNECTIONS, load, paired, compare } from './measure.ts';
 import { rawLoop } from './writes.ts';
+import { benchEventDelivery } from './event-delivery.ts';
+import { expenseDoc, type Agent } from './expense-doc.ts';
 
 type Post = (p: string, body: unknown, key?: string) => Promise<any>;
-interface Agent {
-  id: string;
-  key: string;
-  handle: string;
-}
-
-/** An add_expense batch document (1234 split equally, the first member pays), with or without its event. */
-function expenseDoc(groupId: string, members: Agent[], withEvent: boolean) {
-  const ids = members.map((m) => m.id).sort();
-  const payer = members[0]!.id;
-  const id = randomUUID();
-  const n = BigInt(ids.length);
-  const owed = ids.map((_, i) => 1234n / n + (BigInt(i) < 1234n % n ? 1n : 0n));
-  const inbox = ids.filter((a) => a !== payer).map((a) => ({ id: randomUUID(), agent_id: a }));
-  const doc: Record<string, unknown> = {
-    idempotency: {
-      agent_id: payer,
-      tool: 'add_expense',
-      key: randomUUID(),
-      request_hash: 'h'.repeat(64),
-      response: { stored: 'x'.repeat(900) },
-    },
-    group_id: groupId,
-    guard: { lock: 'share', roster: ids },
-    rows: {
-      expenses: [
-        {
-          id,
-          group_id: groupId,
-          description: 'Coffee',
-          amount_minor: '1234',
-          date: '2026-11-25',
-          split_method: 'equal',
-          created_by: payer,
-        },
-      ].map((e) => ({ ...e, created_at: new Date().toISOString(), updated_at: new Date().toISOString() })),
-      expense_shares: ids.map((a, i) => ({
-        expense_id: id,
-        agent_id: a,
-        paid_minor: a === payer ? '1234' : '0',
-        owed_minor: String(owed[i]),
-      })),
-      activities: [
-        {
-          group_id: groupId,
-          actor_id: payer,
-          action: 'expense.added',
-          entity_type: 'expense',
-          entity_id: id,
-          after: { amount_minor: '1234' },
-        },
-      ],
-      inbox_items: inbox.map((x) => ({
-        ...x,
-        kind: 'expense_added',
-        text: '@bench added "Coffee" (€12.34)',
-        requires_action: false,
-        priority: 5,
-        entity_type: 'expense',
-        entity_id: id,
-        group_id: groupId,
-      })),
-    },
-    balances: ids.map((a, i) => ({ agent_id: a, delta: String((a === payer ? 1234n : 0n) - owed[i]!) })),
-    pairs: ids
-      .filter((a) => a !== payer)
-      .map((d) => ({ a: d < payer ? d : payer, b: d < payer ? payer : d, delta: String((d < payer ? -1n : 1n) * owed[ids.indexOf(d)]!) })),
-    counters: inbox.map((x) => ({ agent_id: x.agent_id, unread: 1, requires_action: 0 })),
-  };
-  if (withEvent)
-    doc.events = [
-      {
-        type: 'expense.created',
-        group_id: groupId,
-        actor_id: payer,
-        data: { expense_id: id, description: 'Coffee', amount_minor: '1234', currency: 'EUR', date: '2026-11-25' },
-        recipients: ids,
-        inbox_items: ids.map((a) => inbox.find((x) => x.agent_id === a)?.id ?? null),
-      },
-    ];
-  return JSON.stringify(doc);
-}
-
 export async function benchEvents(kittyUrl: string, databaseUrl: string, post: Post): Promise<void> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS + 2 });
   const register = async (name: string): Promise<Agent> => {
@@ -120,15 +41,37 @@ export async function benchEvents(kittyUrl: string, databaseUrl: string, post: P
     // One 4-member group per connection (no shared member rows), as in the write section.
     const fours: Array<{ id: string; members: Agent[] }> = [];
     for (let i = 0; i < CONNECTIONS; i++) fours.push(await group(4, `g${i}`));
-    const run = (withEvent: boolean) => () =>
-      rawLoop(pool, async (c, i) => {
-        const g = fours[i % fours.length]!;
-        await c.query({
-          name: 'bench_apply_batch',
-          text: 'SELECT kitty_apply_batch($1::jsonb)',
-          values: [expenseDoc(g.id, g.members, withEvent)],
+    const run =
+      (withEvent: boolean, gs = fours) =>
+      () =>
+        rawLoop(pool, async (c, i) => {
+          const g = gs[i % gs.length]!;
+          await c.query({
+            name: 'bench_apply_batch',
+            text: 'SELECT kitty_apply_batch($1::jsonb)',
+            values: [expenseDoc(g.id, g.members, withEvent)],
+          });
         });
-      });
+    /** WAL bytes one write generates (EXPLAIN ANALYZE, WAL; mean of 40): independent of the machine's load. */
+    const walPerWrite = async (g: { id: string; members: Agent[] }, withEvent: boolean) => {
+      const c = await pool.connect();
+      try {
+        let bytes = 0;
+        for (let i = 0; i < 40; i++) {
+          const r = await c.query('EXPLAIN (ANALYZE, WAL, FORMAT JSON) SELECT kitty_apply_batch($1::jsonb)', [
+            expenseDoc(g.id, g.members, withEvent),
+          ]);
+          bytes += (r.rows[0]['QUERY PLAN'] as Array<{ Plan: { 'WAL Bytes': number } }>)[0]!.Plan['WAL Bytes'];
+        }
+        return bytes / 40;
+      } finally {
+        c.release();
+      }
+    };
+    const walNote = async (g: { id: string; members: Agent[] }) => {
+      const [w, wo] = [await walPerWrite(g, true), await walPerWrite(g, false)];
+      return `WAL per write ${(w / 1024).toFixed(1)} vs ${(wo / 1024).toFixed(1)} KiB (${(w / wo).toFixed(2)}x)`;
+    };
     await run(true)();
     const [withEv, without, ratio] = await paired(run(true), run(false));
     compare(
@@ -139,10 +82,24 @@ export async function benchEvents(kittyUrl: string, databaseUrl: string, post: P
       'the same document without events',
       '≥ 0.91x (≤ 1.1x time)',
       ratio,
+      `${ratio >= 0.91 ? 'goal met' : 'goal NOT met'}; ${await walNote(fours[0]!)}`,
+    );
+
+    // The same in one 50-member group (every connection writes into it: the fan-out of the event alone).
+    const big = await group(50, 'fan');
+    const [withBig, withoutBig, bigRatio] = await paired(run(true, [big]), run(false, [big]));
+    compare(
+      'add_expense write (kitty_apply_batch, one 50-member group): with its event vs without',
+      withBig,
+      'with expense.created (50 recipients)',
+      withoutBig,
+      'the same document without events',
+      'informational',
+      bigRatio,
+      await walNote(big),
     );
 
     // Fan-out over REST, one loop each: time per write into 50 recipients vs 4.
-    const big = await group(50, 'fan');
     const small = fours[0]!;
     const rest = (g: { id: string; members: Agent[] }) => () =>
       load({
@@ -170,6 +127,8 @@ export async function benchEvents(kittyUrl: string, databaseUrl: string, post: P
       fanRatio,
       `time per write ${(1000 / fifty.rps).toFixed(1)} vs ${(1000 / four.rps).toFixed(1)} ms`,
     );
+
+    await benchEventDelivery(kittyUrl, databaseUrl, group, post);
   } finally {
     await pool.end();
   }

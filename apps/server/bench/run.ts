@@ -24,6 +24,8 @@
  * (names: add_expense, items, record_payment, confirm_payment, cancel_payment, create_group, notify, one_group);
  * BENCH_TARGET_ARGS adds Node flags to the target process; BENCH_PROFILE=<dir> writes a CPU profile of Kitty for each
  * Kitty load of the hot-write rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it).
+ * BENCH_ONLY=events (the events rows only: the event's cost on the hot write, fan-out, commit → SSE and commit → webhook
+ * delivery; BENCH_EVENT_RATE, default 100/s).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -63,7 +65,8 @@ async function main() {
   );
   const targetArgs = (process.env.BENCH_TARGET_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...targetArgs, '--import', 'tsx', path.join(import.meta.dirname, 'target.ts')], {
-    env: { ...process.env, DATABASE_URL: db.databaseUrl, KITTY_LOG: 'silent' },
+    // Loopback webhooks: the commit → webhook delivery row posts to a receiver in this process.
+    env: { ...process.env, DATABASE_URL: db.databaseUrl, KITTY_LOG: 'silent', KITTY_WEBHOOK_ALLOW_LOOPBACK: 'true' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const first = await new Promise<string>((resolve, reject) => {
@@ -87,6 +90,12 @@ async function main() {
     const key: string = reg.api_key;
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const me = await post('/v1/tools/get_me', {}, key);
+    if (process.env.BENCH_ONLY === 'events') {
+      // Only the events rows: `BENCH_ONLY=events pnpm bench`.
+      await benchEvents(kittyUrl, db.databaseUrl, post);
+      console.log(TABLE_HEAD + rows.join('\n'));
+      return;
+    }
     if (process.env.BENCH_ONLY === 'catalogue') {
       // Only the catalogue size rows (no load): `BENCH_ONLY=catalogue pnpm bench`.
       await benchCatalogue(kittyUrl, auth);

@@ -12,6 +12,11 @@
  *   At most `maxInFlight` attempts per endpoint run at once across instances: pg-boss
  *   groupConcurrency (group = endpoint) keeps the rest queued, and a lease per attempt taken under
  *   the endpoint's row lock makes the limit exact (an overshooting job is re-queued for a second).
+ * - waking: the dispatcher wakes as many idle local workers as it queued jobs (pg-boss
+ *   notifyWorker), and a worker that finished a job fetches again at once, so a delivery starts
+ *   milliseconds after its event's NOTIFY. Only one worker per instance polls every `pollSeconds`
+ *   (retries, jobs queued by an instance that died, re-queued overshoots); the others sleep
+ *   `IDLE_POLL_SECONDS` between wakes: an idle instance costs one fetch a second, not one per worker.
  */
 import { PgBoss } from 'pg-boss';
 import type { Services } from '@kitty/core';
@@ -21,6 +26,8 @@ import { sendWebhook } from './webhook-delivery.ts';
 
 const QUEUE = 'kitty-webhook-delivery';
 const PAGE = 100;
+/** Poll interval of the workers other than the first: they are woken when there is work. */
+const IDLE_POLL_SECONDS = 30;
 
 export interface WebhookWorkerOptions {
   databaseUrl: string;
@@ -78,16 +85,17 @@ export async function startWebhookWorker(
     prisma.$transaction(async (tx) => {
       const rows = await tx.$queryRaw<Array<{ id: bigint; webhook_id: string }>>`
         SELECT id, webhook_id::text FROM webhook_deliveries WHERE NOT queued ORDER BY id LIMIT ${PAGE} FOR UPDATE SKIP LOCKED`;
-      if (!rows.length) return;
+      if (!rows.length) return 0;
       await boss.insert(
         QUEUE,
         rows.map((r) => ({ data: { delivery_id: String(r.id) }, group: { id: r.webhook_id } })),
         { db: onTx(tx) },
       );
       await tx.$executeRaw`UPDATE webhook_deliveries SET queued = true WHERE id = ANY(${rows.map((r) => r.id)}::bigint[])`;
+      return rows.length;
     });
 
-  /** Moves one endpoint's cursor over up to PAGE events of its agent; returns how many it read. */
+  /** Moves one endpoint's cursor over up to PAGE events of its agent; returns how many it read and how many jobs it queued. */
   const advance = (webhookId: string) =>
     prisma.$transaction(async (tx) => {
       const [w] = await tx.$queryRaw<
@@ -95,10 +103,11 @@ export async function startWebhookWorker(
       >`
         SELECT agent_id::text, event_types, cursor_txid, cursor_event_id FROM webhooks
         WHERE id = ${webhookId}::uuid AND NOT paused AND disabled_at IS NULL FOR UPDATE SKIP LOCKED`;
-      if (!w) return 0;
+      if (!w) return { read: 0, queued: 0 };
       const events = await readEvents(tx, w.agent_id, { after: `evt_${hex(w.cursor_txid)}${hex(w.cursor_event_id)}`, limit: PAGE });
-      if (!events.length) return 0;
+      if (!events.length) return { read: 0, queued: 0 };
       const wanted = events.filter((e) => !w.event_types || w.event_types.includes(e.type));
+      let queued = 0;
       if (wanted.length) {
         const rows = await tx.$queryRaw<Array<{ id: bigint }>>`
           INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, payload, queued)
@@ -106,6 +115,7 @@ export async function startWebhookWorker(
           FROM unnest(${wanted.map((e) => e.event_id)}::text[], ${wanted.map((e) => e.type)}::text[], ${wanted.map((e) => JSON.stringify(e))}::text[])
             AS e(id, type, payload)
           ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id`;
+        queued = rows.length;
         if (rows.length)
           await boss.insert(
             QUEUE,
@@ -115,16 +125,31 @@ export async function startWebhookWorker(
       }
       const last = decodeEventId(events.at(-1)!.event_id, 'cursor');
       await tx.$executeRaw`UPDATE webhooks SET cursor_txid = ${last.txid}, cursor_event_id = ${last.id} WHERE id = ${webhookId}::uuid`;
-      return events.length;
+      return { read: events.length, queued };
     });
 
+  // Workers (one pg-boss work() each, so each can be woken by id) and the ones idle now.
+  const idle = new Set<string>();
+  /** Wakes up to `n` idle workers of this instance (after their jobs committed); a worker leaves `idle` when it starts a job. */
+  const wake = (n: number) => {
+    for (const id of idle) {
+      if (n-- <= 0) break;
+      boss.notifyWorker(id);
+    }
+  };
+
   const dispatchOnce = async () => {
-    await queuePings();
+    wake(await queuePings());
     const hooks = await prisma.$queryRaw<Array<{ id: string }>>`
       SELECT w.id::text FROM webhooks w
       WHERE NOT w.paused AND w.disabled_at IS NULL
         AND EXISTS (SELECT 1 FROM event_recipients r WHERE r.agent_id = w.agent_id AND (r.txid, r.event_id) > (w.cursor_txid, w.cursor_event_id))`;
-    for (const h of hooks) while ((await advance(h.id)) === PAGE);
+    for (const h of hooks)
+      for (;;) {
+        const { read, queued } = await advance(h.id);
+        wake(queued);
+        if (read < PAGE) break;
+      }
   };
 
   // One pass at a time; a wake during a pass runs another after it.
@@ -155,19 +180,6 @@ export async function startWebhookWorker(
   const windowMs = opts.retryWindowSeconds * 1000;
   // Stopping aborts attempts in flight: their jobs fail without counting an attempt and are retried (by any instance).
   const stopping = new AbortController();
-  await boss.work<{ delivery_id: string }>(
-    QUEUE,
-    {
-      batchSize: 1,
-      localConcurrency: Math.max(16, opts.maxInFlight * 4),
-      groupConcurrency: opts.maxInFlight,
-      pollingIntervalSeconds: opts.pollSeconds ?? 1,
-    },
-    async ([job]) => {
-      if (job) await deliver(BigInt(job.data.delivery_id));
-    },
-  );
-
   /**
    * A lease on one of the endpoint's maxInFlight slots, taken under the endpoint's row lock so it
    * is exact across workers and instances; it lapses by itself if its instance dies.
@@ -183,6 +195,30 @@ export async function startWebhookWorker(
         RETURNING id`;
       return rows.length > 0;
     });
+
+  const slots = Math.max(16, opts.maxInFlight * 4);
+  for (let i = 0; i < slots; i++) {
+    let self = '';
+    self = await boss.work<{ delivery_id: string }>(
+      QUEUE,
+      {
+        batchSize: 1,
+        groupConcurrency: opts.maxInFlight,
+        pollingIntervalSeconds: i === 0 ? (opts.pollSeconds ?? 1) : Math.max(IDLE_POLL_SECONDS, opts.pollSeconds ?? 1),
+      },
+      async ([job]) => {
+        idle.delete(self);
+        try {
+          if (job) await deliver(BigInt(job.data.delivery_id));
+        } finally {
+          // Fetch again at once (pg-boss skips the poll delay of a notified worker): the queue may hold more.
+          idle.add(self);
+          boss.notifyWorker(self);
+        }
+      },
+    );
+    idle.add(self);
+  }
 
   async function deliver(id: bigint): Promise<void> {
     const [d] = await prisma.$queryRaw<
