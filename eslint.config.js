@@ -47,7 +47,6 @@ export default tseslint.config(
       'packages/core/src/areas/records/import-parse.ts',
       'packages/core/src/people/account-router.ts',
       'apps/server/src/people/routes.ts',
-      'apps/server/src/config.ts',
     ],
     rules: { 'max-lines': 'off' },
   },
