@@ -15,7 +15,6 @@ import { InboxSummaryCache } from './inbox-cache.ts';
 import { subscribeCredentialNotifications } from './credential-notify.ts';
 import { PgListener } from './pg-listener.ts';
 import { EventNotifier } from './event-notify.ts';
-import { startWebhookWorker } from './webhook-worker.ts';
 import { openDatabase } from './database.ts';
 import { checkPortFree, portProblem } from './port-check.ts';
 import { AbuseLimiter } from './abuse-limits.ts';
@@ -45,6 +44,11 @@ export interface RunningKitty {
   services: Services;
   /** OAuth access-token verification (absent with KITTY_OAUTH=off). */
   oauthVerifier: OAuthTokenVerifier | undefined;
+  /**
+   * Where start-up went, in ms, in order: `modules` (process start to `startKitty`, Node and the module graph), then each
+   * step up to `listen` (the first `/health` can be answered from then on), then what starts after it (`webhook worker`).
+   */
+  startup: Array<[phase: string, ms: number]>;
   /** Shuts down in order: stop accepting and drain in-flight requests (at most `DRAIN_TIMEOUT_MS`,
    *  then open connections are cut), stop the scheduler (waits for a running pass), close the
    *  LISTEN connection, Redis and the pool, then stop the embedded database if this process
@@ -57,6 +61,13 @@ export const DRAIN_TIMEOUT_MS = 10_000;
 
 /** Starts Kitty. With no `databaseUrl` an embedded PostgreSQL runs in `dataDir`. */
 export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise<RunningKitty> {
+  const startup: Array<[string, number]> = [['modules', performance.now()]];
+  let lastMark = performance.now();
+  const mark = (phase: string) => {
+    const now = performance.now();
+    startup.push([phase, now - lastMark]);
+    lastMark = now;
+  };
   const config = { ...loadConfig(), ...overrides };
   const cleanups: Array<() => Promise<void>> = [];
   let closing: Promise<void> | undefined;
@@ -68,6 +79,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
   await checkPortFree(config.host, config.port);
   try {
     const database = await openDatabase(config);
+    mark('database');
     // An embedded server this process started is started again if it dies (embedded-supervisor.ts).
     // Until the HTTP server's logger exists (below), the supervisor's messages go to stderr.
     // eslint-disable-next-line no-console -- no logger exists yet
@@ -76,6 +88,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     cleanups.push(() => (supervisor ? supervisor.stop() : database.stop()));
     const databaseUrl = database.url;
     await applyMigrations(databaseUrl);
+    mark('migrations');
     // An idle pooled connection that fails (database restarted or gone) is dropped by the pool and logged; checked-out ones: @kitty/db createDb.
     const db = createDb(databaseUrl, { onPoolError: (err) => log.warn({ err }, 'a pooled database connection was lost') });
     cleanups.push(() => db.close());
@@ -97,7 +110,9 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       receipts: receipts.receipts,
       webhookAllowLoopback: config.webhooks.allowLoopback,
     };
+    mark('settings');
     const registry = buildRegistry(appRouter);
+    mark('registry');
     const authenticator = new ApiKeyAuthenticator(db.prisma);
     // One LISTEN connection for the instance (pg-listener.ts): the inbox cache and the authentication
     // caches subscribe below; it starts once both have.
@@ -171,6 +186,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
         }),
       };
     }
+    mark('oauth');
     // Revocations and rotations made on other instances reach this one's authentication caches at once.
     subscribeCredentialNotifications(listener, {
       invalidateAgent: (agentId) => authenticator.invalidate(agentId),
@@ -182,6 +198,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     });
     await listener.start();
     cleanups.push(() => listener.stop());
+    mark('listen connection');
     const app = await buildApp({
       registry,
       services,
@@ -212,12 +229,14 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
         keepAliveMs: config.keepAliveTimeoutMs,
       },
     });
+    mark('routes');
     // While closing, every response ends its connection: a keep-alive connection whose request was
     // in flight would otherwise stay open after the answer and hold the close up.
     log = app.log;
     let draining = false;
-    app.addHook('onSend', async (_req, reply) => {
+    app.addHook('onSend', (_req, reply, payload, done) => {
       if (draining) reply.header('connection', 'close');
+      done(null, payload);
     });
     cleanups.push(async () => {
       draining = true;
@@ -233,6 +252,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     await app.listen({ port: config.port, host: config.host }).catch((e: unknown) => {
       throw portProblem(e, config.host, config.port) ?? e; // taken since the check
     });
+    mark('listen');
     // Its cleanup goes before the app's (cleanups run in reverse): drain requests first, then the scheduler.
     if (config.scheduler)
       cleanups.splice(
@@ -242,12 +262,16 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       );
     // The webhook worker stops before the app drains (cleanups run in reverse): no new attempts start,
     // running ones finish (or are retried by any instance after their job expires).
-    if (config.webhooks.enabled)
+    // Loaded after listen: pg-boss is not needed to answer the first request.
+    if (config.webhooks.enabled) {
+      const { startWebhookWorker } = await import('./webhook-worker.ts');
       cleanups.splice(
         cleanups.length - 1,
         0,
         await startWebhookWorker(services, eventNotifier, { databaseUrl, ...config.webhooks }, app.log),
       );
+      mark('webhook worker');
+    }
     const cacheSizes = () => ({ ...authenticator.sizes(), ...inboxCache.sizes() });
     return {
       url: baseUrl,
@@ -258,6 +282,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       inboxCache,
       oauthVerifier: verifier,
       cacheSizes,
+      startup,
       close,
     };
   } catch (e) {
