@@ -17,13 +17,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticatorTransport,
-} from '@simplewebauthn/server';
+import type { AuthenticatorTransport } from '@simplewebauthn/server';
 import * as oidc from 'openid-client';
 import { ToolError, createSession, destroySession, recordSecurityEvent, SESSION_COOKIE } from '@kitty/core';
 import { PAGE_CSP, PAGES_CSS, renderErrorPage, renderSignInPage } from './pages.ts';
@@ -41,6 +35,9 @@ import {
   type PeopleDeps,
 } from './web.ts';
 import { passkeyName } from './passkey-names.ts';
+
+/** The WebAuthn library, loaded at the first passkey request: start-up and memory of a server nobody signs in to go without it. */
+const webauthn = () => import('@simplewebauthn/server');
 
 /** A configured OpenID Connect provider for sign-in (KITTY_OIDC_*). */
 export interface OidcLoginConfig {
@@ -138,7 +135,9 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
       userName = name;
       state = { challenge: '', mode: 'signup', humanId: randomUUID(), displayName: name };
     }
-    const options = await generateRegistrationOptions({
+    const options = await (
+      await webauthn()
+    ).generateRegistrationOptions({
       rpName: 'Kitty',
       rpID,
       userName,
@@ -163,7 +162,9 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
     if (state.mode === 'add' && me?.humanId !== state.humanId) throw new ToolError('UNAUTHENTICATED', 'Sign in again to add a passkey.');
     let verification;
     try {
-      verification = await verifyRegistrationResponse({
+      verification = await (
+        await webauthn()
+      ).verifyRegistrationResponse({
         response: req.body as never,
         expectedChallenge: state.challenge,
         expectedOrigin,
@@ -212,7 +213,7 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
 
   app.post('/auth/passkey/login/options', async (req, reply) => {
     checkSameOrigin(req, baseUrl);
-    const options = await generateAuthenticationOptions({ rpID, userVerification: 'required' });
+    const options = await (await webauthn()).generateAuthenticationOptions({ rpID, userVerification: 'required' });
     await putState(prisma, reply, baseUrl, 'webauthn', { challenge: options.challenge, mode: 'login' });
     return { ok: true, data: options };
   });
@@ -230,7 +231,9 @@ export async function registerPeopleRoutes(app: FastifyInstance, deps: PeopleDep
       });
     let verification;
     try {
-      verification = await verifyAuthenticationResponse({
+      verification = await (
+        await webauthn()
+      ).verifyAuthenticationResponse({
         response: req.body as never,
         expectedChallenge: state.challenge,
         expectedOrigin,
