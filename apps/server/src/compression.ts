@@ -67,12 +67,12 @@ export async function registerCompression(
   stats: { compressions: number } = { compressions: 0 },
 ): Promise<void> {
   const memo = new LRUCache<string, Buffer>(upTo(16));
-  app.addHook('onSend', async (req, reply, payload) => {
-    if (typeof payload !== 'string' || payload.length < MEMO_MIN_BYTES || reply.statusCode !== 200) return payload;
-    if (reply.hasHeader('content-encoding') || !isCatalogue(req)) return payload;
+  app.addHook('onSend', (req, reply, payload, done) => {
+    if (typeof payload !== 'string' || payload.length < MEMO_MIN_BYTES || reply.statusCode !== 200) return done(null, payload);
+    if (reply.hasHeader('content-encoding') || !isCatalogue(req)) return done(null, payload);
     const encoding = preferredEncoding(req.headers['accept-encoding']);
     reply.header('Vary', 'Accept-Encoding');
-    if (!encoding) return payload;
+    if (!encoding) return done(null, payload);
     const key = `${encoding}:${createHash('sha256').update(payload).digest('base64url')}`;
     let bytes = memo.get(key);
     if (!bytes) {
@@ -82,7 +82,7 @@ export async function registerCompression(
     }
     reply.header('Content-Encoding', encoding);
     reply.removeHeader('content-length');
-    return bytes;
+    done(null, bytes);
   });
   await app.register(compress, {
     globalCompression: true,

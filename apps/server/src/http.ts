@@ -140,9 +140,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Before authentication and rate limiting: a preflight carries no credential.
   await registerCors(app, { baseUrl: deps.baseUrl, allowedOrigins: deps.allowedOrigins ?? [] });
   // Every JSON or text body ends with a newline, so responses printed one after another in a shell stay apart.
-  app.addHook('onSend', async (_req, reply, payload) => {
-    if (typeof payload !== 'string' || payload === '' || payload.endsWith('\n')) return payload;
-    return /json|^text\//.test(String(reply.getHeader('content-type') ?? '')) ? `${payload}\n` : payload;
+  // (Callback hooks, here and below: no promise per request.)
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (typeof payload !== 'string' || payload === '' || payload.endsWith('\n')) return done(null, payload);
+    done(null, /json|^text\//.test(String(reply.getHeader('content-type') ?? '')) ? `${payload}\n` : payload);
   });
   // After the newline hook: compressed and plain answers decode to the same text.
   await registerCompression(app);

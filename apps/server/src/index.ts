@@ -49,6 +49,11 @@ export interface RunningKitty {
   services: Services;
   /** OAuth access-token verification (absent with KITTY_OAUTH=off). */
   oauthVerifier: OAuthTokenVerifier | undefined;
+  /**
+   * Where start-up went, in ms, in order: `modules` (process start to `startKitty`, Node and the module graph), then each
+   * step up to `listen` (the first `/health` can be answered from then on), then what starts after it (`webhook worker`).
+   */
+  startup: Array<[phase: string, ms: number]>;
   /** Shuts down in order: stop accepting and drain in-flight requests (at most `DRAIN_TIMEOUT_MS`,
    *  then open connections are cut), stop the scheduler (waits for a running pass), close the
    *  LISTEN connection, Redis and the pool, then stop the embedded database if this process
@@ -108,6 +113,13 @@ function httpSettings(config: ServerConfig, redisStore: RedisStore | undefined, 
 
 /** Starts Kitty. With no `databaseUrl` an embedded PostgreSQL runs in `dataDir`. */
 export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise<RunningKitty> {
+  const startup: Array<[string, number]> = [['modules', performance.now()]];
+  let lastMark = performance.now();
+  const mark = (phase: string) => {
+    const now = performance.now();
+    startup.push([phase, now - lastMark]);
+    lastMark = now;
+  };
   const config = { ...loadConfig(), ...overrides };
   const cleanups: Cleanups = [];
   let closing: Promise<void> | undefined;
@@ -120,7 +132,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
   try {
     // eslint-disable-next-line no-console -- no logger exists yet
     const log: LogHolder = { current: { error: (o, m) => console.error(m, o), warn: (o, m) => console.warn(m, o) } };
-    const { database, databaseUrl, db } = await openStorage(config, cleanups, log);
+    const { database, databaseUrl, db } = await openStorage(config, cleanups, log, mark);
     const redisStore = await connectRedis(config, cleanups);
     // Base URL is known only after listen when PORT=0; services read it through config.
     const receipts = await receiptSettings(db.prisma, config);
@@ -131,7 +143,9 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       receipts: receipts.receipts,
       webhookAllowLoopback: config.webhooks.allowLoopback,
     };
+    mark('settings');
     const registry = buildRegistry(appRouter);
+    mark('registry');
     const authenticator = new ApiKeyAuthenticator(db.prisma);
     // One LISTEN connection for the instance (pg-listener.ts): the inbox cache and the authentication
     // caches subscribe below; it starts once both have.
@@ -169,6 +183,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     if (verifier) services.onGrantRevoked = (grantId) => verifier.invalidateGrant(grantId);
     // Expired codes, sessions, tokens and sign-in state are deleted hourly (any instance may do it; deletes are idempotent).
     purgeExpiredPayloadsHourly(db.prisma, cleanups);
+    mark('oauth');
     // Revocations and rotations made on other instances reach this one's authentication caches at once.
     subscribeCredentialNotifications(listener, {
       invalidateAgent: (agentId) => authenticator.invalidate(agentId),
@@ -180,6 +195,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     });
     await listener.start();
     cleanups.push(() => listener.stop());
+    mark('listen connection');
     const app = await buildApp({
       ...httpSettings(config, redisStore, db),
       registry,
@@ -191,12 +207,14 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       baseUrl,
       baseUrlDerived: !config.baseUrl,
     });
+    mark('routes');
     log.current = app.log;
     drainOnClose(app, cleanups);
     await app.listen({ port: config.port, host: config.host }).catch((e: unknown) => {
       throw portProblem(e, config.host, config.port) ?? e; // taken since the check
     });
-    await startBackground(config, services, eventNotifier, databaseUrl, app, cleanups);
+    mark('listen');
+    await startBackground(config, services, eventNotifier, databaseUrl, app, cleanups, mark);
     const cacheSizes = () => ({ ...authenticator.sizes(), ...inboxCache.sizes() });
     return {
       url: baseUrl,
@@ -207,6 +225,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       inboxCache,
       oauthVerifier: verifier,
       cacheSizes,
+      startup,
       close,
     };
   } catch (e) {

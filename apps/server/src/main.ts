@@ -75,6 +75,20 @@ async function main(): Promise<void> {
       `Serving on ${kitty.url}  (REST ${kitty.url}/v1/tools · MCP ${kitty.url}/mcp · docs ${kitty.url}/mcp/docs · account page ${kitty.url}/account)`,
     );
     console.log(`Database: ${kitty.database}`);
+    const listenAt = kitty.startup.findIndex(([phase]) => phase === 'listen');
+    const ready = kitty.startup.slice(0, listenAt + 1).reduce((sum, [, ms]) => sum + ms, 0);
+    const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+    console.log(
+      `Ready in ${sec(ready)} (${kitty.startup
+        .slice(0, listenAt + 1)
+        .map(([phase, ms]) => `${phase} ${sec(ms)}`)
+        .join(', ')}); then ${
+        kitty.startup
+          .slice(listenAt + 1)
+          .map(([phase, ms]) => `${phase} ${sec(ms)}`)
+          .join(', ') || 'nothing'
+      }`,
+    );
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;

@@ -5,7 +5,7 @@
  * restart agrees (as the authorization server's keys, oauth/keys.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { postgresReceiptStore, type ReceiptConfig, type ReceiptStore } from '@kitty/core';
 import type { Prisma, PrismaClient } from '@kitty/db';
 import type { ServerConfig } from './config.ts';
@@ -26,7 +26,9 @@ async function linkSecret(prisma: PrismaClient, configured: string | undefined):
  * The object is written before the transaction that records it commits: a failed commit can leave an
  * object no row names (harmless, never served); a removal deletes the object after the row.
  */
-function s3ReceiptStore(cfg: NonNullable<ServerConfig['receiptS3']>, client?: S3Client): ReceiptStore {
+async function s3ReceiptStore(cfg: NonNullable<ServerConfig['receiptS3']>, client?: S3Client): Promise<ReceiptStore> {
+  // Loaded only when a bucket is configured: the SDK costs start-up time and memory a PostgreSQL store does not need.
+  const { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } = await import('@aws-sdk/client-s3');
   const s3 = client ?? new S3Client({ region: cfg.region, ...(cfg.endpoint ? { endpoint: cfg.endpoint, forcePathStyle: true } : {}) });
   const Key = (id: string) => `${cfg.prefix}${id}`;
   return {
@@ -59,7 +61,7 @@ export async function receiptSettings(
       linkTtlSeconds: config.receiptLinkTtlSeconds,
       linkSecret: await linkSecret(prisma, config.receiptLinkSecret),
     },
-    store: config.receiptS3 ? s3ReceiptStore(config.receiptS3) : postgresReceiptStore,
+    store: config.receiptS3 ? await s3ReceiptStore(config.receiptS3) : postgresReceiptStore,
   };
 }
 

@@ -18,7 +18,7 @@ import type { FastifyInstance } from 'fastify';
 const HTML_CSP = "default-src 'self'; base-uri 'none'; object-src 'none'; form-action 'self'; frame-ancestors 'none'";
 
 export function registerSecurityHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', async (_req, reply, payload) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     reply.header('X-Content-Type-Options', 'nosniff');
     reply.header('Referrer-Policy', 'no-referrer');
     if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-store');
@@ -27,6 +27,6 @@ export function registerSecurityHeaders(app: FastifyInstance): void {
       if (!reply.hasHeader('content-security-policy')) reply.header('Content-Security-Policy', HTML_CSP);
       reply.header('X-Frame-Options', 'DENY');
     }
-    return payload;
+    done(null, payload);
   });
 }

@@ -10,7 +10,6 @@ import { defaultBaseUrl, type ServerConfig } from './config.ts';
 import type { RedisStore } from './rate-limit.ts';
 import { startScheduler } from './scheduler.ts';
 import type { EventNotifier } from './event-notify.ts';
-import { startWebhookWorker } from './webhook-worker.ts';
 import { openDatabase } from './database.ts';
 import { superviseEmbedded, type SupervisorLog } from './embedded-supervisor.ts';
 import { purgeExpiredOidcPayloads } from './oauth/adapter.ts';
@@ -30,11 +29,13 @@ export interface LogHolder {
  * The database (embedded or DATABASE_URL) with migrations applied, and the pool. An embedded server this
  * process started is started again if it dies (embedded-supervisor.ts).
  */
-export async function openStorage(config: ServerConfig, cleanups: Cleanups, log: LogHolder) {
+export async function openStorage(config: ServerConfig, cleanups: Cleanups, log: LogHolder, mark: (phase: string) => void) {
   const database = await openDatabase(config);
+  mark('database');
   const supervisor = database.embedded?.started ? superviseEmbedded(database.embedded, { log: () => log.current }) : undefined;
   cleanups.push(() => (supervisor ? supervisor.stop() : database.stop()));
   await applyMigrations(database.url);
+  mark('migrations');
   // An idle pooled connection that fails (database restarted or gone) is dropped by the pool and logged; checked-out ones: @kitty/db createDb.
   const db = createDb(database.url, { onPoolError: (err) => log.current.warn({ err }, 'a pooled database connection was lost') });
   cleanups.push(() => db.close());
@@ -80,8 +81,9 @@ export function purgeExpiredPayloadsHourly(prisma: Db['prisma'], cleanups: Clean
  */
 export function drainOnClose(app: FastifyInstance, cleanups: Cleanups): void {
   let draining = false;
-  app.addHook('onSend', async (_req, reply) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (draining) reply.header('connection', 'close');
+    done(null, payload);
   });
   cleanups.push(async () => {
     draining = true;
@@ -108,8 +110,14 @@ export async function startBackground(
   databaseUrl: string,
   app: FastifyInstance,
   cleanups: Cleanups,
+  mark: (phase: string) => void,
 ): Promise<void> {
   const beforeApp = (fn: () => Promise<void>) => cleanups.splice(cleanups.length - 1, 0, fn);
   if (config.scheduler) beforeApp(startScheduler(services, app.log, config.schedulerIntervalSeconds * 1000, config.eventRetentionDays));
-  if (config.webhooks.enabled) beforeApp(await startWebhookWorker(services, eventNotifier, { databaseUrl, ...config.webhooks }, app.log));
+  if (config.webhooks.enabled) {
+    // Loaded after listen: pg-boss is not needed to answer the first request.
+    const { startWebhookWorker } = await import('./webhook-worker.ts');
+    beforeApp(await startWebhookWorker(services, eventNotifier, { databaseUrl, ...config.webhooks }, app.log));
+    mark('webhook worker');
+  }
 }

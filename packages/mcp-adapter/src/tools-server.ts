@@ -66,8 +66,16 @@ export function toolErrorResult(e: unknown, ctx: McpCallContext): CallToolResult
 }
 
 /** A JSON-serialisable success result. */
-export function toolSuccessResult(data: Record<string, unknown>, replayed = false): CallToolResult {
-  const result: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
+/** The text of static tools' stored answers (registry: the same object on every call that adds nothing to it), serialised once. */
+const staticTexts = new WeakMap<object, string>();
+
+export function toolSuccessResult(data: Record<string, unknown>, replayed = false, isStatic = false): CallToolResult {
+  let text = isStatic ? staticTexts.get(data) : undefined;
+  if (text === undefined) {
+    text = JSON.stringify(data);
+    if (isStatic) staticTexts.set(data, text);
+  }
+  const result: CallToolResult = { content: [{ type: 'text', text }], structuredContent: data };
   if (replayed) result._meta = { 'kitty/idempotent-replayed': true };
   return result;
 }
@@ -152,7 +160,7 @@ export function toolsServerFactory(registry: Registry, baseUrl: string): () => S
       const callCtx = callContextOf(ctx);
       try {
         const { data, call } = await registry.callTool(name, args ?? {}, callCtx.callRequest);
-        return toolSuccessResult(data, call.replayed);
+        return toolSuccessResult(data, call.replayed, call.static);
       } catch (e) {
         return toolErrorResult(e, callCtx);
       }

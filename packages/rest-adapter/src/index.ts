@@ -9,6 +9,7 @@
  * Routes: POST /v1/tools/:name, GET /v1/tools (ETag / If-None-Match → 304), GET /v1/tools/:name,
  * POST /v1/sandbox/tools/:name, GET /v1, POST /v1/agents, GET /openapi.json, GET /v1/receipts/:receipt_id (receipts.ts).
  */
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ToolError, type Registry, type CallRequest, type ErrorEnvelope } from '@kitty/core';
 import { buildOpenApi } from './openapi.ts';
@@ -60,6 +61,17 @@ async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promi
   });
   const listingJson = JSON.stringify(listing);
   const openapiJson = JSON.stringify(buildOpenApi(registry, opts.baseUrl));
+  // A static tool's stored answer (the same object on every call that adds nothing to it), serialised once, with its ETag.
+  const staticBodies = new WeakMap<object, { json: string; etag: string }>();
+  const staticBody = (data: Record<string, unknown>) => {
+    let body = staticBodies.get(data);
+    if (!body) {
+      const json = `${JSON.stringify(ok(data))}\n`;
+      body = { json, etag: `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"` };
+      staticBodies.set(data, body);
+    }
+    return body;
+  };
 
   const callTool = async (name: string, req: FastifyRequest, reply: FastifyReply) => {
     const tool = registry.tools.get(name);
@@ -81,6 +93,10 @@ async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promi
     });
     // A replay says so in data (`replayed: true`, as on MCP) and in this header.
     if (result.call.replayed) reply.header('Idempotent-Replayed', 'true');
+    if (result.call.static) {
+      const { json, etag } = staticBody(result.data);
+      return reply.header('ETag', etag).type('application/json; charset=utf-8').send(json);
+    }
     return ok(result.data);
   };
 

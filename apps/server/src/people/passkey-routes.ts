@@ -10,16 +10,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticatorTransport,
-  type VerifiedRegistrationResponse,
-} from '@simplewebauthn/server';
+import type { AuthenticatorTransport, VerifiedRegistrationResponse } from '@simplewebauthn/server';
 import type { PrismaClient } from '@kitty/db';
 import { ToolError, createSession, recordSecurityEvent, type RequestOrigin } from '@kitty/core';
+
+/** The WebAuthn library, loaded at the first passkey request: start-up and memory of a server nobody signs in to go without it. */
+const webauthn = () => import('@simplewebauthn/server');
 import { PASSKEY_ALGORITHMS } from './passkey-algorithms.ts';
 import { passkeyName } from './passkey-names.ts';
 import {
@@ -118,7 +114,9 @@ function registerPasskeyRegistration(app: FastifyInstance, { prisma, baseUrl }: 
   app.post<{ Body: { display_name?: unknown } | undefined }>('/auth/passkey/register/options', async (req, reply) => {
     checkSameOrigin(req, baseUrl);
     const { state, userName, exclude } = await registrationState(prisma, req);
-    const options = await generateRegistrationOptions({
+    const options = await (
+      await webauthn()
+    ).generateRegistrationOptions({
       rpName: 'Kitty',
       rpID,
       userName,
@@ -143,7 +141,9 @@ function registerPasskeyRegistration(app: FastifyInstance, { prisma, baseUrl }: 
     if (state.mode === 'add' && me?.humanId !== state.humanId) throw new ToolError('UNAUTHENTICATED', 'Sign in again to add a passkey.');
     let verification;
     try {
-      verification = await verifyRegistrationResponse({
+      verification = await (
+        await webauthn()
+      ).verifyRegistrationResponse({
         response: req.body as never,
         expectedChallenge: state.challenge,
         expectedOrigin,
@@ -167,7 +167,7 @@ function registerPasskeyLogin(app: FastifyInstance, { prisma, baseUrl }: PeopleD
 
   app.post('/auth/passkey/login/options', async (req, reply) => {
     checkSameOrigin(req, baseUrl);
-    const options = await generateAuthenticationOptions({ rpID, userVerification: 'required' });
+    const options = await (await webauthn()).generateAuthenticationOptions({ rpID, userVerification: 'required' });
     await putState(prisma, reply, baseUrl, 'webauthn', { challenge: options.challenge, mode: 'login' });
     return { ok: true, data: options };
   });
@@ -185,7 +185,9 @@ function registerPasskeyLogin(app: FastifyInstance, { prisma, baseUrl }: PeopleD
       });
     let verification;
     try {
-      verification = await verifyAuthenticationResponse({
+      verification = await (
+        await webauthn()
+      ).verifyAuthenticationResponse({
         response: req.body as never,
         expectedChallenge: state.challenge,
         expectedOrigin,

@@ -121,6 +121,8 @@ export interface CallInfo {
    * by the write itself; absent when the call did not produce one (the adapter then reads it).
    */
   inbox?: InboxSummary | null;
+  /** The answer is a static tool's stored answer, unchanged (no inbox block): the same object on every such call, so an adapter may serialise it once. */
+  static?: boolean;
 }
 
 export interface ToolContext {

@@ -44,6 +44,11 @@ export interface ToolMeta {
    * Kept out of the tool files: each area's examples.ts, keyed by tool name, merged in by catalogue.ts (withExamples).
    */
   examples?: ToolExample[];
+  /**
+   * A read tool whose answer is the same for every caller and call (reference data, no arguments): computed once by
+   * the first call, then served from memory (per set of scopes, which filter suggested_next), serialised once by REST.
+   */
+  static?: boolean;
 }
 
 /** Error code → the reason this tool raises it (a phrase, no final full stop). */

@@ -25,7 +25,6 @@ import { requiredScope, type ToolMeta, type ToolErrors, type Scope } from './met
 import type { ToolExample } from './examples.ts';
 import type { ToolContext, Services, AuthInfo, CallInfo } from './context.ts';
 import { ToolError, toToolError, issuesFromZod, type ErrorCode, type ValidationIssue } from './errors.ts';
-import { createCallerFactory } from './trpc.ts';
 import { inboxSummaryFor } from './inbox-summary.ts';
 import { callableBy } from './inbox-calls.ts';
 import { inputIssues } from './safe-input.ts';
@@ -160,7 +159,7 @@ function idempotencyErrors(meta: ToolMeta, kind: 'read' | 'write'): ErrorCode[] 
 
 /** Builds the registry from the router; throws at start-up on a malformed tool. */
 export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
-  const procedures = (appRouter._def as unknown as { procedures: Record<string, { _def: ProcedureDef }> }).procedures;
+  const procedures = (appRouter._def as unknown as { procedures: Record<string, Procedure> }).procedures;
   const tools = new Map<string, ToolDescriptor>();
   const envelope = toJsonSchema(resultEnvelope, 'output');
   const inputSchemas = new Map<string, { parsers: z.ZodType[]; baseKeys: string[] }>();
@@ -225,8 +224,11 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     .update(canonicalize({ catalogue, envelope }) ?? '')
     .digest('hex')
     .slice(0, 32);
-  const createCaller = createCallerFactory(appRouter);
   const names = [...tools.keys()];
+  // Answers of static tools (meta.static: the same for every caller and call), per set of scopes (suggested_next is
+  // filtered by them): computed by the first call through the procedure, then served from memory.
+  const staticAnswers = new Map<string, Record<string, unknown>>();
+  const isStatic = (name: string) => procedures[name]?._def.meta?.static === true;
 
   function unknownTool(name: string): ToolError {
     const near = closestNames(name, names);
@@ -278,28 +280,36 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
         db: req.services.prisma,
         call,
       };
-      const caller = createCaller(ctx) as unknown as Record<string, (input: unknown) => Promise<Record<string, unknown>>>;
-      let data: Record<string, unknown>;
-      try {
-        data = await caller[name]!(args ?? {});
-      } catch (e) {
-        throw await helpfulError(toToolError(e), tool, args, ctx);
+      // A static tool's answer for a caller who may call it (any other caller goes through the procedure, which refuses).
+      const staticKey =
+        tool.kind === 'read' && tool.scope && ctx.auth?.scopes.includes(tool.scope) && isStatic(name)
+          ? ctx.auth.scopes.join(' ')
+          : undefined;
+      let data = staticKey === undefined ? undefined : staticAnswers.get(`${name}\0${staticKey}`);
+      if (data) call.static = true;
+      else {
+        data = await runProcedure(procedures[name]!, name, args ?? {}, ctx, tool);
+        if (call.replayed) data = { ...data, replayed: true };
+        // A tool that needs no credential (register_agent) answers for whoever it created, not for the caller: neither the
+        // caller's scopes nor the caller's inbox belong in its result.
+        const answerAuth = tool.auth === 'required' ? ctx.auth : null;
+        // suggested_next names only tools this credential may call (issue 4): drop entries whose tool needs a missing scope.
+        if (answerAuth && Array.isArray(data.suggested_next)) {
+          const scopes = answerAuth.scopes;
+          data = {
+            ...data,
+            suggested_next: (data.suggested_next as string[]).filter((s) => {
+              const scope = tools.get(s.split(':', 1)[0]!.trim())?.scope;
+              return !scope || scopes.includes(scope);
+            }),
+          };
+        }
+        if (staticKey !== undefined && staticAnswers.size < 64) {
+          staticAnswers.set(`${name}\0${staticKey}`, deepFreeze(data));
+          call.static = true;
+        }
       }
-      if (call.replayed) data = { ...data, replayed: true };
-      // A tool that needs no credential (register_agent) answers for whoever it created, not for the caller: neither the
-      // caller's scopes nor the caller's inbox belong in its result.
       const callerAuth = tool.auth === 'required' ? ctx.auth : null;
-      // suggested_next names only tools this credential may call (issue 4): drop entries whose tool needs a missing scope.
-      if (callerAuth && Array.isArray(data.suggested_next)) {
-        const scopes = callerAuth.scopes;
-        data = {
-          ...data,
-          suggested_next: (data.suggested_next as string[]).filter((s) => {
-            const scope = tools.get(s.split(':', 1)[0]!.trim())?.scope;
-            return !scope || scopes.includes(scope);
-          }),
-        };
-      }
       const agentId = callerAuth?.agentId;
       if (agentId) {
         const source = req.services.inboxSummaries;
@@ -315,11 +325,50 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
           if (tool.kind === 'write') return undefined;
           throw toToolError(e);
         });
-        if (inbox) data = { ...data, inbox: callableBy(inbox, (t) => tools.get(t)?.scope ?? undefined, ctx.auth!.scopes) };
+        if (inbox) {
+          data = { ...data, inbox: callableBy(inbox, (t) => tools.get(t)?.scope ?? undefined, ctx.auth!.scopes) };
+          call.static = false; // the answer now differs from the stored one
+        }
       }
       return { data, call };
     },
   };
+}
+
+/** `value` with every object and array in it frozen (a stored answer is shared by every call). */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+type Procedure = ((opts: {
+  path: string;
+  getRawInput: () => Promise<unknown>;
+  ctx: ToolContext;
+  type: ProcedureDef['type'];
+  signal: undefined;
+  batchIndex: number;
+}) => Promise<Record<string, unknown>>) & { _def: ProcedureDef };
+
+/**
+ * Runs the tool's procedure (its middlewares, input and output validation, handler) as tRPC's caller would, without
+ * building a caller per call; a failure becomes the tool's ToolError, made more helpful for validation errors.
+ */
+async function runProcedure(
+  proc: Procedure,
+  name: string,
+  args: unknown,
+  ctx: ToolContext,
+  tool: ToolDescriptor,
+): Promise<Record<string, unknown>> {
+  try {
+    return await proc({ path: name, getRawInput: async () => args, ctx, type: proc._def.type, signal: undefined, batchIndex: 0 });
+  } catch (e) {
+    throw await helpfulError(toToolError(e), tool, args, ctx);
+  }
 }
 
 /** Property names a JSON Schema allows at a dotted issue path ("payers.0" → the payer item's keys). */

@@ -19,7 +19,6 @@ import { addDeltas, balanceChanges, trackBalanceDeltas, type BalanceDeltas } fro
 const t = initTRPC.context<ToolContext>().meta<ToolMeta>().create({ isServer: true, allowOutsideOfServer: true });
 
 export const router = t.router;
-export const createCallerFactory = t.createCallerFactory;
 
 /** SHA-256 of the canonical JSON (RFC 8785) of the arguments without the idempotency key. */
 export function requestHash(args: unknown): string {

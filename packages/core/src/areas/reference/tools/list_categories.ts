@@ -13,6 +13,7 @@ export const list_categories = readTool
       'add_expense and update_expense take category_id (default "general"); list_expenses filters by it (a parent includes its children).',
     annotations: READ,
     errors: {},
+    static: true,
   })
   .input(z.strictObject({}))
   .output(

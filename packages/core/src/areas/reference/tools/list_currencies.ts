@@ -13,6 +13,7 @@ export const list_currencies = readTool
       'numeric code, from the maintained ISO list (data_date); funds, metals and test codes excluded.',
     annotations: READ,
     errors: {},
+    static: true,
   })
   .input(z.strictObject({}))
   .output(
