@@ -215,6 +215,9 @@ export async function readGroupForWrite(pool: Pool, groupId: string, agentId: st
   };
 }
 
+/** A group and the caller's active membership in it, as `requireMembership` read them. */
+export type GroupAccess = Awaited<ReturnType<typeof requireMembership>>;
+
 /** Refuses writes to archived groups (GROUP_ARCHIVED, 409). */
 export function assertNotArchived(group: { id: string; archivedAt: Date | null }): void {
   if (group.archivedAt) {

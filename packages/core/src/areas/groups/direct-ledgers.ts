@@ -4,7 +4,8 @@
  * to share — enforced by an acceptance request (a single-use invite targeted at the other agent).
  */
 import { ToolError } from '../../kernel/errors.ts';
-import type { AuthedContext } from '../../kernel/context.ts';
+import type { Db, Services } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { toGroupDetail, GROUP_DETAIL_INCLUDE } from '../../access/groups.ts';
 import { toInvite, effectiveStatus, admitMember, insertInvite, INVITE_INCLUDE } from '../invites/invites.ts';
 import { requireCurrency } from '../../kernel/money.ts';
@@ -22,8 +23,8 @@ function directGroupKey(a: string, b: string, currency: string): string {
 const ACCEPT_WITHIN_MS = 30 * 86_400_000;
 
 /**
- * Get-or-create the live direct ledger between the caller (ctx.auth) and the agent `otherHandle` in
- * `currency` (ISO 4217), serialised per pair and currency by an advisory lock. An archived ledger
+ * Get-or-create the live direct ledger between `actor` and the agent `input.handle` in
+ * `input.currency` (ISO 4217), serialised per pair and currency by an advisory lock. An archived ledger
  * frees its key for a fresh one. New ledger: both agents are admins at once if the other agent has
  * the caller among their contacts; otherwise the caller alone, and the other agent gets an
  * acceptance request (invite valid 30 days, inbox item requiring action). Existing ledger: the other
@@ -35,9 +36,16 @@ const ACCEPT_WITHIN_MS = 30 * 86_400_000;
  * contact nor shared group), INVALID_STATE (the caller blocked them), FORBIDDEN (they do not accept
  * a ledger with the caller).
  */
-export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, currency: string) {
+export async function openDirectLedger(
+  db: Db,
+  actor: Actor,
+  input: { handle: string; currency: string },
+  services: Pick<Services, 'now' | 'config'>,
+) {
+  const ctx: Opening = { db, actor, services };
+  const { handle: otherHandle, currency } = input;
   requireCurrency(currency);
-  const me = ctx.auth.agentId;
+  const me = ctx.actor.agentId;
   const other = await agentByHandle(ctx.db, otherHandle);
   assertNotSelf(me, other.id, 'handle', 'open a direct ledger with');
   const key = directGroupKey(me, other.id, currency);
@@ -71,10 +79,10 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
         rejoining: false,
         inviteId: active,
         now,
-        text: `@${ctx.auth.handle} accepted the direct ledger "${existing.name}"`,
+        text: `@${ctx.actor.handle} accepted the direct ledger "${existing.name}"`,
       });
       await acceptedEvent(ctx, existing.id, other.id);
-      if (!active && request) await resolveOpenItems(ctx, request.id, `accepted by @${ctx.auth.handle}`);
+      if (!active && request) await resolveOpenItems(ctx, request.id, `accepted by @${ctx.actor.handle}`);
       return answer(ctx, other, existing.id, false, null);
     }
     // I opened it and it still waits for the other agent.
@@ -84,7 +92,7 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
       const active = request && effectiveStatus(request, now) === 'active' ? request.id : null;
       await admitMember(ctx.db, { group: existing, agentId: other.id, role: 'admin', rejoining: false, inviteId: active, now });
       await acceptedEvent(ctx, existing.id, other.id);
-      if (!active && request) await resolveOpenItems(ctx, request.id, `ledger opened by @${ctx.auth.handle}`, other.id);
+      if (!active && request) await resolveOpenItems(ctx, request.id, `ledger opened by @${ctx.actor.handle}`, other.id);
       return answer(ctx, other, existing.id, false, null);
     }
     let request = await latestRequest(ctx, existing.id, other.id);
@@ -95,7 +103,7 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
 
   await assertMayOpen(ctx, other, { needsAcquaintance: true });
   const accepted = await isContact(ctx.db, other.id, me);
-  const me_ = { id: me, handle: ctx.auth.handle };
+  const me_ = { id: me, handle: ctx.actor.handle };
   const [first, second] = [me_, other].sort((a, b) => a.handle.localeCompare(b.handle));
   const group = await ctx.db.group.create({
     data: {
@@ -122,14 +130,14 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
       name: group.name,
       currency: group.currency,
       kind: 'direct',
-      members: accepted ? [ctx.auth.handle, other.handle] : [ctx.auth.handle],
+      members: accepted ? [ctx.actor.handle, other.handle] : [ctx.actor.handle],
     },
   });
   if (accepted) {
     await notify(ctx.db, {
       agentId: other.id,
       kind: 'member_joined',
-      text: `@${ctx.auth.handle} opened a direct ${currency} ledger with you`,
+      text: `@${ctx.actor.handle} opened a direct ${currency} ledger with you`,
       entityType: 'group',
       entityId: group.id,
       groupId: group.id,
@@ -142,10 +150,12 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
 }
 
 type Other = { id: string; handle: string };
+/** What the steps of opening a ledger share: the database, who opens it, the clock and the base URL. */
+type Opening = { db: Db; actor: Actor; services: Pick<Services, 'now' | 'config'> };
 
 /** Blocks and the acquaintance rule (contact or shared group) for the caller opening or accepting a ledger with `other`. */
-async function assertMayOpen(ctx: AuthedContext, other: Other, opts: { needsAcquaintance: boolean }): Promise<void> {
-  const me = ctx.auth.agentId;
+async function assertMayOpen(ctx: Opening, other: Other, opts: { needsAcquaintance: boolean }): Promise<void> {
+  const me = ctx.actor.agentId;
   if (await hasBlocked(ctx.db, me, other.id)) {
     throw new ToolError('INVALID_STATE', `You have blocked @${other.handle}.`, {
       suggestedAction: `Call unblock_agent with handle "${other.handle}" first.`,
@@ -163,30 +173,30 @@ async function assertMayOpen(ctx: AuthedContext, other: Other, opts: { needsAcqu
 }
 
 /** The newest acceptance request of a direct ledger addressed to `targetId`, or null. */
-async function latestRequest(ctx: AuthedContext, groupId: string, targetId: string) {
+async function latestRequest(ctx: Opening, groupId: string, targetId: string) {
   return ctx.db.invite.findFirst({ where: { groupId, targetId }, orderBy: { createdAt: 'desc' }, include: INVITE_INCLUDE });
 }
 
 /** Clears open "requires action" items of an acceptance request that was not used (expired, revoked, declined). */
-async function resolveOpenItems(ctx: AuthedContext, inviteId: string, resolution: string, agentId = ctx.auth.agentId): Promise<void> {
+async function resolveOpenItems(ctx: Opening, inviteId: string, resolution: string, agentId = ctx.actor.agentId): Promise<void> {
   await resolveAction(ctx.db, { entityType: 'invite', entityId: inviteId, agentId, resolution });
 }
 
 /** Sends the other agent a request to accept the ledger: a single-use invite targeted at them and an inbox item that requires action. */
-async function sendRequest(ctx: AuthedContext, group: { id: string; name: string }, other: Other, currency: string) {
+async function sendRequest(ctx: Opening, group: { id: string; name: string }, other: Other, currency: string) {
   const now = ctx.services.now();
   const invite = await insertInvite(ctx.db, {
     groupId: group.id,
-    createdById: ctx.auth.agentId,
+    createdById: ctx.actor.agentId,
     targetId: other.id,
-    note: `Accept to share a direct ${currency} ledger with @${ctx.auth.handle}`,
+    note: `Accept to share a direct ${currency} ledger with @${ctx.actor.handle}`,
     expiresAt: new Date(now.getTime() + ACCEPT_WITHIN_MS),
     maxUses: 1,
     createdAt: now,
   });
   await appendActivity(ctx.db, {
     groupId: group.id,
-    actorId: ctx.auth.agentId,
+    actorId: ctx.actor.agentId,
     action: 'invite.created',
     entityType: 'invite',
     entityId: invite.id,
@@ -195,7 +205,7 @@ async function sendRequest(ctx: AuthedContext, group: { id: string; name: string
   await notify(ctx.db, {
     agentId: other.id,
     kind: 'invite_received',
-    text: `@${ctx.auth.handle} asks to share a direct ${currency} ledger: accept with open_direct_group handle "${ctx.auth.handle}"`,
+    text: `@${ctx.actor.handle} asks to share a direct ${currency} ledger: accept with open_direct_group handle "${ctx.actor.handle}"`,
     requiresAction: true,
     entityType: 'invite',
     entityId: invite.id,
@@ -204,8 +214,8 @@ async function sendRequest(ctx: AuthedContext, group: { id: string; name: string
   await appendEvent(ctx.db, {
     type: 'direct_ledger.requested',
     groupId: group.id,
-    actorId: ctx.auth.agentId,
-    recipients: [other.id, ctx.auth.agentId],
+    actorId: ctx.actor.agentId,
+    recipients: [other.id, ctx.actor.agentId],
     data: { group_id: group.id, invite_id: invite.id, currency, expires_at: invite.expiresAt.toISOString() },
     link: { entityType: 'invite', entityId: invite.id },
   });
@@ -213,26 +223,20 @@ async function sendRequest(ctx: AuthedContext, group: { id: string; name: string
 }
 
 /** direct_ledger.accepted for both agents of the ledger. */
-async function acceptedEvent(ctx: AuthedContext, groupId: string, otherId: string): Promise<void> {
+async function acceptedEvent(ctx: Opening, groupId: string, otherId: string): Promise<void> {
   await appendEvent(ctx.db, {
     type: 'direct_ledger.accepted',
     groupId,
-    actorId: ctx.auth.agentId,
-    recipients: [ctx.auth.agentId, otherId],
+    actorId: ctx.actor.agentId,
+    recipients: [ctx.actor.agentId, otherId],
     data: { group_id: groupId },
     link: { entityType: 'group', entityId: groupId },
   });
 }
 
-async function answer(
-  ctx: AuthedContext,
-  other: Other,
-  groupId: string,
-  created: boolean,
-  request: Awaited<ReturnType<typeof latestRequest>>,
-) {
+async function answer(ctx: Opening, other: Other, groupId: string, created: boolean, request: Awaited<ReturnType<typeof latestRequest>>) {
   const group = await ctx.db.group.findUniqueOrThrow({ where: { id: groupId }, include: GROUP_DETAIL_INCLUDE });
-  const m = await ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId, agentId: ctx.auth.agentId } } });
+  const m = await ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId, agentId: ctx.actor.agentId } } });
   const accepted = group.memberCount >= 2;
   const now = ctx.services.now();
   return {
