@@ -41,7 +41,7 @@ export const record_payment = previewBatchedWriteTool
   )
   .output(output({ ...previewOutput, payment: paymentWithPaySchema }))
   .mutation(async ({ ctx, input }) => {
-    const { group, payment: recorded, confirmed, payeeHandle } = await recordPayment(ctx, ctx.batch, input);
+    const { group, payment: recorded, confirmed, payeeHandle } = await recordPayment(ctx.db, ctx.auth, ctx.batch, input, ctx.services);
     const id = recorded.payment_id;
     const [payment] = await withPayWith(ctx.db, ctx.auth.agentId, [recorded]);
     return {
