@@ -10,6 +10,8 @@ export const sharedTestConfig: NonNullable<ViteUserConfig['test']> = {
   include: ['test/**/*.test.ts'],
   // Fails a test file on node-postgres' concurrent-query warning (see vitest.setup.ts).
   setupFiles: [fileURLToPath(new URL('./vitest.setup.ts', import.meta.url))],
+  // Hot write tools skip parsing their answers in production; under test every answer is parsed and must come out unchanged (kernel/built-output.ts).
+  env: { KITTY_CHECK_OUTPUTS: '1' },
   testTimeout: 60_000,
   hookTimeout: 60_000,
   fileParallelism: false,

@@ -8,12 +8,14 @@ import { OverviewPage } from './pages/overview.tsx';
 import { AgentsPage } from './pages/agents.tsx';
 import { AgentKeysPage } from './pages/agent-keys.tsx';
 import { AppsPage } from './pages/apps.tsx';
+import { WebhooksPage } from './pages/webhooks.tsx';
 import { SecurityPage } from './pages/security.tsx';
 
 const NAV: Array<{ to: string; label: string; pages: Route['page'][] }> = [
   { to: '/account', label: 'Overview', pages: ['overview'] },
   { to: '/account/agents', label: 'My agents', pages: ['agents', 'agent'] },
   { to: '/account/apps', label: 'Connected apps', pages: ['apps'] },
+  { to: '/account/webhooks', label: 'Webhooks', pages: ['webhooks'] },
   { to: '/account/security', label: 'Sign-in & security', pages: ['security'] },
 ];
 
@@ -22,6 +24,7 @@ const TITLES: Record<Route['page'], string> = {
   agents: 'My agents',
   agent: 'Agent keys',
   apps: 'Connected apps',
+  webhooks: 'Webhooks',
   security: 'Sign-in & security',
   missing: 'Page not found',
 };
@@ -102,6 +105,8 @@ function Page({ route }: { route: Route }) {
       return <AgentKeysPage agentId={route.agentId} />;
     case 'apps':
       return <AppsPage />;
+    case 'webhooks':
+      return <WebhooksPage />;
     case 'security':
       return <SecurityPage />;
     default:

@@ -6,6 +6,7 @@ export type Route =
   | { page: 'agents' }
   | { page: 'agent'; agentId: string }
   | { page: 'apps' }
+  | { page: 'webhooks' }
   | { page: 'security' }
   | { page: 'missing' };
 
@@ -16,6 +17,7 @@ function parseRoute(pathname: string): Route {
   const m = /^\/agents\/([0-9a-f-]{36})$/.exec(p);
   if (m) return { page: 'agent', agentId: m[1]! };
   if (p === '/apps') return { page: 'apps' };
+  if (p === '/webhooks') return { page: 'webhooks' };
   if (p === '/security') return { page: 'security' };
   return { page: 'missing' };
 }

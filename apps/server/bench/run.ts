@@ -19,7 +19,11 @@
  * Each comparison alternates its two sides BENCH_ROUNDS times (default 3) and reports medians.
  * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_BIG (1000000), BENCH_ROUNDS (3), BENCH_ONLY=mcp (the MCP rows only),
  * BENCH_ONLY=catalogue (the catalogue size rows only), BENCH_ONLY=stats (the get_group_stats rows only),
- * BENCH_ONLY=writes (the read rows, then the hot writes and the events rows).
+ * BENCH_ONLY=writes (the read rows, then the hot writes and the events rows), BENCH_ONLY=hot (the hot writes alone, after one
+ * bare-route measurement for their HTTP ceiling); BENCH_WRITES=add_expense,confirm_payment,… narrows the hot-write rows
+ * (names: add_expense, items, record_payment, confirm_payment, cancel_payment, create_group, notify, one_group);
+ * BENCH_TARGET_ARGS adds Node flags to the target process; BENCH_PROFILE=<dir> writes a CPU profile of Kitty for each
+ * Kitty load of the hot-write rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -57,7 +61,8 @@ async function main() {
   console.log(
     `Kitty benchmark — ${SECONDS}s per measurement, ${CONNECTIONS} connections, Node ${process.version}, database ${db.databaseUrl.replace(/\/\/[^@]*@/, '//')}`,
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'target.ts')], {
+  const targetArgs = (process.env.BENCH_TARGET_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...targetArgs, '--import', 'tsx', path.join(import.meta.dirname, 'target.ts')], {
     env: { ...process.env, DATABASE_URL: db.databaseUrl, KITTY_LOG: 'silent' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -107,6 +112,13 @@ async function main() {
       body: JSON.stringify({ agent_id: me.agent.agent_id }),
     });
     const loadRest = () => load({ url: `${kittyUrl}/v1/tools/get_me`, method: 'POST', headers: auth, body: '{}' });
+    if (process.env.BENCH_ONLY === 'hot') {
+      // Only the hot writes against their limits (BENCH_WRITES narrows them): `BENCH_ONLY=hot pnpm bench`.
+      const bareOnce = await load({ url: `${bareUrl}/bare`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+      await benchWrites(kittyUrl, db.databaseUrl, post, bareOnce.rps, bareUrl);
+      console.log(TABLE_HEAD + rows.join('\n'));
+      return;
+    }
     if (process.env.BENCH_ONLY === 'mcp') {
       // Only the MCP rows (a quick check of the adapter): `BENCH_ONLY=mcp pnpm bench`.
       await benchMcp(kittyUrl, auth, loadRest);

@@ -2,6 +2,9 @@
  * Benchmark target process: Kitty on DATABASE_URL plus a bare Fastify route serving a fixed
  * JSON body (the baseline for "REST vs bare Fastify"). Prints one JSON line with both URLs.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import path from 'node:path';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { GET_ME_SQL } from '@kitty/core';
@@ -38,6 +41,23 @@ bare.post('/bare-db', async (_req, reply) => {
   if (!r.rows[0]) throw new Error('no agent');
   return reply.send(bodies.db);
 });
+// BENCH_PROFILE=<dir>: the driver brackets each Kitty load of the write rows with these, one CPU profile per load.
+const profileDir = process.env.BENCH_PROFILE;
+if (profileDir) {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 250 });
+  bare.post('/profile/start', async () => {
+    await session.post('Profiler.start');
+    return { ok: true };
+  });
+  bare.post('/profile/stop/:name', async (req) => {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(path.join(profileDir, `${(req.params as { name: string }).name}.cpuprofile`), JSON.stringify(profile));
+    return { ok: true };
+  });
+}
 await bare.listen({ port: 0, host: '127.0.0.1' });
 const addr = bare.server.address() as { port: number };
 console.log(JSON.stringify({ kittyUrl: kitty.url, bareUrl: `http://127.0.0.1:${addr.port}` }));

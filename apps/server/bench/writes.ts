@@ -6,7 +6,9 @@
  *   add_expense     (4-member group, equal split)   goal ≥ 0.7x its limit
  *   record_payment  (pending, payer records)        goal ≥ 0.7x its limit
  *   confirm_payment                                  goal ≥ 0.7x its limit
+ *   cancel_payment  (the payer withdraws)            goal ≥ 0.7x its limit (reject_payment runs the same path)
  *   create_group                                     goal ≥ 0.7x its limit
+ *   create_group limit with one NOTIFY vs without   reported (what the events NOTIFY costs every write)
  *   add_expense all into ONE group                   goal ≥ 500/s (writes to a group serialise on its member rows)
  *   add_expense with 20 items vs without items       reported (the itemized split and the items column)
  *
@@ -60,6 +62,10 @@ export async function rawLoop(pool: pg.Pool, once: (c: pg.PoolClient, i: number)
   const q = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0);
   return { rps: latencies.length / elapsed, p50: q(0.5), p99: q(0.99), errors: 0 };
 }
+
+/** BENCH_WRITES=add_expense,confirm_payment,… runs only those rows (names in run.ts); unset: all. */
+const only = process.env.BENCH_WRITES?.split(',').map((s) => s.trim());
+const want = (row: string) => !only || only.includes(row);
 
 /** A response document of the size a tool stores (the limit stores one like it). */
 const response = (bytes: number) => JSON.stringify({ stored: 'x'.repeat(bytes) });
@@ -155,6 +161,32 @@ const CONFIRM_PAYMENT_LIMIT = `
   SELECT (SELECT count(*) FROM idem) + (SELECT count(*) FROM bal) + (SELECT count(*) FROM pd) + (SELECT count(*) FROM res)
        + (SELECT count(*) FROM ib) + (SELECT count(*) FROM c) + (SELECT count(*) FROM act) AS written`;
 
+const CANCEL_PAYMENT_LIMIT = `
+  WITH idem AS (
+    INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response) VALUES ($1, 'cancel_payment', $2, $3, $4::jsonb) RETURNING 1),
+  lock AS (SELECT 1 FROM groups WHERE id = $5 FOR SHARE),
+  p AS (
+    UPDATE payments SET status = 'cancelled', resolved_at = now(), updated_at = now()
+    WHERE id = $6 AND status = 'pending' AND EXISTS (SELECT 1 FROM lock) RETURNING payer_id, payee_id, amount_minor),
+  lm AS (
+    SELECT m.agent_id FROM memberships m, p WHERE m.group_id = $5 AND m.agent_id IN (p.payer_id, p.payee_id)
+    ORDER BY m.agent_id FOR NO KEY UPDATE OF m),
+  bal AS (
+    UPDATE memberships m SET balance_pending_minor = m.balance_pending_minor + CASE WHEN m.agent_id = p.payer_id THEN -p.amount_minor ELSE p.amount_minor END,
+      pending_count = m.pending_count - 1
+    FROM p, lm WHERE m.group_id = $5 AND m.agent_id = lm.agent_id RETURNING 1),
+  res AS (
+    UPDATE inbox_items SET resolved_at = now(), read_at = coalesce(read_at, now())
+    WHERE entity_type = 'payment' AND entity_id = $6::text AND requires_action AND resolved_at IS NULL RETURNING agent_id),
+  c AS (
+    UPDATE agents a SET inbox_unread = inbox_unread - 1, inbox_requires_action = inbox_requires_action - 1
+    FROM p WHERE a.id = p.payee_id RETURNING 1),
+  act AS (
+    INSERT INTO activities (group_id, actor_id, action, entity_type, entity_id, before, after)
+    VALUES ($5, $1, 'payment.cancelled', 'payment', $6::text, '{"status":"pending"}', '{"status":"cancelled"}') RETURNING 1)
+  SELECT (SELECT count(*) FROM idem) + (SELECT count(*) FROM bal) + (SELECT count(*) FROM res)
+       + (SELECT count(*) FROM c) + (SELECT count(*) FROM act) AS written`;
+
 const CREATE_GROUP_LIMIT = `
   WITH idem AS (
     INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response) VALUES ($1, 'create_group', $2, $3, $4::jsonb) RETURNING 1),
@@ -166,6 +198,11 @@ const CREATE_GROUP_LIMIT = `
     INSERT INTO activities (group_id, actor_id, action, entity_type, entity_id, after)
     SELECT g.id, $1, 'group.created', 'group', g.id::text, '{"name":"Bench group","currency":"EUR","description":null}' FROM g RETURNING 1)
   SELECT (SELECT count(*) FROM idem) + (SELECT count(*) FROM m) + (SELECT count(*) FROM act) AS written`;
+/** The same with one NOTIFY in the write's transaction, as every event append sends (PostgreSQL serialises the commits of notifying transactions). */
+const CREATE_GROUP_LIMIT_NOTIFY = CREATE_GROUP_LIMIT.replace(
+  'AS written',
+  "+ (SELECT count(*) FROM (SELECT pg_notify('kitty_bench', $1::text)) n) AS written",
+);
 
 /** Seeds `n` pending payments payer → payee of 100 minor units in `groupId`, as record_payment leaves them; returns their ids. */
 async function seedPending(pool: pg.Pool, groupId: string, payer: string, payee: string, n: number): Promise<string[]> {
@@ -205,7 +242,20 @@ async function seedPending(pool: pg.Pool, groupId: string, payer: string, payee:
  * into one group. `post` calls Kitty (REST); `bareRps` is a bare Fastify route's throughput in the
  * same run (for the HTTP ceiling). Returns nothing; pushes docs/benchmarks.md rows into `rows`.
  */
-export async function benchWrites(kittyUrl: string, databaseUrl: string, post: Post, bareRps: number): Promise<void> {
+export async function benchWrites(kittyUrl: string, databaseUrl: string, post: Post, bareRps: number, bareUrl?: string): Promise<void> {
+  // BENCH_PROFILE: the target profiles Kitty during each of its loads below (target.ts), one file per row and round.
+  const rounds = new Map<string, number>();
+  const profiled = (name: string, run: () => Promise<Result>) => async (): Promise<Result> => {
+    if (!process.env.BENCH_PROFILE || !bareUrl) return run();
+    const n = (rounds.get(name) ?? 0) + 1;
+    rounds.set(name, n);
+    await fetch(`${bareUrl}/profile/start`, { method: 'POST' });
+    try {
+      return await run();
+    } finally {
+      await fetch(`${bareUrl}/profile/stop/${name}-${n}`, { method: 'POST' });
+    }
+  };
   const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS + 2 });
   const register = async (name: string): Promise<Agent> => {
     const r = await post('/v1/agents', { handle: `${name}-${randomUUID().slice(0, 8)}`, display_name: name });
@@ -291,17 +341,19 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
         await c.query({ name: 'limit_add_expense', text: ADD_EXPENSE_LIMIT, values: limitValues[g]!(groups[g]!.id) });
       });
     await addExpenseLimit(); // warm-up (plans, caches)
-    const [ae, aeLimit, aeRatio] = await paired(addExpenseKitty, addExpenseLimit);
-    compare(
-      'add_expense vs its limit (same rows, one hand-written statement)',
-      ae,
-      `REST add_expense (${CONNECTIONS} groups of 4)`,
-      aeLimit,
-      'raw pg, one CTE, same rows',
-      '≥ 0.7x',
-      aeRatio,
-      httpCeiling(aeLimit, bareRps),
-    );
+    if (want('add_expense')) {
+      const [ae, aeLimit, aeRatio] = await paired(profiled('add_expense', addExpenseKitty), addExpenseLimit);
+      compare(
+        'add_expense vs its limit (same rows, one hand-written statement)',
+        ae,
+        `REST add_expense (${CONNECTIONS} groups of 4)`,
+        aeLimit,
+        'raw pg, one CTE, same rows',
+        '≥ 0.7x',
+        aeRatio,
+        httpCeiling(aeLimit, bareRps),
+      );
+    }
 
     // add_expense with 20 items (each split equally, tax and tip shared by item subtotal) vs the same call without items.
     const items = Array.from({ length: 20 }, (_, i) => ({ description: `Item ${i + 1}`, amount_minor: 100 + i }));
@@ -314,16 +366,18 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
           (g) => ({ group_id: g.id, description: 'Dinner', items, tax_minor: 190, tip_minor: 300, idempotency_key: randomUUID() }),
         ),
       });
-    const [ai, plain, aiRatio] = await paired(addItemsKitty, addExpenseKitty);
-    compare(
-      'add_expense with 20 items vs without',
-      ai,
-      'REST add_expense, 20 items + tax + tip',
-      plain,
-      'REST add_expense, no items',
-      'report',
-      aiRatio,
-    );
+    if (want('items')) {
+      const [ai, plain, aiRatio] = await paired(addItemsKitty, addExpenseKitty);
+      compare(
+        'add_expense with 20 items vs without',
+        ai,
+        'REST add_expense, 20 items + tax + tip',
+        plain,
+        'REST add_expense, no items',
+        'report',
+        aiRatio,
+      );
+    }
 
     // record_payment: each group's payer records a pending payment to its second member (allow_overpayment: no debt needed).
     const paySample = await post(
@@ -356,17 +410,19 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
           values: [g.payer.id, randomUUID(), 'h'.repeat(64), response(payBytes), g.id, randomUUID(), g.others[0]!.id],
         });
       });
-    const [rp, rpLimit, rpRatio] = await paired(recordKitty, recordLimit);
-    compare(
-      'record_payment vs its limit',
-      rp,
-      'REST record_payment (pending)',
-      rpLimit,
-      'raw pg, one CTE, same rows',
-      '≥ 0.7x',
-      rpRatio,
-      httpCeiling(rpLimit, bareRps),
-    );
+    if (want('record_payment')) {
+      const [rp, rpLimit, rpRatio] = await paired(profiled('record_payment', recordKitty), recordLimit);
+      compare(
+        'record_payment vs its limit',
+        rp,
+        'REST record_payment (pending)',
+        rpLimit,
+        'raw pg, one CTE, same rows',
+        '≥ 0.7x',
+        rpRatio,
+        httpCeiling(rpLimit, bareRps),
+      );
+    }
 
     // confirm_payment: each group's payee confirms pending payments seeded for each side just before it runs.
     const perGroup = Math.ceil((6000 * SECONDS) / groups.length);
@@ -377,22 +433,24 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
     let kittyQueues: Awaited<ReturnType<typeof seedAll>> = [];
     const confirmKitty = async () => {
       kittyQueues = await seedAll();
-      return load({
-        url: `${kittyUrl}/v1/tools/confirm_payment`,
-        method: 'POST',
-        requests: [
-          {
-            setupRequest: (req: any) => {
-              const q = kittyQueues[next++ % kittyQueues.length]!;
-              return {
-                ...req,
-                headers: as(q.g.others[0]!),
-                body: JSON.stringify({ payment_id: q.ids[q.next++ % q.ids.length], idempotency_key: randomUUID() }),
-              };
+      return profiled('confirm_payment', () =>
+        load({
+          url: `${kittyUrl}/v1/tools/confirm_payment`,
+          method: 'POST',
+          requests: [
+            {
+              setupRequest: (req: any) => {
+                const q = kittyQueues[next++ % kittyQueues.length]!;
+                return {
+                  ...req,
+                  headers: as(q.g.others[0]!),
+                  body: JSON.stringify({ payment_id: q.ids[q.next++ % q.ids.length], idempotency_key: randomUUID() }),
+                };
+              },
             },
-          },
-        ],
-      });
+          ],
+        }),
+      )();
     };
     const confirmLimit = async () => {
       const queues = await seedAll();
@@ -407,17 +465,68 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
         });
       });
     };
-    const [cp, cpLimit, cpRatio] = await paired(confirmKitty, confirmLimit);
-    compare(
-      'confirm_payment vs its limit',
-      cp,
-      'REST confirm_payment',
-      cpLimit,
-      'raw pg, one CTE, same rows',
-      '≥ 0.7x',
-      cpRatio,
-      httpCeiling(cpLimit, bareRps),
-    );
+    if (want('confirm_payment')) {
+      const [cp, cpLimit, cpRatio] = await paired(confirmKitty, confirmLimit);
+      compare(
+        'confirm_payment vs its limit',
+        cp,
+        'REST confirm_payment',
+        cpLimit,
+        'raw pg, one CTE, same rows',
+        '≥ 0.7x',
+        cpRatio,
+        httpCeiling(cpLimit, bareRps),
+      );
+    }
+
+    // cancel_payment: each group's payer withdraws pending payments seeded just before it runs (reject_payment takes the same path).
+    const cancelKitty = async () => {
+      kittyQueues = await seedAll();
+      return profiled('cancel_payment', () =>
+        load({
+          url: `${kittyUrl}/v1/tools/cancel_payment`,
+          method: 'POST',
+          requests: [
+            {
+              setupRequest: (req: any) => {
+                const q = kittyQueues[next++ % kittyQueues.length]!;
+                return {
+                  ...req,
+                  headers: as(q.g.payer),
+                  body: JSON.stringify({ payment_id: q.ids[q.next++ % q.ids.length], idempotency_key: randomUUID() }),
+                };
+              },
+            },
+          ],
+        }),
+      )();
+    };
+    const cancelLimit = async () => {
+      const queues = await seedAll();
+      return rawLoop(pool, async (c, i) => {
+        const q = queues[i % queues.length]!;
+        const id = q.ids[q.next++];
+        if (!id) return false;
+        await c.query({
+          name: 'limit_cancel_payment',
+          text: CANCEL_PAYMENT_LIMIT,
+          values: [q.g.payer.id, randomUUID(), 'h'.repeat(64), response(payBytes), q.g.id, id],
+        });
+      });
+    };
+    if (want('cancel_payment')) {
+      const [xp, xpLimit, xpRatio] = await paired(cancelKitty, cancelLimit);
+      compare(
+        'cancel_payment vs its limit',
+        xp,
+        'REST cancel_payment',
+        xpLimit,
+        'raw pg, one CTE, same rows',
+        '≥ 0.7x',
+        xpRatio,
+        httpCeiling(xpLimit, bareRps),
+      );
+    }
 
     // create_group, by the groups' payers in turn.
     const groupBytes = JSON.stringify(
@@ -440,44 +549,70 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
           values: [groups[i % groups.length]!.payer.id, randomUUID(), 'h'.repeat(64), response(groupBytes), randomUUID()],
         });
       });
-    const [cg, cgLimit, cgRatio] = await paired(createKitty, createLimit);
-    compare(
-      'create_group vs its limit',
-      cg,
-      'REST create_group',
-      cgLimit,
-      'raw pg, one CTE, same rows',
-      '≥ 0.7x',
-      cgRatio,
-      httpCeiling(cgLimit, bareRps),
-    );
+    if (want('create_group')) {
+      const [cg, cgLimit, cgRatio] = await paired(profiled('create_group', createKitty), createLimit);
+      compare(
+        'create_group vs its limit',
+        cg,
+        'REST create_group',
+        cgLimit,
+        'raw pg, one CTE, same rows',
+        '≥ 0.7x',
+        cgRatio,
+        httpCeiling(cgLimit, bareRps),
+      );
+    }
+
+    // What one NOTIFY in a write's transaction costs: the create_group limit with and without it (no listener needed).
+    if (want('notify')) {
+      const createLimitNotify = () =>
+        rawLoop(pool, async (c, i) => {
+          await c.query({
+            name: 'limit_create_group_notify',
+            text: CREATE_GROUP_LIMIT_NOTIFY,
+            values: [groups[i % groups.length]!.payer.id, randomUUID(), 'h'.repeat(64), response(groupBytes), randomUUID()],
+          });
+        });
+      const [withNotify, without, notifyRatio] = await paired(createLimitNotify, createLimit);
+      compare(
+        'create_group limit with one NOTIFY in its transaction vs without',
+        withNotify,
+        'raw pg, one CTE + pg_notify',
+        without,
+        'raw pg, one CTE',
+        'report',
+        notifyRatio,
+      );
+    }
 
     // add_expense, every connection into the same group (the same member and agent rows every time).
-    const one = await load({
-      url: `${kittyUrl}/v1/tools/add_expense`,
-      method: 'POST',
-      headers: as(g0.payer),
-      requests: [
-        {
-          setupRequest: (req: any) => ({
-            ...req,
-            body: JSON.stringify({ group_id: g0.id, description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() }),
-          }),
-        },
-      ],
-    });
-    const oneLimit = await rawLoop(pool, async (c) => {
-      await c.query({ name: 'limit_add_expense', text: ADD_EXPENSE_LIMIT, values: limitValues[0]!(g0.id) });
-    });
-    console.log(
-      `\nadd_expense, all ${CONNECTIONS} connections into ONE group of 4 (every write updates the same member rows, so they serialise)\n` +
-        `  REST add_expense                   ${fmt(one)}\n  raw pg limit, same group           ${fmt(oneLimit)}\n` +
-        `  goal ≥ 500 writes/s: ${one.rps >= 500 ? 'met' : 'NOT met'}; member rows held ≈ ${(1000 / one.rps).toFixed(2)} ms per write` +
-        (deadlocks.n ? `\n  (the hand-written limits met ${deadlocks.n} deadlocks, retried)` : ''),
-    );
-    rows.push(
-      `| add_expense into ONE group of 4, ${CONNECTIONS} connections | ${one.rps.toFixed(0)}/s | ≥ 500/s | p50 ${one.p50} ms, p99 ${one.p99} ms; its limit ${oneLimit.rps.toFixed(0)}/s |`,
-    );
+    if (want('one_group')) {
+      const one = await load({
+        url: `${kittyUrl}/v1/tools/add_expense`,
+        method: 'POST',
+        headers: as(g0.payer),
+        requests: [
+          {
+            setupRequest: (req: any) => ({
+              ...req,
+              body: JSON.stringify({ group_id: g0.id, description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() }),
+            }),
+          },
+        ],
+      });
+      const oneLimit = await rawLoop(pool, async (c) => {
+        await c.query({ name: 'limit_add_expense', text: ADD_EXPENSE_LIMIT, values: limitValues[0]!(g0.id) });
+      });
+      console.log(
+        `\nadd_expense, all ${CONNECTIONS} connections into ONE group of 4 (every write updates the same member rows, so they serialise)\n` +
+          `  REST add_expense                   ${fmt(one)}\n  raw pg limit, same group           ${fmt(oneLimit)}\n` +
+          `  goal ≥ 500 writes/s: ${one.rps >= 500 ? 'met' : 'NOT met'}; member rows held ≈ ${(1000 / one.rps).toFixed(2)} ms per write` +
+          (deadlocks.n ? `\n  (the hand-written limits met ${deadlocks.n} deadlocks, retried)` : ''),
+      );
+      rows.push(
+        `| add_expense into ONE group of 4, ${CONNECTIONS} connections | ${one.rps.toFixed(0)}/s | ≥ 500/s | p50 ${one.p50} ms, p99 ${one.p99} ms; its limit ${oneLimit.rps.toFixed(0)}/s |`,
+      );
+    }
   } finally {
     await pool.end();
   }

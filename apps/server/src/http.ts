@@ -272,6 +272,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     errorEnvelope,
     scopeChallenge: (scope) => wwwAuthenticate(deps.baseUrl, '/mcp', 'insufficient_scope', scope),
     toolBodyLimits,
+    eventStreams: { maxPerCredential: deps.eventStreamsPerCredential ?? 5 },
   });
   await registerMetadataRoutes(app, deps);
   registerFavicon(app);

@@ -1,6 +1,6 @@
 /**
  * Makes dist/ a package folder of its own, the one that is packed and published
- * (`pnpm --filter @kitty/client tarball`, into artifacts/): its package.json carries what a user's install needs — name, version,
+ * (`npx -y pnpm@10.34.8 --filter @kitty/client tarball`, into artifacts/): its package.json carries what a user's install needs — name, version,
  * ESM entry points, engines — and nothing of this workspace (no scripts, no dev dependencies such
  * as `workspace:*` links); the README is copied next to it. Run by `build` after tsc.
  */
@@ -20,6 +20,9 @@ const manifest = {
   type: 'module',
   exports: { '.': { types: './index.d.ts', default: './index.js' } },
   types: './index.d.ts',
+  // Only the built code (and README.md, package.json, which npm always adds): a tarball someone packed inside dist/
+  // earlier (`npm pack` run there) is never shipped inside the next one.
+  files: ['**/*.js', '**/*.d.ts'],
   sideEffects: false,
   engines: pkg.engines,
 };

@@ -12,7 +12,7 @@
  * envelope (code, message, suggested_action, details, request_id). No runtime dependencies; needs
  * a global `fetch` (Node >= 20, browsers, Deno, Bun).
  */
-import { KEYED_TOOLS, type ErrorBody, type ToolInputs, type ToolOutputs } from './generated/tools.js';
+import { KEYED_TOOLS, type ErrorBody, type ErrorCode, type ToolInputs, type ToolOutputs } from './generated/tools.js';
 
 export type { ErrorBody, ErrorCode, ToolInputs, ToolOutputs } from './generated/tools.js';
 
@@ -54,7 +54,7 @@ export interface KittyClientOptions {
 }
 
 export class KittyError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly suggestedAction: string;
   readonly details: Record<string, unknown> | undefined;
   readonly retryAfter: number | undefined;

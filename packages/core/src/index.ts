@@ -23,6 +23,15 @@ export { IDEMPOTENCY_KEY_LENGTH } from './kernel/text.ts';
 export { EVENT_TYPES, pruneEvents, type EventType } from './kernel/events.ts';
 export { disableWebhook } from './areas/webhooks/webhooks.ts';
 export { safeLookup } from './areas/webhooks/address.ts';
-export { readEvents, waitForEvents, latestEventId, decodeEventId, type FeedEvent } from './areas/events/feed.ts';
+export {
+  readEvents,
+  waitForEvents,
+  latestEventId,
+  latestEvents,
+  watchEvents,
+  feedOwner,
+  decodeEventId,
+  type FeedEvent,
+} from './areas/events/feed.ts';
 export { openReceipt, receiptConfig, DEFAULT_RECEIPT_MAX_BYTES } from './areas/expenses/receipts.ts';
 export { postgresReceiptStore } from './areas/expenses/receipt-store.ts';

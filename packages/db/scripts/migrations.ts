@@ -33,7 +33,7 @@ async function main(): Promise<number> {
       }
       console.error('DRIFT: schema.prisma differs from prisma/migrations. A new migration would:');
       console.error(summary);
-      console.error('Run `pnpm --filter @kitty/db migration:create <name>`.');
+      console.error('Run `npx -y pnpm@10.34.8 --filter @kitty/db migration:create <name>`.');
       return 1;
     }
     case 'apply': {

@@ -13,9 +13,9 @@
  * them become Kitty's error envelope (the server's `errorEnvelope`), transport-level refusals (bad
  * JSON, 413, …) a JSON-RPC error (`toMcpErrorBody`).
  *
- * Both answer POST with JSON, never open SSE streams, keep no session (no `Mcp-Session-Id`),
- * refuse JSON-RPC batches and refuse GET/DELETE with 405. Host/Origin are checked against
- * loopback, the base URL's host and `allowedHosts` (403 otherwise: DNS-rebinding protection).
+ * Both answer POST with JSON, keep no session, refuse JSON-RPC batches and DELETE (405). Only event
+ * notifications are SSE (event-streams.ts): `subscriptions/listen`, GET /mcp with a credential
+ * (other GETs: 405). Host/Origin are checked against loopback, the base URL's host and `allowedHosts`.
  *
  * Each message is classified and served by `McpEndpoint` (dispatch.ts) on pooled SDK Servers
  * (pool.ts): no Server is built per request. The Fastify request (headers + the already-parsed
@@ -31,6 +31,7 @@ import { McpEndpoint, routeMessage } from './dispatch.ts';
 import { toolsServerFactory, CONTEXT_KEY, type McpCallContext } from './tools-server.ts';
 import { docsServerFactory } from './docs/server.ts';
 import { mcpBodyLimits } from './body-limit.ts';
+import { EventStreams } from './event-streams.ts';
 
 export { hostGuard, LOOPBACK_HOSTS } from './guard.ts';
 export { toMcpTool, toolsServerFactory, toolErrorResult, toolSuccessResult } from './tools-server.ts';
@@ -101,6 +102,8 @@ export interface McpAdapterOptions {
   reuseServers?: boolean;
   /** Body limits (bytes) of tools that need more than the server's default on a tools/call, e.g. attach_receipt's base64 file. */
   toolBodyLimits?: Record<string, number>;
+  /** Event subscriptions (listen, GET streams) open per credential on this instance (default 5); keep-alive (ms). */
+  eventStreams?: { maxPerCredential?: number | undefined; keepAliveMs?: number | undefined };
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {
@@ -122,10 +125,9 @@ const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
  * Errors before the MCP transport takes over are thrown as ToolError and leave through the
  * plugin's error handler as the JSON error envelope: FORBIDDEN 403 (Host/Origin refused),
  * UNAUTHENTICATED 401 (/mcp, a call that needs a credential without one; `WWW-Authenticate`
- * naming /mcp's metadata), METHOD_NOT_ALLOWED 405 (GET/DELETE: stateless server, no SSE stream,
- * no session), VALIDATION_ERROR 400 (empty body). A JSON array body (a JSON-RPC batch, which MCP
- * does not have since 2025-06-18) is refused whole with HTTP 400 and JSON-RPC error -32600 before
- * anything runs. Everything after is JSON-RPC as the MCP spec says.
+ * naming /mcp's metadata), METHOD_NOT_ALLOWED 405 (DELETE; GET but the event stream), 400 (empty
+ * body). A JSON array body (a JSON-RPC batch) is refused whole with HTTP 400 and JSON-RPC error
+ * -32600 before anything runs. Everything after is JSON-RPC as the MCP spec says.
  */
 export async function registerMcpRoutes(parent: FastifyInstance, opts: McpAdapterOptions): Promise<void> {
   await parent.register(async (app) => mcpRoutes(app, opts));
@@ -144,30 +146,29 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
   const guard = hostGuard(opts.baseUrl, opts.allowedHosts, opts.allowedOrigins);
   const reuse = opts.reuseServers ?? true;
   const onerror = (e: Error) => app.log.debug({ err: e }, 'mcp exchange refused or failed');
-  const tools = new McpEndpoint(toolsServerFactory(opts.registry, opts.baseUrl), reuse, onerror);
+  const toolsServer = toolsServerFactory(opts.registry, opts.baseUrl);
+  const tools = new McpEndpoint(toolsServer, reuse, onerror);
   const docs = new McpEndpoint(docsServerFactory(opts.registry, opts.baseUrl), reuse, onerror);
-  app.addHook('onClose', async () => {
-    await Promise.all([tools.close(), docs.close()]);
-  });
+  const streams = new EventStreams(toolsServer, { maxPerCredential: 5, ...opts.eventStreams, onerror });
+  app.addHook('preClose', async () => streams.close());
+  app.addHook('onClose', async () => void (await Promise.all([tools.close(), docs.close()])));
 
   const checkOrigin = (req: FastifyRequest) => {
     const refused = guard(header(req, 'host'), header(req, 'origin'));
-    if (refused) {
+    if (refused)
       throw new ToolError('FORBIDDEN', refused, {
         suggestedAction:
           "Connect through the server's own address (its base URL or localhost); an operator can add a host to KITTY_ALLOWED_HOSTS.",
         details: { reason: 'dns_rebinding_protection' },
       });
-    }
   };
 
   /** The one JSON-RPC message of the body: refuses an empty body and batches. */
   const messageOf = (req: FastifyRequest): Record<string, unknown> | 'batch' => {
-    if (req.body === undefined) {
+    if (req.body === undefined)
       throw new ToolError('VALIDATION_ERROR', 'POST a JSON-RPC message as the body.', {
         details: { issues: [{ path: '(root)', message: 'body required', code: 'required' }] },
       });
-    }
     if (Array.isArray(req.body)) return 'batch';
     return (req.body !== null && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
   };
@@ -217,7 +218,11 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
       scopes: agent?.scopes ?? [],
       extra: { [CONTEXT_KEY]: r },
     };
-    const answer = await endpoint.serve(routed, () => fetchRequest(req), auth);
+    const answer =
+      endpoint === tools && routed.kind === 'modern' && message.method === 'subscriptions/listen'
+        ? await streams.listen(req, reply, message, (signal) => fetchRequest(req, signal), auth, r)
+        : await endpoint.serve(routed, () => fetchRequest(req), auth);
+    if (!answer) return reply; // an event stream: sent on the raw response
     reply.code(answer.status);
     for (const [k, v] of answer.headers) reply.header(k, v);
     const scope = r.insufficientScope;
@@ -239,13 +244,13 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
    * passed parsed; authentication was done by the server). Only these headers: building a fetch
    * Request is a visible part of a call's cost.
    */
-  const fetchRequest = (req: FastifyRequest): Request => {
+  const fetchRequest = (req: FastifyRequest, signal?: AbortSignal): Request => {
     const headers: Record<string, string> = {};
     for (const name of SDK_HEADERS) {
       const v = header(req, name);
       if (v !== undefined) headers[name] = v;
     }
-    return new Request(`${opts.baseUrl}${req.url}`, { method: 'POST', headers });
+    return new Request(`${opts.baseUrl}${req.url}`, { method: 'POST', headers, ...(signal ? { signal } : {}) });
   };
 
   const context = (req: FastifyRequest): McpCallContext => ({
@@ -268,7 +273,7 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
     reply.header('Allow', 'POST');
     throw new ToolError(
       'METHOD_NOT_ALLOWED',
-      `${req.method} is not supported: this MCP server is stateless (no SSE stream, no session); POST JSON-RPC messages.`,
+      `${req.method} is not supported here: this MCP server keeps no session; POST JSON-RPC messages (GET /mcp with a credential streams event notifications).`,
       {
         suggestedAction: 'Send MCP messages with POST.',
       },
@@ -283,9 +288,12 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
     checkOrigin(req);
     return serve(docs, req, reply, () => false);
   });
-  for (const path of ['/mcp', '/mcp/docs']) {
-    const config = { ignoresBearer: path === '/mcp/docs' };
-    app.get(path, { config }, notAllowed);
-    app.delete(path, { config }, notAllowed);
-  }
+  app.get('/mcp', async (req, reply) => {
+    const r = context(req); // 2025-11-25 standalone SSE stream: event notifications for a caller with a credential
+    if (!r.callRequest.auth || !header(req, 'accept')?.includes('text/event-stream')) return notAllowed(req, reply);
+    checkOrigin(req);
+    return streams.stream(req, reply, r);
+  });
+  app.get('/mcp/docs', { config: { ignoresBearer: true } }, notAllowed);
+  for (const path of ['/mcp', '/mcp/docs']) app.delete(path, { config: { ignoresBearer: path === '/mcp/docs' } }, notAllowed);
 }

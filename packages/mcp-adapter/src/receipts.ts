@@ -7,7 +7,7 @@
  * - FORBIDDEN (not a member; a key without svc:read, which also makes the route answer 403 with an
  *   insufficient_scope challenge), UNAUTHENTICATED → -32602 with the REST error envelope as `data`;
  * - INTERNAL → -32603 (logged).
- * Receipts are not enumerated: `resources/list` is empty and `resources/templates/list` names the template.
+ * Receipts are not enumerated: `resources/templates/list` names the template (resources.ts registers the handlers).
  */
 import {
   ProtocolError,
@@ -16,15 +16,14 @@ import {
   UriTemplate,
   type ReadResourceResult,
   type ResourceTemplateType,
-  type Server,
 } from '@modelcontextprotocol/server';
 import { openReceipt, toErrorEnvelope } from '@kitty/core';
-import { callContextOf } from './context.ts';
+import type { McpCallContext } from './context.ts';
 
 const RECEIPT_TEMPLATE = 'kitty://receipts/{receipt_id}';
 const template = new UriTemplate(RECEIPT_TEMPLATE);
 
-const RECEIPT_RESOURCE_TEMPLATE: ResourceTemplateType = {
+export const RECEIPT_RESOURCE_TEMPLATE: ResourceTemplateType = {
   uriTemplate: RECEIPT_TEMPLATE,
   name: 'receipt',
   title: 'Receipt file',
@@ -40,30 +39,33 @@ function receiptIdOf(uri: string): string | undefined {
   return typeof id === 'string' && id.length > 0 ? id : undefined;
 }
 
-/** Adds resources/list, resources/templates/list and resources/read (receipts) to a /mcp Server. */
-export function registerReceiptResources(server: Server): void {
-  server.setRequestHandler('resources/list', () => ({ resources: [] }));
-  server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [RECEIPT_RESOURCE_TEMPLATE] }));
-  server.setRequestHandler('resources/read', async (request, ctx): Promise<ReadResourceResult> => {
-    const uri = request.params.uri;
-    const receiptId = receiptIdOf(uri);
-    if (receiptId === undefined) throw new ResourceNotFoundError(uri, `No resource ${uri}: receipts are ${RECEIPT_TEMPLATE}.`);
-    const callCtx = callContextOf(ctx);
-    const { services, auth } = callCtx.callRequest;
-    try {
-      const receipt = await openReceipt(services, { auth }, receiptId);
-      const blob = Buffer.from(receipt.bytes.buffer, receipt.bytes.byteOffset, receipt.bytes.byteLength).toString('base64');
-      return { contents: [{ uri, mimeType: receipt.contentType, blob }] };
-    } catch (e) {
-      const { body, error } = toErrorEnvelope(e, callCtx.callRequest.requestId);
-      if (error.kittyCode === 'NOT_FOUND') throw new ResourceNotFoundError(uri, body.error.message);
-      if (error.kittyCode === 'INTERNAL') {
-        callCtx.logError({ err: error.cause ?? e }, 'internal error (mcp resources/read)');
-        throw new ProtocolError(ProtocolErrorCode.InternalError, body.error.message, body);
-      }
-      const requiredScope = error.kittyCode === 'FORBIDDEN' ? error.details?.required_scope : undefined;
-      if (typeof requiredScope === 'string') callCtx.insufficientScope = requiredScope;
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${body.error.message} ${body.error.suggested_action}`, body);
-    }
-  });
+/**
+ * Kitty's refusal `e` as the JSON-RPC error of a resources/* request on `uri`: NOT_FOUND → Resource
+ * not found, INTERNAL → -32603 (logged), anything else → -32602 with the REST error envelope as
+ * `data` (a missing scope also makes the route answer 403 with an insufficient_scope challenge).
+ */
+export function resourceError(e: unknown, uri: string, callCtx: McpCallContext): ProtocolError {
+  const { body, error } = toErrorEnvelope(e, callCtx.callRequest.requestId);
+  if (error.kittyCode === 'NOT_FOUND') return new ResourceNotFoundError(uri, body.error.message);
+  if (error.kittyCode === 'INTERNAL') {
+    callCtx.logError({ err: error.cause ?? e }, 'internal error (mcp resources)');
+    return new ProtocolError(ProtocolErrorCode.InternalError, body.error.message, body);
+  }
+  const requiredScope = error.kittyCode === 'FORBIDDEN' ? error.details?.required_scope : undefined;
+  if (typeof requiredScope === 'string') callCtx.insufficientScope = requiredScope;
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, `${body.error.message} ${body.error.suggested_action}`, body);
+}
+
+/** resources/read of a `kitty://receipts/{receipt_id}` URI (ResourceNotFound for any other URI). */
+export async function readReceipt(uri: string, callCtx: McpCallContext): Promise<ReadResourceResult> {
+  const receiptId = receiptIdOf(uri);
+  if (receiptId === undefined) throw new ResourceNotFoundError(uri, `No resource ${uri}: receipts are ${RECEIPT_TEMPLATE}.`);
+  const { services, auth } = callCtx.callRequest;
+  try {
+    const receipt = await openReceipt(services, { auth }, receiptId);
+    const blob = Buffer.from(receipt.bytes.buffer, receipt.bytes.byteOffset, receipt.bytes.byteLength).toString('base64');
+    return { contents: [{ uri, mimeType: receipt.contentType, blob }] };
+  } catch (e) {
+    throw resourceError(e, uri, callCtx);
+  }
 }

@@ -13,7 +13,8 @@
  *   unknown-tool message (naming the closest tools) and its error body as `data`. The message
  *   carries no "MCP error" prefix: clients add their own.
  *
- * Receipts are resources (receipts.ts): resources/read of kitty://receipts/{receipt_id}.
+ * Resources (resources.ts): kitty://events, the caller's event feed (subscribable), and receipt files
+ * kitty://receipts/{receipt_id}.
  *
  * tools/list: every tool for an anonymous caller, a caller holding every scope, or an OAuth token
  * (which can step up: a call needing more answers 403 insufficient_scope); an API key without some
@@ -29,7 +30,7 @@ import {
   type ListToolsResult,
   type Tool,
 } from '@modelcontextprotocol/server';
-import { registerReceiptResources } from './receipts.ts';
+import { registerResources } from './resources.ts';
 import { callContextOf, type HandlerContext, type McpCallContext } from './context.ts';
 
 export { callContextOf, CONTEXT_KEY, type McpCallContext } from './context.ts';
@@ -121,11 +122,12 @@ export function toolsServerFactory(registry: Registry, baseUrl: string): () => S
     `Without a credential only discovery, tools/list and register_agent work; other calls answer HTTP 401 with an OAuth challenge. ` +
     `With an API key lacking a scope (e.g. read-only), tools/list leaves out the tools needing it (_meta "kitty/omitted" says so). ` +
     `Receipt files: resources/read of kitty://receipts/{receipt_id} (members only; a base64 blob with its mimeType). ` +
+    `Your event feed: resource kitty://events (subscribable: subscriptions/listen, or resources/subscribe + GET /mcp on 2025-11-25). ` +
     `Read-only documentation without a credential: ${baseUrl}/mcp/docs.`;
 
   return () => {
     const server = new Server(SERVER_INFO, {
-      capabilities: { tools: { listChanged: false }, resources: {} },
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: true } },
       instructions,
       cacheHints: {
         'server/discover': { ttlMs: LIST_TTL_MS, cacheScope: 'public' },
@@ -134,7 +136,7 @@ export function toolsServerFactory(registry: Registry, baseUrl: string): () => S
         'resources/read': { ttlMs: 0, cacheScope: 'private' },
       },
     });
-    registerReceiptResources(server);
+    registerResources(server);
     server.setRequestHandler('tools/list', (_request, ctx) => {
       const auth = callContextOf(ctx).callRequest.auth;
       const result = listing(auth?.credential === 'api_key' ? auth.scopes : null);

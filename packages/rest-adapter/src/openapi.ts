@@ -49,6 +49,29 @@ const errorResponse = (description: string) => ({
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
 });
 
+/**
+ * A tool's examples (registry.examples) as OpenAPI Example Objects, keyed by a slug of their summary: the request's
+ * `value` is the arguments, the response's the success envelope around the result.
+ */
+function examplesOf(registry: Registry, tool: string, side: 'request' | 'response'): { examples?: Record<string, unknown> } {
+  const list = registry.examples?.get(tool) ?? [];
+  if (list.length === 0) return {};
+  const slug = (s: string) =>
+    s
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_|_$/g, '')
+      .slice(0, 48);
+  return {
+    examples: Object.fromEntries(
+      list.map((ex, i) => [
+        `${i + 1}_${slug(ex.summary)}`,
+        { summary: ex.summary, value: side === 'request' ? ex.arguments : { ok: true, data: ex.result } },
+      ]),
+    ),
+  };
+}
+
 const rateHeaders = {
   'RateLimit-Policy': { description: 'Rate limit policy (IETF httpapi ratelimit headers).', schema: { type: 'string' } },
   RateLimit: { description: 'Current rate limit state.', schema: { type: 'string' } },
@@ -110,7 +133,12 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
         parameters,
         requestBody: {
           required: tool.hasRequiredArgs,
-          content: { 'application/json': { schema: { $ref: `#/components/schemas/${tool.name}_input` } } },
+          content: {
+            'application/json': {
+              schema: { $ref: `#/components/schemas/${tool.name}_input` },
+              ...examplesOf(registry, tool.name, 'request'),
+            },
+          },
         },
         responses: {
           '200': {
@@ -123,6 +151,7 @@ export function buildOpenApi(registry: Registry, baseUrl: string): Record<string
                   required: ['ok', 'data'],
                   properties: { ok: { const: true }, data: resultOf(`${tool.name}_output`) },
                 },
+                ...examplesOf(registry, tool.name, 'response'),
               },
             },
           },

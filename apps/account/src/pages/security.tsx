@@ -18,6 +18,9 @@ const EVENT_LABELS: Record<string, string> = {
   key_revoked: 'Key revoked',
   app_connected: 'App connected',
   app_disconnected: 'App disconnected',
+  webhook_paused: 'Webhook paused',
+  webhook_resumed: 'Webhook resumed',
+  webhook_deleted: 'Webhook deleted',
 };
 
 function eventDetail(details: Record<string, unknown>): string {
@@ -28,6 +31,7 @@ function eventDetail(details: Record<string, unknown>): string {
     );
   if (typeof details.new_key_prefix === 'string') parts.push(`new key ${details.new_key_prefix}…`);
   if (typeof details.client_name === 'string') parts.push(details.client_name);
+  if (typeof details.webhook_url === 'string') parts.push(details.webhook_url);
   if (typeof details.previous_name === 'string') parts.push(`was ${details.previous_name}`);
   if (typeof details.passkey_name === 'string') parts.push(details.passkey_name);
   if (typeof details.method === 'string') parts.push(`with ${details.method}`);

@@ -282,10 +282,13 @@ describe('/mcp HTTP rules', () => {
     }
   });
 
-  it('GET and DELETE are 405 (stateless: no SSE stream, no session)', async () => {
-    const g = await s.http('/mcp', { apiKey: alice.apiKey, headers: { accept: 'text/event-stream' } });
+  it('DELETE is 405 (no session); GET is 405 except the event stream of a caller with a credential (mcp-events.test.ts)', async () => {
+    const g = await s.http('/mcp', { headers: { accept: 'text/event-stream' } });
     expect(g.status).toBe(405);
     expect(g.headers.get('allow')).toBe('POST');
+    expect((await s.http('/mcp', { apiKey: alice.apiKey, headers: { accept: 'application/json' } })).status).toBe(405);
+    expect((await s.http('/mcp/docs', { apiKey: alice.apiKey, headers: { accept: 'text/event-stream' } })).status).toBe(405);
+    expect((await s.http('/mcp', { method: 'DELETE', apiKey: alice.apiKey })).status).toBe(405);
     const d = await s.http('/mcp/docs', { method: 'DELETE' });
     expect(d.status).toBe(405);
   });

@@ -71,7 +71,8 @@ describe('receipts as MCP resources', () => {
     const c = await v1(member.apiKey);
     const { resourceTemplates } = await c.listResourceTemplates();
     expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(['kitty://receipts/{receipt_id}']);
-    expect((await c.listResources()).resources).toEqual([]);
+    // The one listed resource is the caller's event feed (mcp-events.test.ts).
+    expect((await c.listResources()).resources.map((r) => r.uri)).toEqual(['kitty://events']);
   });
 
   it('a member reads the attached bytes with their type (v1 client, 2025-11-25)', async () => {

@@ -48,10 +48,15 @@ describe('@kitty/client as a package', () => {
     run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts'], CLIENT);
     run(process.execPath, [TSC, '-p', 'tsconfig.build.json'], CLIENT);
     run(process.execPath, ['--import', 'tsx', 'scripts/manifest.ts'], CLIENT);
-    const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', tmp], path.join(CLIENT, 'dist'))) as Array<{
-      filename: string;
-      files: Array<{ path: string }>;
-    }>;
+    // A tarball left in dist/ by an earlier `npm pack` run there must not end up inside the new one.
+    const stray = path.join(CLIENT, 'dist', 'kitty-client-0.0.0-stray.tgz');
+    await writeFile(stray, 'an older tarball');
+    let packed: Array<{ filename: string; files: Array<{ path: string }> }>;
+    try {
+      packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', tmp], path.join(CLIENT, 'dist')));
+    } finally {
+      await rm(stray, { force: true });
+    }
     tarball = path.join(tmp, packed[0]!.filename);
     server = await startTestServer();
   });
@@ -60,7 +65,7 @@ describe('@kitty/client as a package', () => {
     await rm(tmp, { recursive: true, force: true });
   });
 
-  it('packs built JS and declarations only, with a version and no dependencies', async () => {
+  it('packs built JS and declarations only (not a tarball left in dist/), with a version and no dependencies', async () => {
     const list = run('tar', ['-tzf', tarball], tmp).trim().split('\n').sort();
     expect(list).toContain('package/index.js');
     expect(list).toContain('package/index.d.ts');

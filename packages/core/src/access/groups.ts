@@ -121,14 +121,21 @@ const GROUP_ACCESS_FROM = `FROM groups g
   LEFT JOIN memberships m ON m.group_id = g.id AND m.agent_id = $2::uuid
   WHERE g.id = $1::uuid`;
 const GROUP_ACCESS_SQL = `SELECT ${GROUP_ACCESS_COLUMNS} ${GROUP_ACCESS_FROM}`;
-/** The same, plus the group's active members with their balances (minor units as text), in joining order. */
-const GROUP_FOR_WRITE_SQL = `SELECT ${GROUP_ACCESS_COLUMNS},
+/**
+ * The group access columns plus the group's active members with their balances (minor units as text) and
+ * payout methods, in joining order: the select list of every read made for a batched write (`g` is the group).
+ */
+export const GROUP_FOR_WRITE_COLUMNS = `${GROUP_ACCESS_COLUMNS},
   (SELECT coalesce(json_agg(json_build_object('id', ma.id, 'handle', ma.handle, 'display_name', ma.display_name,
-            'balance_minor', mm.balance_minor::text, 'balance_pending_minor', mm.balance_pending_minor::text)
+            'balance_minor', mm.balance_minor::text, 'balance_pending_minor', mm.balance_pending_minor::text,
+            'payout_methods', ma.payout_methods)
           ORDER BY mm.joined_at, mm.agent_id), '[]'::json)
      FROM memberships mm JOIN agents ma ON ma.id = mm.agent_id
-    WHERE mm.group_id = g.id AND mm.left_at IS NULL) AS members
-  ${GROUP_ACCESS_FROM}`;
+    WHERE mm.group_id = g.id AND mm.left_at IS NULL) AS members`;
+/** Joins for GROUP_FOR_WRITE_COLUMNS: the group's creator `a` and the caller's membership `m` ($2 = agent id). */
+export const GROUP_FOR_WRITE_JOINS = `JOIN agents a ON a.id = g.created_by
+  LEFT JOIN memberships m ON m.group_id = g.id AND m.agent_id = $2::uuid`;
+const GROUP_FOR_WRITE_SQL = `SELECT ${GROUP_FOR_WRITE_COLUMNS} FROM groups g ${GROUP_FOR_WRITE_JOINS} WHERE g.id = $1::uuid`;
 
 /**
  * Loads a group (with its creator) and the caller's active membership in one statement — this
@@ -192,12 +199,28 @@ function groupAccess(r: GroupMembershipRow | undefined, groupId: string, agentId
  * an active member).
  */
 export async function readGroupForWrite(pool: Pool, groupId: string, agentId: string) {
-  const { rows } = await pool.query<
-    GroupMembershipRow & {
-      members: Array<{ id: string; handle: string; display_name: string; balance_minor: string; balance_pending_minor: string }>;
-    }
-  >({ name: 'kitty_read_group_for_write', text: GROUP_FOR_WRITE_SQL, values: [groupId, agentId] });
-  const r = rows[0];
+  const { rows } = await pool.query<GroupForWriteRow>({
+    name: 'kitty_read_group_for_write',
+    text: GROUP_FOR_WRITE_SQL,
+    values: [groupId, agentId],
+  });
+  return groupForWrite(rows[0], groupId, agentId);
+}
+
+/** A row selected with GROUP_FOR_WRITE_COLUMNS. */
+export type GroupForWriteRow = GroupMembershipRow & {
+  members: Array<{
+    id: string;
+    handle: string;
+    display_name: string;
+    balance_minor: string;
+    balance_pending_minor: string;
+    payout_methods: unknown;
+  }>;
+};
+
+/** readGroupForWrite's answer from a row selected with GROUP_FOR_WRITE_COLUMNS (undefined: no such group → NOT_FOUND). */
+export function groupForWrite(r: GroupForWriteRow | undefined, groupId: string, agentId: string) {
   const access = groupAccess(r, groupId, agentId);
   const members = r!.members.map((x) => ({
     agentId: x.id,
@@ -205,6 +228,8 @@ export async function readGroupForWrite(pool: Pool, groupId: string, agentId: st
     displayName: x.display_name,
     balanceMinor: BigInt(x.balance_minor),
     balancePendingMinor: BigInt(x.balance_pending_minor),
+    /** As stored (JSON, null when none); `storedMethods` validates it. */
+    payoutMethods: x.payout_methods,
   }));
   return {
     ...access,

@@ -100,7 +100,10 @@ export type SecurityEventType =
   | 'key_rotated'
   | 'key_revoked'
   | 'app_connected'
-  | 'app_disconnected';
+  | 'app_disconnected'
+  | 'webhook_paused'
+  | 'webhook_resumed'
+  | 'webhook_deleted';
 
 /** Appends an entry to a human's security log (call it inside the transaction of the change it records). */
 export async function recordSecurityEvent(

@@ -16,6 +16,8 @@ import { requiredScope, type ToolMeta, type ToolErrors, type Scope } from './met
 import type { ErrorCode } from './errors.ts';
 import { resultEnvelope } from './text.ts';
 import { toJsonSchema, withoutEnvelope, assertOneShapePerName, type JsonSchema } from './json-schema.ts';
+import type { ToolExample } from './examples.ts';
+import { outputSchemaOf } from './built-output.ts';
 
 /** Errors every tool can raise (in addition to its own `meta.errors`). */
 export const COMMON_ERRORS: ErrorCode[] = [
@@ -59,7 +61,8 @@ function withBase(own: JsonSchema, bases: JsonSchema[]): JsonSchema {
 interface ProcedureDef {
   meta?: ToolMeta;
   inputs: z.ZodType[];
-  output?: z.ZodType;
+  /** A zod schema, or builtOutput's parse function carrying it (built-output.ts). */
+  output?: unknown;
   type: 'query' | 'mutation' | 'subscription';
 }
 
@@ -88,6 +91,8 @@ export interface Catalogue {
   envelope: JsonSchema;
   /** Per tool: its input schemas as the call parses them, and the base's argument names (`idempotency_key`, `dry_run`). */
   inputSchemas: Map<string, { parsers: z.ZodType[]; baseKeys: string[] }>;
+  /** Tool name → its examples (`meta.examples`). */
+  examples: Map<string, readonly ToolExample[]>;
 }
 
 /** Describes every tool of the router; throws at start-up on a malformed tool. */
@@ -96,6 +101,7 @@ export function describeTools(appRouter: AnyTRPCRouter): Catalogue {
   const tools = new Map<string, ToolDescriptor>();
   const envelope = toJsonSchema(resultEnvelope, 'output');
   const inputSchemas = new Map<string, { parsers: z.ZodType[]; baseKeys: string[] }>();
+  const examples = new Map<string, readonly ToolExample[]>();
 
   for (const [name, proc] of Object.entries(procedures)) {
     const def = proc._def;
@@ -121,7 +127,7 @@ export function describeTools(appRouter: AnyTRPCRouter): Catalogue {
     }
     const bases = parsers.slice(0, -1).map((p) => toJsonSchema(p, 'input'));
     const inputSchema = keyed ? withBase(own, bases) : own;
-    const outputSchema = withoutEnvelope(toJsonSchema(def.output, 'output'), envelope);
+    const outputSchema = withoutEnvelope(toJsonSchema(outputSchemaOf(def.output), 'output'), envelope);
     const sentence = errorsSentence(meta.errors);
     tools.set(name, {
       name,
@@ -139,6 +145,7 @@ export function describeTools(appRouter: AnyTRPCRouter): Catalogue {
       output_schema: outputSchema,
     });
     inputSchemas.set(name, { parsers, baseKeys: bases.flatMap((b) => Object.keys(b.properties ?? {})) });
+    if (meta.examples?.length) examples.set(name, meta.examples);
   }
 
   assertOneShapePerName([...tools.values()].map((t) => ({ name: t.name, schema: t.output_schema })));
@@ -155,5 +162,5 @@ export function describeTools(appRouter: AnyTRPCRouter): Catalogue {
     .update(canonicalize({ catalogue, envelope }) ?? '')
     .digest('hex')
     .slice(0, 32);
-  return { tools, catalogue, version, envelope, inputSchemas };
+  return { tools, catalogue, version, envelope, inputSchemas, examples };
 }

@@ -4,6 +4,7 @@
  * reads or writes is its base (readTool → query, writeTool → mutation; see trpc.ts).
  */
 import type { ErrorCode } from './errors.ts';
+import type { ToolExample } from './examples.ts';
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;
@@ -38,6 +39,11 @@ export interface ToolMeta {
   errors: ToolErrors;
   /** Short group name for docs ("account", "groups", …). */
   area: string;
+  /**
+   * Calls and their answers for docs and OpenAPI (never in MCP tools/list: the catalogue has a size budget).
+   * Kept out of the tool files: each area's examples.ts, keyed by tool name, merged in by catalogue.ts (withExamples).
+   */
+  examples?: ToolExample[];
 }
 
 /** Error code → the reason this tool raises it (a phrase, no final full stop). */

@@ -13,6 +13,7 @@
  */
 import type { AnyTRPCRouter } from '@trpc/server';
 import type { CallInfo } from './context.ts';
+import type { ToolExample } from './examples.ts';
 import { ToolError, type ValidationIssue } from './errors.ts';
 import { createCallerFactory } from './trpc.ts';
 import { inputIssues } from './safe-input.ts';
@@ -40,6 +41,11 @@ export interface Registry {
    */
   envelope: JsonSchema;
   envelopeText: string;
+  /**
+   * Tool name → its examples (`meta.examples`), for docs and OpenAPI; not part of the catalogue, so not in MCP tools/list.
+   * Optional for stand-in registries of adapter tests; buildRegistry always sets it.
+   */
+  examples?: ReadonlyMap<string, readonly ToolExample[]>;
   has(name: string): boolean;
   /** Validates args against the live input schema without running anything (the sandbox). */
   validateArgs(name: string, args: unknown): { ok: true } | { ok: false; issues: ValidationIssue[] };
@@ -54,7 +60,7 @@ export interface Registry {
 
 /** Builds the registry from the router; throws at start-up on a malformed tool. */
 export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
-  const { tools, catalogue, version, envelope, inputSchemas } = describeTools(appRouter);
+  const { tools, catalogue, version, envelope, inputSchemas, examples } = describeTools(appRouter);
   const createCaller = createCallerFactory(appRouter);
   const names = [...tools.keys()];
 
@@ -76,6 +82,7 @@ export function buildRegistry(appRouter: AnyTRPCRouter): Registry {
     version,
     envelope,
     envelopeText: RESULT_ENVELOPE_TEXT,
+    examples,
     has: (name) => tools.has(name),
     unknownTool,
     validateArgs(name, args) {

@@ -1,7 +1,9 @@
 /**
- * The inbox summary on every response (issue 4): correctness and cost.
- * Cost is measured, not asserted tightly: the log line is the benchmark the issue asks for
- * (a 5,000-item inbox, mostly read, vs an empty one).
+ * The inbox summary on every response: correctness and cost.
+ * Cost is asserted in pages, not milliseconds (a timed bound fails on a busy machine): the shared
+ * buffers one call touches (EXPLAIN ANALYZE BUFFERS counts the SQL function's own statements too).
+ * A scan or sort over the agent's thousands of items touches hundreds of pages; reading the top 3
+ * in index order touches a handful. The timings are still logged, for the reader.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../harness.ts';
@@ -14,6 +16,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
+
+/** Shared buffers (hit + read) that one kitty_inbox_summary call touches, after a warm-up call. */
+async function pagesTouched(agentId: string): Promise<number> {
+  const db = h.services.prisma;
+  await inboxSummaryFor(db, agentId);
+  const rows = await db.$queryRawUnsafe<Array<{ 'QUERY PLAN': unknown }>>(
+    `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT kitty_inbox_summary('${agentId}'::uuid)`,
+  );
+  const plan = (rows[0]!['QUERY PLAN'] as Array<{ Plan: Record<string, number>; Planning?: Record<string, number> }>)[0]!.Plan;
+  return plan['Shared Hit Blocks']! + plan['Shared Read Blocks']!;
+}
 
 async function time(n: number, f: () => Promise<unknown>): Promise<number> {
   for (let i = 0; i < 20; i++) await f();
@@ -53,8 +66,10 @@ it('uses the counters, lists the most urgent first, and stays cheap on a large i
   console.log(
     `[bench] inbox summary (one query, indexed): ${big.toFixed(3)} ms/call with 5,004 items (4 unread); ${none.toFixed(3)} ms/call with none; a bare primary-key read ${pk.toFixed(3)} ms`,
   );
-  // generous bound: a count or scan over the 5,000 items per call would show up here
-  expect(big).toBeLessThan(pk * 4 + 2);
+  // a count or scan over the 5,000 items (≈ 60 pages) per call would show up here
+  const pages = await pagesTouched(a.agentId);
+  console.log(`[bench] inbox summary with 5,004 items touches ${pages} shared pages per call`);
+  expect(pages).toBeLessThan(30);
 });
 
 it('stays cheap when thousands of items are unread or still require action (read in index order, never sorted)', async () => {
@@ -77,7 +92,16 @@ it('stays cheap when thousands of items are unread or still require action (read
   console.log(
     `[bench] inbox summary with 20,000 unread items (6,666 requiring action): ${busy.toFixed(3)} ms/call; a bare primary-key read ${pk.toFixed(3)} ms`,
   );
-  // Relative to a primary-key read in the same run: sorting the 6,666 open items on every call (as before) took 3 ms
-  // here, ~7 primary-key reads; reading 3 rows in index order costs about one.
-  expect(busy).toBeLessThan(pk * 2 + 0.5);
+  // Sorting the 6,666 open items on every call (as before) reads every one of their pages (≈ 250); reading 3 rows in
+  // index order touches a handful.
+  const pages = await pagesTouched(a.agentId);
+  // The measure tells the two apart: the same top 3 found by sorting the open items touches hundreds of pages.
+  const sorted = await h.services.prisma.$queryRawUnsafe<Array<{ 'QUERY PLAN': Array<{ Plan: Record<string, number> }> }>>(
+    `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT text FROM inbox_items WHERE agent_id = '${a.agentId}'::uuid
+       AND requires_action AND resolved_at IS NULL ORDER BY length(text), created_at DESC LIMIT 3`,
+  );
+  const sortedPages = sorted[0]!['QUERY PLAN'][0]!.Plan['Shared Hit Blocks']! + sorted[0]!['QUERY PLAN'][0]!.Plan['Shared Read Blocks']!;
+  console.log(`[bench] inbox summary with 20,000 unread items touches ${pages} shared pages per call; sorting instead: ${sortedPages}`);
+  expect(pages).toBeLessThan(30);
+  expect(sortedPages).toBeGreaterThan(100);
 });

@@ -132,21 +132,24 @@ export function storedMethods(json: unknown): PayoutMethod[] {
 
 /**
  * pay_with for each item the caller pays (from = caller), keyed by its reference; the payees'
- * methods are loaded in one query. Items paid by someone else get nothing.
+ * methods are loaded in one query, unless `known` has every payee's stored methods (JSON as stored,
+ * e.g. from the group read of a batched write). Items paid by someone else get nothing.
  */
 export async function payWithFor(
   db: Db,
   callerId: string,
   currency: string,
   items: Array<{ fromId: string; toId: string; amountMinor: number; reference: string }>,
+  known?: ReadonlyMap<string, unknown>,
 ): Promise<Map<string, PayWith>> {
   const mine = items.filter((i) => i.fromId === callerId && i.amountMinor > 0);
   const result = new Map<string, PayWith>();
   if (!mine.length) return result;
-  const payees = await db.agent.findMany({
-    where: { id: { in: [...new Set(mine.map((i) => i.toId))] } },
-    select: { id: true, payoutMethods: true },
-  });
+  const ids = [...new Set(mine.map((i) => i.toId))];
+  const payees =
+    known && ids.every((id) => known.has(id))
+      ? ids.map((id) => ({ id, payoutMethods: known.get(id) }))
+      : await db.agent.findMany({ where: { id: { in: ids } }, select: { id: true, payoutMethods: true } });
   const methods = new Map(payees.map((p) => [p.id, storedMethods(p.payoutMethods)]));
   for (const i of mine) {
     const m = methods.get(i.toId) ?? [];

@@ -6,7 +6,7 @@
  * `event_id` = "evt_" + 16 hex digits of the txid + 16 of the event id: opaque, sortable as text.
  */
 import type { Db, EventWaiter } from '../../kernel/context.ts';
-import { validationError } from '../../kernel/errors.ts';
+import { ToolError, validationError } from '../../kernel/errors.ts';
 
 /** An event as every delivery shows it. */
 export interface FeedEvent {
@@ -88,14 +88,32 @@ export async function readEvents(
   }));
 }
 
-/** The event_id of the agent's newest readable event (a stream that starts "now" resumes after it), or null. */
-export async function latestEventId(db: Db, agentId: string): Promise<string | null> {
+/**
+ * The event_id of the agent's newest readable event (a stream that starts "now" resumes after it),
+ * or of the one `skip` places older; null when there is none.
+ */
+export async function latestEventId(db: Db, agentId: string, skip = 0): Promise<string | null> {
   const horizon = await eventHorizon(db);
   const rows = await db.$queryRaw<Array<{ txid: bigint; id: bigint }>>`
     SELECT txid, event_id AS id FROM event_recipients
     WHERE agent_id = ${agentId}::uuid AND txid < ${horizon}
-    ORDER BY txid DESC, event_id DESC LIMIT 1`;
+    ORDER BY txid DESC, event_id DESC LIMIT 1 OFFSET ${skip}`;
   return rows[0] ? encodeEventId(rows[0]) : null;
+}
+
+/** Whose feed `auth` reads (its own agent's): UNAUTHENTICATED without a credential, FORBIDDEN without the read scope. */
+export function feedOwner(auth: { agentId: string; scopes: readonly string[] } | null): string {
+  if (!auth) throw new ToolError('UNAUTHENTICATED', 'Events need a credential: send "Authorization: Bearer <api key>".');
+  if (!auth.scopes.includes('svc:read'))
+    throw new ToolError('FORBIDDEN', 'This credential lacks the scope svc:read.', { details: { required_scope: 'svc:read' } });
+  return auth.agentId;
+}
+
+/** The agent's newest `limit` events, oldest first, and the cursor to go on from (as list_events' next_cursor). */
+export async function latestEvents(db: Db, agentId: string, limit: number): Promise<{ events: FeedEvent[]; next_cursor: string | null }> {
+  const before = await latestEventId(db, agentId, limit);
+  const events = await readEvents(db, agentId, { after: before, limit });
+  return { events, next_cursor: events.at(-1)?.event_id ?? before };
 }
 
 const SAFETY_POLL_MS = 5000;
@@ -125,5 +143,25 @@ export async function waitForEvents(
     }
     const woke = await waiter.wait(agentId, Math.min(pause, left), opts.signal);
     pause = woke ? FIRST_RECHECK_MS : Math.min(pause * 2, SAFETY_POLL_MS);
+  }
+}
+
+/**
+ * Calls `onEvents` with each batch of events the agent's feed gains after this call, until
+ * `signal` aborts (the wake-ups of waitForEvents: NOTIFY from any instance, re-reads every 5 s).
+ */
+export async function watchEvents(
+  db: Db,
+  waiter: EventWaiter | undefined,
+  agentId: string,
+  signal: AbortSignal,
+  onEvents: (events: FeedEvent[]) => void,
+): Promise<void> {
+  let cursor = await latestEventId(db, agentId);
+  while (!signal.aborted) {
+    const events = await waitForEvents(db, waiter, agentId, { after: cursor, limit: 100, waitMs: 60_000, signal });
+    if (!events.length || signal.aborted) continue;
+    cursor = events.at(-1)!.event_id;
+    onEvents(events);
   }
 }

@@ -65,6 +65,25 @@ export interface ExpensePatch {
   tip_minor?: number | undefined;
 }
 
+/** The expense's own fields of a patch, in the order `expense.updated` lists them (not the call's idempotency_key or dry_run). */
+const PATCH_FIELDS = [
+  'description',
+  'category',
+  'category_id',
+  'notes',
+  'amount_minor',
+  'date',
+  'payers',
+  'split',
+  'original_currency',
+  'original_amount_minor',
+  'exchange_rate',
+  'repeat',
+  'items',
+  'tax_minor',
+  'tip_minor',
+] as const satisfies ReadonlyArray<keyof ExpensePatch>;
+
 /**
  * Applies `patch` to expense `expenseId` on behalf of `actor` at `now`: locks the group,
  * re-reads the expense under the lock, checks archive state, direct-ledger consent and edit rights,
@@ -161,7 +180,7 @@ export async function updateExpense(db: Db, actor: Pick<Actor, 'agentId' | 'hand
     recipients: await activeMemberIds(db, group.id),
     data: {
       expense_id: e.id,
-      changed: Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined),
+      changed: PATCH_FIELDS.filter((k) => patch[k] !== undefined),
       amount_minor: spec.amountMinor.toString(),
       currency: group.currency,
     },

@@ -141,8 +141,16 @@ export function assertNotOverpaying(
   );
 }
 
-/** Adds pay_with to the pending payments the caller pays whose payee published payout methods (reference: the payment id). */
-export async function withPayWith(db: Db, callerId: string, payments: PaymentOut[]): Promise<PaymentWithPay[]> {
+/**
+ * Adds pay_with to the pending payments the caller pays whose payee published payout methods (reference: the payment id).
+ * `known`: stored payout methods by agent id, when already read (payWithFor).
+ */
+export async function withPayWith(
+  db: Db,
+  callerId: string,
+  payments: PaymentOut[],
+  known?: ReadonlyMap<string, unknown>,
+): Promise<PaymentWithPay[]> {
   const pending = payments.filter((p) => p.status === 'pending');
   if (!pending.length) return payments;
   const ways = await payWithFor(
@@ -150,6 +158,7 @@ export async function withPayWith(db: Db, callerId: string, payments: PaymentOut
     callerId,
     payments[0]!.currency,
     pending.map((p) => ({ fromId: p.from.agent_id, toId: p.to.agent_id, amountMinor: p.amount_minor, reference: p.payment_id })),
+    known,
   );
   return payments.map((p) => (ways.has(p.payment_id) ? { ...p, pay_with: ways.get(p.payment_id)! } : p));
 }

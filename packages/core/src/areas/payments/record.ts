@@ -29,8 +29,8 @@ export interface PaymentRequest {
  * `batch` (one round trip, guarded by the payer's and payee's balances as read, or by their
  * still being members with allow_overpayment). Payee recording → confirmed (balances move, the
  * payer is told); payer recording → pending (balance_pending moves, the payee gets an item
- * requiring action). Returns the group, the payment (wire shape), whether it is confirmed, and
- * the payee's handle.
+ * requiring action). Returns the group, the payment (wire shape), whether it is confirmed, the
+ * payee's handle, and the members' stored payout methods by agent id (for pay_with).
  * Errors: NOT_FOUND (group), FORBIDDEN (not a member; neither payer nor payee), GROUP_ARCHIVED,
  * DIRECT_LEDGER_NOT_ACCEPTED, VALIDATION_ERROR (from_handle/to_handle not an active member; the
  * same member), OVERPAYMENT (more than the payer owes the payee, unless allow_overpayment).
@@ -146,5 +146,7 @@ export async function recordPayment(
     link: { entityType: 'payment', entityId: p.id },
   });
   const [payment] = await toPayments(db, [p], group.currency, refs);
-  return { group, payment: payment!, confirmed, payeeHandle: payee.handle };
+  // The members' payout methods came with the group read: pay_with needs no second read.
+  const payoutMethods = new Map([...members.values()].map((m) => [m.agentId, m.payoutMethods]));
+  return { group, payment: payment!, confirmed, payeeHandle: payee.handle, payoutMethods };
 }

@@ -8,7 +8,7 @@ import type { Pool } from 'pg';
 import type { Db, Services } from '../../kernel/context.ts';
 import type { Actor } from '../../kernel/actor.ts';
 import { ToolError } from '../../kernel/errors.ts';
-import { readGroupForWrite } from '../../access/groups.ts';
+import { GROUP_FOR_WRITE_COLUMNS, GROUP_FOR_WRITE_JOINS, groupForWrite, type GroupForWriteRow } from '../../access/groups.ts';
 import { formatMinor } from '../../kernel/money.ts';
 import type { WriteBatch } from '../../kernel/write-batch.ts';
 import { LedgerDelta } from '../ledger/effects.ts';
@@ -23,46 +23,54 @@ const RESOLUTIONS: Record<PaymentResolution, { role: 'payer' | 'payee'; verb: st
   cancelled: { role: 'payer', verb: 'cancel', notifyKind: null },
 };
 
-/** The payment as stored (minor units as bigint), read on the raw pool; NOT_FOUND when there is none. */
-async function readPayment(pool: Pool, paymentId: string) {
-  const { rows } = await pool.query<{
-    id: string;
-    group_id: string;
-    payer_id: string;
-    payee_id: string;
-    amount_minor: string;
-    note: string | null;
-    status: string;
-    recorded_by: string;
-    created_at: Date;
-    updated_at: Date;
-    resolved_at: Date | null;
-  }>({
-    name: 'kitty_read_payment',
-    text: `SELECT id, group_id, payer_id, payee_id, amount_minor::text, note, status, recorded_by, created_at, updated_at, resolved_at
-           FROM payments WHERE id = $1::uuid`,
-    values: [paymentId],
-  });
+/** The payment with its group, the caller's membership and the group's members (access/groups.ts): $1 = payment id, $2 = agent id. */
+const PAYMENT_FOR_WRITE_SQL = `SELECT p.id AS p_id, p.payer_id AS p_payer_id, p.payee_id AS p_payee_id, p.amount_minor::text AS p_amount_minor,
+    p.note AS p_note, p.status AS p_status, p.recorded_by AS p_recorded_by, p.created_at AS p_created_at,
+    p.updated_at AS p_updated_at, p.resolved_at AS p_resolved_at, ${GROUP_FOR_WRITE_COLUMNS}
+  FROM payments p JOIN groups g ON g.id = p.group_id ${GROUP_FOR_WRITE_JOINS}
+  WHERE p.id = $1::uuid`;
+
+/**
+ * The payment as stored (minor units as bigint) and, from the same statement on the raw pool, what
+ * readGroupForWrite answers for its group. NOT_FOUND when there is no such payment; then NOT_FOUND /
+ * FORBIDDEN as readGroupForWrite (the caller is not an active member of the payment's group).
+ */
+async function readPaymentForWrite(pool: Pool, paymentId: string, agentId: string) {
+  const { rows } = await pool.query<
+    GroupForWriteRow & {
+      p_id: string;
+      p_payer_id: string;
+      p_payee_id: string;
+      p_amount_minor: string;
+      p_note: string | null;
+      p_status: string;
+      p_recorded_by: string;
+      p_created_at: Date;
+      p_updated_at: Date;
+      p_resolved_at: Date | null;
+    }
+  >({ name: 'kitty_read_payment_for_write', text: PAYMENT_FOR_WRITE_SQL, values: [paymentId, agentId] });
   const r = rows[0];
   if (!r) throw paymentNotFound(paymentId);
-  return {
-    id: r.id,
-    groupId: r.group_id,
-    payerId: r.payer_id,
-    payeeId: r.payee_id,
-    amountMinor: BigInt(r.amount_minor),
-    note: r.note,
-    status: r.status,
-    recordedById: r.recorded_by,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    resolvedAt: r.resolved_at,
+  const payment = {
+    id: r.p_id,
+    groupId: r.id,
+    payerId: r.p_payer_id,
+    payeeId: r.p_payee_id,
+    amountMinor: BigInt(r.p_amount_minor),
+    note: r.p_note,
+    status: r.p_status,
+    recordedById: r.p_recorded_by,
+    createdAt: r.p_created_at,
+    updatedAt: r.p_updated_at,
+    resolvedAt: r.p_resolved_at,
   };
+  return { payment, ...groupForWrite(r, r.id, agentId) };
 }
 
 /**
  * Moves pending payment `req.payment_id` to `req.to` (confirmed | rejected | cancelled) on behalf of `actor`:
- * decides from one read of the payment and one of its group, and stages the change in `batch`
+ * decides from one read of the payment with its group, and stages the change in `batch`
  * (one round trip; the payment must still be pending when it is written, else the call is
  * decided again and answers PAYMENT_NOT_PENDING). `req.reason` (reject only) is appended to the
  * payer's notification and kept in the activity.
@@ -77,8 +85,7 @@ export async function transitionPayment(
 ) {
   const { payment_id: paymentId, to } = req;
   const agentId = actor.agentId;
-  const p = await readPayment(services.pool, paymentId);
-  const { group, refs } = await readGroupForWrite(services.pool, p.groupId, agentId);
+  const { payment: p, group, refs } = await readPaymentForWrite(services.pool, paymentId, agentId);
   const { role, verb, notifyKind } = RESOLUTIONS[to];
   const owner = role === 'payee' ? p.payeeId : p.payerId;
   if (owner !== agentId) {

@@ -14,11 +14,11 @@ import { refusedUrl, resolvePublic, type Resolver } from './address.ts';
 /** Endpoints per agent. */
 export const MAX_WEBHOOKS_PER_AGENT = 10;
 /** How long the secret before a rotation keeps signing deliveries. */
-export const PREVIOUS_SECRET_MS = 24 * 3600_000;
+const PREVIOUS_SECRET_MS = 24 * 3600_000;
 /** Deliveries shown per endpoint by list_webhooks. */
 const RECENT_DELIVERIES = 5;
 
-export function newWebhookSecret(): string {
+function newWebhookSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
 
@@ -138,6 +138,67 @@ export async function listWebhooks(db: Db, agentId: string, now: Date) {
         last_attempt_at: last_attempt_at?.toISOString() ?? null,
       })),
   }));
+}
+
+/** What update_webhook (and the account page's pause/resume) may change; undefined leaves a field as it is. */
+export interface WebhookChange {
+  eventTypes?: string[] | null | undefined;
+  description?: string | null | undefined;
+  /** true: stop sending; false: resume (also an endpoint disabled after failing deliveries). */
+  paused?: boolean | undefined;
+}
+
+/**
+ * Changes the agent's endpoint `id` (locked for the change) and returns it as it now is; a resume wakes
+ * the dispatcher. @throws NOT_FOUND for another agent's or a missing endpoint
+ */
+export async function updateWebhook(db: Db, agentId: string, id: string, change: WebhookChange, now: Date): Promise<Row> {
+  await ownWebhook(db, agentId, id, true);
+  const resume = change.paused === false;
+  await db.$executeRaw`
+    UPDATE webhooks SET
+      event_types = CASE WHEN ${change.eventTypes !== undefined} THEN ${change.eventTypes ?? null}::text[] ELSE event_types END,
+      description = CASE WHEN ${change.description !== undefined} THEN ${change.description ?? null} ELSE description END,
+      paused = COALESCE(${change.paused ?? null}::boolean, paused),
+      disabled_at = CASE WHEN ${resume} THEN NULL ELSE disabled_at END,
+      updated_at = ${now}
+    WHERE id = ${id}::uuid`;
+  if (resume) await db.$executeRaw`SELECT pg_notify('kitty_events', ${agentId})`;
+  return ownWebhook(db, agentId, id);
+}
+
+/** Deletes the agent's endpoint `id` with its delivery history; returns it as it was. @throws NOT_FOUND as ownWebhook */
+export async function deleteWebhook(db: Db, agentId: string, id: string): Promise<Row> {
+  const row = await ownWebhook(db, agentId, id, true);
+  await db.$executeRaw`DELETE FROM webhooks WHERE id = ${id}::uuid`;
+  return row;
+}
+
+/** A new signing secret for the agent's endpoint `id`; the one before keeps signing for PREVIOUS_SECRET_MS. */
+export async function rotateWebhookSecret(db: Db, agentId: string, id: string, now: Date): Promise<{ row: Row; secret: string }> {
+  await ownWebhook(db, agentId, id, true);
+  const secret = newWebhookSecret();
+  await db.$executeRaw`
+    UPDATE webhooks SET previous_secret = secret, secret = ${secret},
+      previous_secret_expires_at = ${new Date(now.getTime() + PREVIOUS_SECRET_MS)}, updated_at = ${now}
+    WHERE id = ${id}::uuid`;
+  return { row: await ownWebhook(db, agentId, id), secret };
+}
+
+/**
+ * The agent behind endpoint `id` when that agent belongs to the person `humanId` (the account page).
+ * @throws NOT_FOUND for a missing endpoint and for one of another person's agents alike (no probing)
+ */
+export async function webhookAgentOfPerson(db: Db, humanId: string, id: string): Promise<{ agentId: string; handle: string }> {
+  const rows = await db.$queryRaw<Array<{ agent_id: string; handle: string }>>`
+    SELECT w.agent_id::text, a.handle FROM webhooks w JOIN agents a ON a.id = w.agent_id
+    WHERE w.id = ${id}::uuid AND a.human_id = ${humanId}::uuid`;
+  if (!rows[0])
+    throw new ToolError('NOT_FOUND', 'No webhook endpoint of your agents has this id.', {
+      details: { webhook_id: id },
+      suggestedAction: 'Reload the account page to see what exists now.',
+    });
+  return { agentId: rows[0].agent_id, handle: rows[0].handle };
 }
 
 /** Queues a `ping` delivery (the dispatcher sends it) and wakes the dispatcher; returns its id. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { previewBatchedWriteTool } from '../../../kernel/trpc.ts';
 import { previewOutput } from '../../../kernel/preview.ts';
 import { WRITE } from '../../../kernel/meta.ts';
+import { builtOutput } from '../../../kernel/built-output.ts';
 import { isoDate, amountMinor, output, groupId } from '../../../kernel/text.ts';
 import { expenseSchema, expenseTextFields, payersInput, splitInput, repeatInput, foreignFields, itemsFields } from '../wire.ts';
 import { addExpense } from '../add.ts';
@@ -57,7 +58,7 @@ export const add_expense = previewBatchedWriteTool
         }
       }),
   )
-  .output(output({ ...previewOutput, expense: expenseSchema }))
+  .output(builtOutput(output({ ...previewOutput, expense: expenseSchema })))
   .mutation(async ({ ctx, input }) => {
     const { group, expense } = await addExpense(ctx.db, ctx.auth, ctx.batch, input, ctx.services);
     return {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { batchedWriteTool } from '../../../kernel/trpc.ts';
 import { WRITE } from '../../../kernel/meta.ts';
+import { builtOutput } from '../../../kernel/built-output.ts';
 import { text, description, currencyCode, output } from '../../../kernel/text.ts';
 import { groupDetailSchema } from '../../../access/groups.ts';
 import { createGroup } from '../create.ts';
@@ -22,7 +23,7 @@ export const create_group = batchedWriteTool
       description: description.optional().describe('What the group is for, 0-500 characters.'),
     }),
   )
-  .output(output({ group: groupDetailSchema }))
+  .output(builtOutput(output({ group: groupDetailSchema })))
   .mutation(async ({ ctx, input }) => {
     const group = createGroup(ctx.batch, ctx.auth, input, ctx.services.now());
     return {

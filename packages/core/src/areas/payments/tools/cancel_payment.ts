@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { batchedWriteTool } from '../../../kernel/trpc.ts';
 import { WRITE } from '../../../kernel/meta.ts';
+import { builtOutput } from '../../../kernel/built-output.ts';
 import { output, paymentId } from '../../../kernel/text.ts';
 import { paymentSchema } from '../payments.ts';
 import { transitionPayment } from '../transition.ts';
@@ -18,7 +19,7 @@ export const cancel_payment = batchedWriteTool
     },
   })
   .input(z.strictObject({ payment_id: paymentId }))
-  .output(output({ payment: paymentSchema }))
+  .output(builtOutput(output({ payment: paymentSchema })))
   .mutation(async ({ ctx, input }) => {
     const { group, payment } = await transitionPayment(ctx.db, ctx.auth, ctx.batch, { ...input, to: 'cancelled' }, ctx.services);
     return {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { previewBatchedWriteTool } from '../../../kernel/trpc.ts';
 import { previewOutput } from '../../../kernel/preview.ts';
 import { WRITE } from '../../../kernel/meta.ts';
+import { builtOutput } from '../../../kernel/built-output.ts';
 import { output, paymentId } from '../../../kernel/text.ts';
 import { paymentSchema } from '../payments.ts';
 import { transitionPayment } from '../transition.ts';
@@ -19,7 +20,7 @@ export const confirm_payment = previewBatchedWriteTool
     },
   })
   .input(z.strictObject({ payment_id: paymentId }))
-  .output(output({ ...previewOutput, payment: paymentSchema }))
+  .output(builtOutput(output({ ...previewOutput, payment: paymentSchema })))
   .mutation(async ({ ctx, input }) => {
     const { group, payment } = await transitionPayment(ctx.db, ctx.auth, ctx.batch, { ...input, to: 'confirmed' }, ctx.services);
     return {

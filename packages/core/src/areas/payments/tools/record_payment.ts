@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { previewBatchedWriteTool } from '../../../kernel/trpc.ts';
 import { previewOutput } from '../../../kernel/preview.ts';
 import { WRITE } from '../../../kernel/meta.ts';
+import { builtOutput } from '../../../kernel/built-output.ts';
 import { handle, text, positiveAmountMinor, output, groupId } from '../../../kernel/text.ts';
 import { paymentWithPaySchema, withPayWith } from '../payments.ts';
 import { recordPayment } from '../record.ts';
@@ -39,11 +40,11 @@ export const record_payment = previewBatchedWriteTool
         .describe('true records a payment larger than what is owed (the difference then becomes a debt the other way); default false.'),
     }),
   )
-  .output(output({ ...previewOutput, payment: paymentWithPaySchema }))
+  .output(builtOutput(output({ ...previewOutput, payment: paymentWithPaySchema })))
   .mutation(async ({ ctx, input }) => {
-    const { group, payment: recorded, confirmed, payeeHandle } = await recordPayment(ctx.db, ctx.auth, ctx.batch, input, ctx.services);
+    const { group, payment: recorded, confirmed, payeeHandle, payoutMethods } = await recordPayment(ctx.db, ctx.auth, ctx.batch, input, ctx.services);
     const id = recorded.payment_id;
-    const [payment] = await withPayWith(ctx.db, ctx.auth.agentId, [recorded]);
+    const [payment] = await withPayWith(ctx.db, ctx.auth.agentId, [recorded], payoutMethods);
     return {
       payment: payment!,
       suggested_next: confirmed

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { batchedWriteTool } from '../../../kernel/trpc.ts';
 import { WRITE } from '../../../kernel/meta.ts';
+import { builtOutput } from '../../../kernel/built-output.ts';
 import { text, output, paymentId } from '../../../kernel/text.ts';
 import { paymentSchema } from '../payments.ts';
 import { transitionPayment } from '../transition.ts';
@@ -23,7 +24,7 @@ export const reject_payment = batchedWriteTool
       reason: text(0, 200, 'reason').optional().describe('Why, 0-200 characters; the payer sees it.'),
     }),
   )
-  .output(output({ payment: paymentSchema }))
+  .output(builtOutput(output({ payment: paymentSchema })))
   .mutation(async ({ ctx, input }) => {
     const { group, payment } = await transitionPayment(ctx.db, ctx.auth, ctx.batch, { ...input, to: 'rejected' }, ctx.services);
     return { payment, suggested_next: [`get_balances: balances in "${group.name}" (unchanged)`] };

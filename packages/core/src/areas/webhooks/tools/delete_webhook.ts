@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../../kernel/trpc.ts';
 import { DESTRUCTIVE } from '../../../kernel/meta.ts';
 import { output } from '../../../kernel/text.ts';
-import { ownWebhook } from '../webhooks.ts';
+import { deleteWebhook } from '../webhooks.ts';
 import { webhookId } from './shared.ts';
 
 export const delete_webhook = writeTool
@@ -16,7 +16,6 @@ export const delete_webhook = writeTool
   .input(z.strictObject({ webhook_id: webhookId }))
   .output(output({ deleted: z.literal(true) }))
   .mutation(async ({ ctx, input }) => {
-    await ownWebhook(ctx.db, ctx.auth.agentId, input.webhook_id, true);
-    await ctx.db.$executeRaw`DELETE FROM webhooks WHERE id = ${input.webhook_id}::uuid`;
+    await deleteWebhook(ctx.db, ctx.auth.agentId, input.webhook_id);
     return { deleted: true as const, suggested_next: ['list_webhooks: see your endpoints'] };
   });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../../kernel/trpc.ts';
 import { DESTRUCTIVE } from '../../../kernel/meta.ts';
 import { output } from '../../../kernel/text.ts';
-import { newWebhookSecret, ownWebhook, PREVIOUS_SECRET_MS, webhookView } from '../webhooks.ts';
+import { rotateWebhookSecret, webhookView } from '../webhooks.ts';
 import { webhookId, webhookOut } from './shared.ts';
 
 export const rotate_webhook_secret = writeTool
@@ -19,13 +19,7 @@ export const rotate_webhook_secret = writeTool
   .input(z.strictObject({ webhook_id: webhookId }))
   .output(output({ webhook: webhookOut, secret: z.string().describe('The new whsec_<base64> secret. Shown once.') }))
   .mutation(async ({ ctx, input }) => {
-    await ownWebhook(ctx.db, ctx.auth.agentId, input.webhook_id, true);
     const now = ctx.services.now();
-    const secret = newWebhookSecret();
-    await ctx.db.$executeRaw`
-      UPDATE webhooks SET previous_secret = secret, secret = ${secret},
-        previous_secret_expires_at = ${new Date(now.getTime() + PREVIOUS_SECRET_MS)}, updated_at = ${now}
-      WHERE id = ${input.webhook_id}::uuid`;
-    const row = await ownWebhook(ctx.db, ctx.auth.agentId, input.webhook_id);
+    const { row, secret } = await rotateWebhookSecret(ctx.db, ctx.auth.agentId, input.webhook_id, now);
     return { webhook: webhookView(row, now), secret, suggested_next: ['test_webhook: check the receiver accepts the new secret'] };
   });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { writeTool } from '../../../kernel/trpc.ts';
 import { WRITE } from '../../../kernel/meta.ts';
 import { output, text } from '../../../kernel/text.ts';
-import { ownWebhook, webhookView } from '../webhooks.ts';
+import { updateWebhook, webhookView } from '../webhooks.ts';
 import { eventTypes, webhookId, webhookOut } from './shared.ts';
 
 export const update_webhook = writeTool
@@ -25,20 +25,13 @@ export const update_webhook = writeTool
   )
   .output(output({ webhook: webhookOut }))
   .mutation(async ({ ctx, input }) => {
-    await ownWebhook(ctx.db, ctx.auth.agentId, input.webhook_id, true);
     const now = ctx.services.now();
-    const resume = input.paused === false;
-    await ctx.db.$executeRaw`
-      UPDATE webhooks SET
-        event_types = CASE WHEN ${input.event_types !== undefined} THEN ${input.event_types ?? null}::text[] ELSE event_types END,
-        description = CASE WHEN ${input.description !== undefined} THEN ${input.description ?? null} ELSE description END,
-        paused = COALESCE(${input.paused ?? null}::boolean, paused),
-        disabled_at = CASE WHEN ${resume} THEN NULL ELSE disabled_at END,
-        updated_at = ${now}
-      WHERE id = ${input.webhook_id}::uuid`;
-    if (resume) await ctx.db.$executeRaw`SELECT pg_notify('kitty_events', ${ctx.auth.agentId})`;
-    return {
-      webhook: webhookView(await ownWebhook(ctx.db, ctx.auth.agentId, input.webhook_id), now),
-      suggested_next: ['list_webhooks: see your endpoints'],
-    };
+    const row = await updateWebhook(
+      ctx.db,
+      ctx.auth.agentId,
+      input.webhook_id,
+      { eventTypes: input.event_types, description: input.description, paused: input.paused },
+      now,
+    );
+    return { webhook: webhookView(row, now), suggested_next: ['list_webhooks: see your endpoints'] };
   });
