@@ -10,6 +10,7 @@ const AREA_ORDER = require('./scripts/area-order.cjs');
 const TRANSPORT = [
   `${CORE}kernel/(trpc|registry|meta)[.]ts$`,
   `${CORE}areas/[^/]+/tools/`,
+  `${CORE}access/tools/`,
   '^packages/(rest-adapter|mcp-adapter|client)/',
   '^apps/',
   'node_modules/(@trpc|fastify|@fastify|@modelcontextprotocol)/',

@@ -240,6 +240,9 @@ export function groupForWrite(r: GroupForWriteRow | undefined, groupId: string, 
   };
 }
 
+/** A group and the caller's active membership in it, as `requireMembership` read them. */
+export type GroupAccess = Awaited<ReturnType<typeof requireMembership>>;
+
 /** Refuses writes to archived groups (GROUP_ARCHIVED, 409). */
 export function assertNotArchived(group: { id: string; archivedAt: Date | null }): void {
   if (group.archivedAt) {

@@ -12,13 +12,14 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { router } from '../../src/kernel/trpc.ts';
 import { withExamples } from '../../src/kernel/examples.ts';
+import { outputSchemaOf } from '../../src/kernel/built-output.ts';
 import { appRouter, buildRegistry, formatMinor, withEnvelope, expandRequired, type JsonSchema } from '../../src/index.ts';
 import { toolsReference, TOOLS_DOC } from '../../scripts/tools-doc.ts';
 
 const registry = buildRegistry(appRouter);
 const outputs = (
   appRouter._def as unknown as {
-    procedures: Record<string, { _def: { output: { safeParse(v: unknown): { success: boolean; error?: unknown } } } }>;
+    procedures: Record<string, { _def: { output: unknown } }>;
   }
 ).procedures;
 const all = [...registry.examples!].flatMap(([tool, list]) => list.map((ex) => ({ tool, ...ex })));
@@ -67,7 +68,7 @@ describe('tool examples', () => {
   });
 
   it.each(all.map((e) => [`${e.tool}: ${e.summary}`, e] as const))('%s: result fits the output schema', (_, e) => {
-    const parsed = outputs[e.tool]!._def.output.safeParse(e.result);
+    const parsed = outputSchemaOf(outputs[e.tool]!._def.output).safeParse(e.result);
     expect(parsed.success, JSON.stringify(parsed.error)).toBe(true);
     const tool = registry.tools.get(e.tool)!;
     const schema = withEnvelope(expandRequired(tool.output_schema) as JsonSchema, registry.envelope);

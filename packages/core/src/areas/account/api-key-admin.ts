@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import type { Prisma } from '@kitty/db';
-import type { AuthedContext, Db } from '../../kernel/context.ts';
+import type { AuthInfo, Db, Services } from '../../kernel/context.ts';
 import { timestamp } from '../../kernel/text.ts';
 import { recordSecurityEvent } from '../../access/person-sessions.ts';
 import { ToolError } from '../../kernel/errors.ts';
@@ -91,16 +91,15 @@ export async function deleteApiKey(db: Db, agentId: string, keyId: string): Prom
 }
 
 /**
- * The rule for managing keys from a tool: the caller's credential must be a current API key. Locks the
+ * The rule for managing keys from a tool: the caller's credential (`auth`) must be a current API key. Locks the
  * agent's key rows in id order (key changes of one agent serialise) and reads them from the database,
  * not the authentication cache (which may be another instance's).
  * @throws FORBIDDEN naming why: an OAuth token, another kind of credential, or a key in its rotation grace
  * @returns the caller's key id
  */
-export async function lockKeysForManagement(ctx: AuthedContext): Promise<{ keyId: string }> {
-  const { keyId } = assertKeyCredential(ctx);
-  const auth = ctx.auth;
-  const keys = await ctx.db.$queryRaw<Array<{ id: string; rotated_at: Date | null; expires_at: Date | null }>>`
+export async function lockKeysForManagement(db: Db, auth: AuthInfo, services: Pick<Services, 'config'>): Promise<{ keyId: string }> {
+  const { keyId } = assertKeyCredential(auth, services);
+  const keys = await db.$queryRaw<Array<{ id: string; rotated_at: Date | null; expires_at: Date | null }>>`
     SELECT id, rotated_at, expires_at FROM api_keys WHERE agent_id = ${auth.agentId}::uuid ORDER BY id FOR UPDATE`;
   const mine = keys.find((k) => k.id === keyId);
   if (!mine || mine.rotated_at !== null) throw inGrace(mine?.expires_at ?? null);
@@ -111,12 +110,11 @@ export async function lockKeysForManagement(ctx: AuthedContext): Promise<{ keyId
  * The credential part of the rule, without the database: an API key, not an OAuth token, not known to be in
  * its rotation grace (list_api_keys; changes also re-read the key under a lock: `lockKeysForManagement`).
  */
-export function assertKeyCredential(ctx: AuthedContext): { keyId: string } {
-  const auth = ctx.auth;
+export function assertKeyCredential(auth: AuthInfo, services: Pick<Services, 'config'>): { keyId: string } {
   if (auth.credential === 'oauth') {
     throw new ToolError('FORBIDDEN', 'API keys cannot be created, listed, rotated or revoked with an OAuth access token.', {
       details: { credential: 'oauth' },
-      suggestedAction: `The person who owns this agent manages its API keys on the account page: ${ctx.services.config.baseUrl}/account`,
+      suggestedAction: `The person who owns this agent manages its API keys on the account page: ${services.config.baseUrl}/account`,
     });
   }
   if (auth.credential !== 'api_key' || !auth.keyId) {

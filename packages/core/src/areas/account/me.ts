@@ -1,10 +1,13 @@
 /**
  * The caller's own overview (get_me): profile, pending invite count and newest active groups, in
- * one statement.
+ * one statement; and changing the profile (update_me).
  */
 import type { Pool } from 'pg';
+import type { Db } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { toAgent } from '../../access/agents.ts';
 import { toGroupSummary } from '../../access/groups.ts';
+import { storedMethods, type PayoutMethod } from './payout.ts';
 
 /**
  * get_me in one statement: profile, pending invite count and up to 100 active groups newest first
@@ -70,4 +73,24 @@ export async function getMe(pool: Pool, agentId: string, now: Date) {
     groups,
     pending_invites_count: me.pending,
   };
+}
+
+/**
+ * Changes `actor`'s display_name, description ("" clears it) and/or payout_methods (replaces the list).
+ * Returns the agent (wire shape) and the payout methods as stored.
+ */
+export async function updateMe(
+  db: Db,
+  actor: Pick<Actor, 'agentId'>,
+  input: { display_name?: string | undefined; description?: string | undefined; payout_methods?: PayoutMethod[] | undefined },
+) {
+  const agent = await db.agent.update({
+    where: { id: actor.agentId },
+    data: {
+      ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
+      ...(input.description !== undefined ? { description: input.description || null } : {}),
+      ...(input.payout_methods !== undefined ? { payoutMethods: input.payout_methods } : {}),
+    },
+  });
+  return { agent: toAgent(agent), payout_methods: storedMethods(agent.payoutMethods) };
 }

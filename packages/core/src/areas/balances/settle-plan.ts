@@ -5,23 +5,21 @@
  */
 import { createHash } from 'node:crypto';
 import type { Db } from '../../kernel/context.ts';
-import { requireMembership } from '../../access/groups.ts';
+import type { GroupAccess } from '../../access/groups.ts';
 import { formatMinor, toNumber } from '../../kernel/money.ts';
 import { toAgentRef } from '../../access/agents.ts';
 import { groupBalances } from './balances.ts';
 import { planSettlements } from './settle.ts';
 
 /**
- * The settle-up plan of group `req.group_id` for member `agentId`. include_pending (default true)
+ * The settle-up plan of the group (`access`: the caller is a member). include_pending (default true)
  * counts pending payments as done. Amounts are integer minor units of the group currency (plus a
  * formatted string). The idempotency key is "settle-" + 40 hex digits of SHA-256 over group, last
  * activity id, include_pending, payer, payee and amount: the same for the same ledger state.
  * Returns the group, `plan` { group_id, currency, transfers, method (exact | greedy), settled } and
  * `pendingPayments` (whether any member has a pending payment).
- * Errors: NOT_FOUND (group), FORBIDDEN (not a member).
  */
-export async function settlementPlan(db: Db, agentId: string, req: { group_id: string; include_pending?: boolean | undefined }) {
-  const { group } = await requireMembership(db, req.group_id, agentId);
+export async function settlementPlan(db: Db, { group }: GroupAccess, req: { include_pending?: boolean | undefined }) {
   const rows = await groupBalances(db, group.id);
   const withPending = req.include_pending ?? true;
   const byId = new Map(rows.map((m) => [m.agentId, m.agent]));

@@ -2,14 +2,15 @@
  * Adding a contact (add_contact): get-or-create, respecting blocks in both directions; the new
  * contact is told, in the caller's transaction.
  */
-import type { ToolContext } from '../../kernel/context.ts';
+import type { Db } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError } from '../../kernel/errors.ts';
 import { toContact, CONTACT_INCLUDE } from './contacts.ts';
 import { agentByHandle, assertNotSelf, canReach, hasBlocked } from '../../access/reachability.ts';
 import { notify } from '../../kernel/notify.ts';
 
 /**
- * Adds the agent `req.handle` to the caller's (ctx.auth) contacts with an optional private alias
+ * Adds the agent `req.handle` to `actor`'s contacts at `now` with an optional private alias
  * (0-80 characters) and note (0-500). Already a contact: nothing changes (created false). Being a
  * contact lets the other agent message the caller and open a direct ledger that is accepted at once.
  * Returns `contact` (wire shape), `created`, and `handle` (the contact's handle).
@@ -17,11 +18,12 @@ import { notify } from '../../kernel/notify.ts';
  * FORBIDDEN (they blocked the caller — the same generic refusal, the block stays invisible).
  */
 export async function addContact(
-  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
+  db: Db,
+  actor: Pick<Actor, 'agentId' | 'handle'>,
   req: { handle: string; alias?: string | undefined; note?: string | undefined },
+  now: Date,
 ) {
-  const { db } = ctx;
-  const me = ctx.auth!.agentId;
+  const me = actor.agentId;
   const target = await agentByHandle(db, req.handle);
   assertNotSelf(me, target.id, 'handle', 'add');
   const existing = await db.contact.findUnique({
@@ -41,13 +43,13 @@ export async function addContact(
     });
   }
   const contact = await db.contact.create({
-    data: { ownerId: me, contactId: target.id, alias: req.alias || null, note: req.note || null, createdAt: ctx.services.now() },
+    data: { ownerId: me, contactId: target.id, alias: req.alias || null, note: req.note || null, createdAt: now },
     include: CONTACT_INCLUDE,
   });
   await notify(db, {
     agentId: target.id,
     kind: 'contact_added',
-    text: `@${ctx.auth!.handle} added you as a contact`,
+    text: `@${actor.handle} added you as a contact`,
     entityType: 'agent',
     entityId: me,
   });

@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { ToolContext } from '../../kernel/context.ts';
+import type { Db, Services } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { validationError } from '../../kernel/errors.ts';
 import { readGroupForWrite, assertNotArchived, assertLedgerAccepted } from '../../access/groups.ts';
 import { formatMinor } from '../../kernel/money.ts';
@@ -46,7 +47,7 @@ export interface NewExpense {
 }
 
 /**
- * Adds `req` to group `req.group_id` on behalf of the caller (ctx.auth): decides from one read of
+ * Adds `req` to group `req.group_id` on behalf of `actor`: decides from one read of
  * the group and its members and stages every row in `batch` (written in one round trip by the
  * write middleware, guarded by the roster it decided on). With repeat, a recurrence row is staged
  * first (the first copy is index 1; this expense is index 0). Returns the group and the expense
@@ -55,11 +56,16 @@ export interface NewExpense {
  * VALIDATION_ERROR naming the field (amount/foreign fields, payers, split, members who are not
  * active, repeat.until before date).
  */
-export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, batch: WriteBatch, req: NewExpense) {
-  const { db } = ctx;
-  const agentId = ctx.auth!.agentId;
-  const now = ctx.services.now();
-  const { group, members, refs } = await readGroupForWrite(ctx.services.pool, req.group_id, agentId);
+export async function addExpense(
+  db: Db,
+  actor: Pick<Actor, 'agentId' | 'handle'>,
+  batch: WriteBatch,
+  req: NewExpense,
+  services: Pick<Services, 'pool' | 'now'>,
+) {
+  const agentId = actor.agentId;
+  const now = services.now();
+  const { group, members, refs } = await readGroupForWrite(services.pool, req.group_id, agentId);
   assertNotArchived(group);
   await assertLedgerAccepted(db, group);
   let spec: ExpenseSpec;
@@ -147,7 +153,7 @@ export async function addExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'aut
     agentId,
     {
       kind: 'expense_added',
-      text: `@${ctx.auth!.handle} added "${req.description}" (${formatMinor(amountMinor, group.currency)}) in "${group.name}"`,
+      text: `@${actor.handle} added "${req.description}" (${formatMinor(amountMinor, group.currency)}) in "${group.name}"`,
       entityType: 'expense',
       entityId: id,
       groupId: group.id,

@@ -3,7 +3,7 @@
  */
 import type { Prisma } from '@kitty/db';
 import type { Db } from '../../kernel/context.ts';
-import { requireMembership } from '../../access/groups.ts';
+import type { GroupAccess } from '../../access/groups.ts';
 import { decodeCursor, olderThan, pageOf, parseUpdatedAfter, UUID_CURSOR_ID } from '../../kernel/cursor.ts';
 import { dateFromIso } from './spec.ts';
 import { toExpenses, EXPENSE_INCLUDE } from './view.ts';
@@ -24,16 +24,14 @@ export interface ExpenseQuery {
 }
 
 /**
- * One page of group `q.group_id`'s expenses for member `agentId`, by creation time descending
+ * One page of the group's expenses (`access`: the caller is a member), by creation time descending
  * (ties by id). Deleted expenses only with include_deleted; participant keeps expenses the member
  * paid for or shares. Returns the group, `expenses` (wire shape, amounts in minor units),
  * `next_cursor` (null on the last page) and `unknownParticipant` (no agent has that handle; the
  * page is then empty).
- * Errors: NOT_FOUND (group), FORBIDDEN (not a member), VALIDATION_ERROR (malformed cursor or
- * updated_after).
+ * Errors: VALIDATION_ERROR (malformed cursor or updated_after).
  */
-export async function listExpenses(db: Db, agentId: string, q: ExpenseQuery) {
-  const { group } = await requireMembership(db, q.group_id, agentId);
+export async function listExpenses(db: Db, { group }: GroupAccess, q: ExpenseQuery) {
   const take = q.limit ?? 20;
   const where: Prisma.ExpenseWhereInput = { groupId: group.id };
   const and: Prisma.ExpenseWhereInput[] = [];

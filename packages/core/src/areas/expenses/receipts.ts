@@ -7,7 +7,8 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { fileTypeFromBuffer } from 'file-type';
-import type { Db, ReceiptConfig, ReceiptStore, Services, ToolContext } from '../../kernel/context.ts';
+import type { Db, ReceiptConfig, ReceiptStore, Services } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError, validationError } from '../../kernel/errors.ts';
 import { appendActivity } from '../../kernel/activity.ts';
 import { requireMembership, assertNotArchived } from '../../access/groups.ts';
@@ -99,14 +100,16 @@ export async function listReceipts(db: Db, services: Services, expenseId: string
   });
 }
 
-type WriteCtx = Pick<ToolContext, 'db' | 'services'> & { auth: { agentId: string; handle: string } };
-
 /** attach_receipt: a member who may edit the expense adds a receipt (the expense row is locked so the per-expense limit holds). */
-export async function attachReceipt(ctx: WriteCtx, input: { expense_id: string; content_base64: string; filename: string }) {
-  const { db, services } = ctx;
+export async function attachReceipt(
+  db: Db,
+  actor: Pick<Actor, 'agentId'>,
+  input: { expense_id: string; content_base64: string; filename: string },
+  services: Services,
+) {
   const { bytes, contentType } = await decodeReceipt(input.content_base64, receiptConfig(services).maxBytes);
   const first = await findExpense(db, input.expense_id);
-  const { group, membership } = await requireMembership(db, first.groupId, ctx.auth.agentId);
+  const { group, membership } = await requireMembership(db, first.groupId, actor.agentId);
   await db.$executeRaw`SELECT 1 FROM expenses WHERE id = ${first.id}::uuid FOR NO KEY UPDATE`;
   const e = await findExpense(db, first.id);
   assertNotArchived(group);
@@ -129,14 +132,14 @@ export async function attachReceipt(ctx: WriteCtx, input: { expense_id: string; 
       sizeBytes: bytes.length,
       sha256,
       storage: store.kind,
-      createdById: ctx.auth.agentId,
+      createdById: actor.agentId,
       createdAt: services.now(),
     },
   });
   await store.put(db, row.id, bytes, contentType);
   await appendActivity(db, {
     groupId: group.id,
-    actorId: ctx.auth.agentId,
+    actorId: actor.agentId,
     action: 'expense.receipt_attached',
     entityType: 'expense',
     entityId: e.id,
@@ -158,18 +161,18 @@ async function findReceipt(db: Db, receiptId: string) {
 }
 
 /** remove_receipt: its uploader, or anyone who may edit the expense, deletes the receipt and its bytes. */
-export async function removeReceipt(ctx: WriteCtx, receiptId: string) {
-  const { db, services } = ctx;
+export async function removeReceipt(db: Db, actor: Pick<Actor, 'agentId'>, input: { receipt_id: string }, services: Services) {
+  const receiptId = input.receipt_id;
   const r = await findReceipt(db, receiptId);
-  const { group, membership } = await requireMembership(db, r.groupId, ctx.auth.agentId);
+  const { group, membership } = await requireMembership(db, r.groupId, actor.agentId);
   assertNotArchived(group);
-  if (r.createdById !== ctx.auth.agentId) assertCanEdit(group, membership, await findExpense(db, r.expenseId));
+  if (r.createdById !== actor.agentId) assertCanEdit(group, membership, await findExpense(db, r.expenseId));
   const deleted = await db.receipt.deleteMany({ where: { id: r.id } });
   if (deleted.count === 0) throw new ToolError('NOT_FOUND', `No receipt with receipt_id ${receiptId}.`);
   await storeFor(services, r.storage).delete(db, r.id);
   await appendActivity(db, {
     groupId: group.id,
-    actorId: ctx.auth.agentId,
+    actorId: actor.agentId,
     action: 'expense.receipt_removed',
     entityType: 'expense',
     entityId: r.expenseId,

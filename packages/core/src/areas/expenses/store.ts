@@ -4,7 +4,8 @@
  * caller's transaction with its activity and inbox items.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db, ToolContext } from '../../kernel/context.ts';
+import type { Db, Services } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError } from '../../kernel/errors.ts';
 import { appendActivity } from '../../kernel/activity.ts';
 import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../access/groups.ts';
@@ -166,9 +167,14 @@ export async function findExpense(db: Db, expenseId: string) {
  * soft-delete flag, removes (or re-applies) its balance effect, logs the activity and notifies
  * everyone it involves. Returns the group and the expense as it now is.
  */
-export async function setExpenseDeleted(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, expenseId: string, deleted: boolean) {
-  const { db } = ctx;
-  const agentId = ctx.auth!.agentId;
+export async function setExpenseDeleted(
+  db: Db,
+  actor: Pick<Actor, 'agentId' | 'handle'>,
+  input: { expense_id: string; deleted: boolean },
+  services: Pick<Services, 'now'>,
+) {
+  const { expense_id: expenseId, deleted } = input;
+  const agentId = actor.agentId;
   const first = await findExpense(db, expenseId);
   const { group, membership } = await requireMembership(db, first.groupId, agentId, { lock: true });
   const e = await findExpense(db, expenseId);
@@ -177,7 +183,7 @@ export async function setExpenseDeleted(ctx: Pick<ToolContext, 'db' | 'services'
   assertCanEdit(group, membership, e);
   if ((e.deletedAt !== null) !== deleted) {
     await applyDelta(db, group.id, new LedgerDelta().addLines(e.shares, deleted ? -1n : 1n));
-    const now = ctx.services.now();
+    const now = services.now();
     await db.expense.update({ where: { id: e.id }, data: { deletedAt: deleted ? now : null, updatedAt: now } });
     const live = snapshot(e.description, e.amountMinor, isoFromDate(e.date), e.shares);
     await appendActivity(db, {
@@ -191,10 +197,10 @@ export async function setExpenseDeleted(ctx: Pick<ToolContext, 'db' | 'services'
     });
     // The unread news about it is moot once it is deleted: those items say so and count as read (before the new item).
     if (deleted)
-      await resolveAction(db, { entityType: 'expense', entityId: e.id, resolution: `deleted by @${ctx.auth!.handle}`, unreadToo: true });
+      await resolveAction(db, { entityType: 'expense', entityId: e.id, resolution: `deleted by @${actor.handle}`, unreadToo: true });
     await notifyAll(db, e.shares.map((s) => s.agentId).sort(), agentId, {
       kind: 'expense_changed',
-      text: `@${ctx.auth!.handle} ${deleted ? 'deleted' : 'restored'} "${e.description}" in "${group.name}"`,
+      text: `@${actor.handle} ${deleted ? 'deleted' : 'restored'} "${e.description}" in "${group.name}"`,
       entityType: 'expense',
       entityId: e.id,
       groupId: group.id,

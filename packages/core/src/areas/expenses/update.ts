@@ -3,7 +3,8 @@
  * reversed and the new one applied, with activity and inbox items, in the caller's transaction.
  */
 import type { z } from 'zod';
-import type { ToolContext } from '../../kernel/context.ts';
+import type { Db } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError, validationError } from '../../kernel/errors.ts';
 import { appendActivity } from '../../kernel/activity.ts';
 import { appendEvent, activeMemberIds } from '../../kernel/events.ts';
@@ -84,7 +85,7 @@ const PATCH_FIELDS = [
 ] as const satisfies ReadonlyArray<keyof ExpensePatch>;
 
 /**
- * Applies `patch` to expense `expenseId` on behalf of the caller (ctx.auth): locks the group,
+ * Applies `patch` to expense `expenseId` on behalf of `actor` at `now`: locks the group,
  * re-reads the expense under the lock, checks archive state, direct-ledger consent and edit rights,
  * resolves the new amount, payers and split (when the amount changes without payers, a single payer
  * pays the new amount; without split the same method and participants are re-applied), replaces the
@@ -97,10 +98,8 @@ const PATCH_FIELDS = [
  * change), VALIDATION_ERROR naming the field (nothing to change; payers or an exact split required
  * after an amount change; invalid amounts, members, splits).
  */
-export async function updateExpense(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, expenseId: string, patch: ExpensePatch) {
-  const { db } = ctx;
-  const agentId = ctx.auth!.agentId;
-  const now = ctx.services.now();
+export async function updateExpense(db: Db, actor: Pick<Actor, 'agentId' | 'handle'>, expenseId: string, patch: ExpensePatch, now: Date) {
+  const agentId = actor.agentId;
   const first = await findExpense(db, expenseId);
   const { group, membership } = await requireMembership(db, first.groupId, agentId, { lock: true });
   const e = await findExpense(db, expenseId); // re-read under the group lock
@@ -169,7 +168,7 @@ export async function updateExpense(ctx: Pick<ToolContext, 'db' | 'services' | '
   const involved = [...new Set([...e.shares.map((s) => s.agentId), ...lines.map((l) => l.agentId)])].sort();
   await notifyAll(db, involved, agentId, {
     kind: 'expense_changed',
-    text: `@${ctx.auth!.handle} changed "${patch.description ?? e.description}" in "${group.name}"`,
+    text: `@${actor.handle} changed "${patch.description ?? e.description}" in "${group.name}"`,
     entityType: 'expense',
     entityId: e.id,
     groupId: group.id,

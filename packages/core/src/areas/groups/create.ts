@@ -3,26 +3,26 @@
  * its first activity entry, in one batched write.
  */
 import { randomUUID } from 'node:crypto';
-import type { AuthedContext } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { toGroupDetail } from '../../access/groups.ts';
 import { requireCurrency } from '../../kernel/money.ts';
 import type { WriteBatch } from '../../kernel/write-batch.ts';
 
 /**
  * Creates group `req.name` (1-80 characters) in `req.currency` (ISO 4217, fixed for good) with an
- * optional description (0-500) for the caller (ctx.auth), who becomes its admin: the group, the
+ * optional description (0-500) for `actor`, who becomes its admin: the group, the
  * membership and the first activity entry are staged in `batch` (one round trip, nothing to guard:
  * the group is new). Returns the group (wire detail, the caller's balance 0).
  * Errors: VALIDATION_ERROR (unknown currency).
  */
 export function createGroup(
-  ctx: AuthedContext,
   batch: WriteBatch,
+  actor: Actor,
   req: { name: string; currency: string; description?: string | undefined },
+  now: Date,
 ) {
   requireCurrency(req.currency);
-  const agentId = ctx.auth.agentId;
-  const now = ctx.services.now();
+  const agentId = actor.agentId;
   const group = {
     id: randomUUID(),
     name: req.name,
@@ -62,7 +62,7 @@ export function createGroup(
   });
   // The creator is the caller: no read-back of the agent row.
   return toGroupDetail(
-    { ...group, createdBy: { id: agentId, handle: ctx.auth.handle, displayName: ctx.auth.displayName } },
+    { ...group, createdBy: { id: agentId, handle: actor.handle, displayName: actor.displayName } },
     { balanceMinor: 0n },
   );
 }

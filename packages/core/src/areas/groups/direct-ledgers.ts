@@ -4,7 +4,8 @@
  * to share — enforced by an acceptance request (a single-use invite targeted at the other agent).
  */
 import { ToolError } from '../../kernel/errors.ts';
-import type { AuthedContext } from '../../kernel/context.ts';
+import type { Db, Services } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { toGroupDetail, GROUP_DETAIL_INCLUDE } from '../../access/groups.ts';
 import { toInvite, effectiveStatus, admitMember, insertInvite, INVITE_INCLUDE } from '../invites/invites.ts';
 import { requireCurrency } from '../../kernel/money.ts';
@@ -22,8 +23,8 @@ function directGroupKey(a: string, b: string, currency: string): string {
 const ACCEPT_WITHIN_MS = 30 * 86_400_000;
 
 /**
- * Get-or-create the live direct ledger between the caller (ctx.auth) and the agent `otherHandle` in
- * `currency` (ISO 4217), serialised per pair and currency by an advisory lock. An archived ledger
+ * Get-or-create the live direct ledger between `actor` and the agent `input.handle` in
+ * `input.currency` (ISO 4217), serialised per pair and currency by an advisory lock. An archived ledger
  * frees its key for a fresh one. New ledger: both agents are admins at once if the other agent has
  * the caller among their contacts; otherwise the caller alone, and the other agent gets an
  * acceptance request (invite valid 30 days, inbox item requiring action). Existing ledger: the other
@@ -35,69 +36,76 @@ const ACCEPT_WITHIN_MS = 30 * 86_400_000;
  * contact nor shared group), INVALID_STATE (the caller blocked them), FORBIDDEN (they do not accept
  * a ledger with the caller).
  */
-export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, currency: string) {
+export async function openDirectLedger(
+  db: Db,
+  actor: Actor,
+  input: { handle: string; currency: string },
+  services: Pick<Services, 'now' | 'config'>,
+) {
+  const op: Opening = { db, actor, services };
+  const { handle: otherHandle, currency } = input;
   requireCurrency(currency);
-  const me = ctx.auth.agentId;
-  const other = await agentByHandle(ctx.db, otherHandle);
+  const me = op.actor.agentId;
+  const other = await agentByHandle(op.db, otherHandle);
   assertNotSelf(me, other.id, 'handle', 'open a direct ledger with');
   const key = directGroupKey(me, other.id, currency);
   // Serialise get-or-create of this pair+currency (both agents may open it at once).
-  await ctx.db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`direct:${key}`}, 0))`;
-  const now = ctx.services.now();
+  await op.db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`direct:${key}`}, 0))`;
+  const now = op.services.now();
 
-  let existing = await ctx.db.group.findUnique({ where: { directKey: key }, include: GROUP_DETAIL_INCLUDE });
+  let existing = await op.db.group.findUnique({ where: { directKey: key }, include: GROUP_DETAIL_INCLUDE });
   if (existing?.archivedAt) {
     // An archived direct ledger keeps its history but frees the key for a fresh one.
-    await ctx.db.group.update({ where: { id: existing.id }, data: { directKey: `${key}:archived:${existing.id}` } });
+    await op.db.group.update({ where: { id: existing.id }, data: { directKey: `${key}:archived:${existing.id}` } });
     existing = null;
   }
   if (existing) {
     // Lock and re-read: join_group with the request's code may have admitted the other agent meanwhile.
     // Same order as join_group (invite rows, then the group row), so the two cannot deadlock.
-    await ctx.db.$executeRaw`SELECT 1 FROM invites WHERE group_id = ${existing.id}::uuid ORDER BY id FOR NO KEY UPDATE`;
-    await ctx.db.$executeRaw`SELECT 1 FROM groups WHERE id = ${existing.id}::uuid FOR NO KEY UPDATE`;
-    existing = await ctx.db.group.findUniqueOrThrow({ where: { id: existing.id }, include: GROUP_DETAIL_INCLUDE });
-    const mine = await ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId: existing.id, agentId: me } } });
-    if (mine && existing.memberCount >= 2) return answer(ctx, other, existing.id, false, null);
+    await op.db.$executeRaw`SELECT 1 FROM invites WHERE group_id = ${existing.id}::uuid ORDER BY id FOR NO KEY UPDATE`;
+    await op.db.$executeRaw`SELECT 1 FROM groups WHERE id = ${existing.id}::uuid FOR NO KEY UPDATE`;
+    existing = await op.db.group.findUniqueOrThrow({ where: { id: existing.id }, include: GROUP_DETAIL_INCLUDE });
+    const mine = await op.db.membership.findUnique({ where: { groupId_agentId: { groupId: existing.id, agentId: me } } });
+    if (mine && existing.memberCount >= 2) return answer(op, other, existing.id, false, null);
     if (!mine) {
       // The other agent opened it and waits for me: calling this is my acceptance.
-      await assertMayOpen(ctx, other, { needsAcquaintance: false });
-      const request = await latestRequest(ctx, existing.id, me);
+      await assertMayOpen(op, other, { needsAcquaintance: false });
+      const request = await latestRequest(op, existing.id, me);
       const active = request && effectiveStatus(request, now) === 'active' ? request.id : null;
-      await admitMember(ctx.db, {
+      await admitMember(op.db, {
         group: existing,
         agentId: me,
         role: 'admin',
         rejoining: false,
         inviteId: active,
         now,
-        text: `@${ctx.auth.handle} accepted the direct ledger "${existing.name}"`,
+        text: `@${op.actor.handle} accepted the direct ledger "${existing.name}"`,
       });
-      await acceptedEvent(ctx, existing.id, other.id);
-      if (!active && request) await resolveOpenItems(ctx, request.id, `accepted by @${ctx.auth.handle}`);
-      return answer(ctx, other, existing.id, false, null);
+      await acceptedEvent(op, existing.id, other.id);
+      if (!active && request) await resolveOpenItems(op, request.id, `accepted by @${op.actor.handle}`);
+      return answer(op, other, existing.id, false, null);
     }
     // I opened it and it still waits for the other agent.
-    if (await isContact(ctx.db, other.id, me)) {
+    if (await isContact(op.db, other.id, me)) {
       // They have since added me as a contact: that is acceptance.
-      const request = await latestRequest(ctx, existing.id, other.id);
+      const request = await latestRequest(op, existing.id, other.id);
       const active = request && effectiveStatus(request, now) === 'active' ? request.id : null;
-      await admitMember(ctx.db, { group: existing, agentId: other.id, role: 'admin', rejoining: false, inviteId: active, now });
-      await acceptedEvent(ctx, existing.id, other.id);
-      if (!active && request) await resolveOpenItems(ctx, request.id, `ledger opened by @${ctx.auth.handle}`, other.id);
-      return answer(ctx, other, existing.id, false, null);
+      await admitMember(op.db, { group: existing, agentId: other.id, role: 'admin', rejoining: false, inviteId: active, now });
+      await acceptedEvent(op, existing.id, other.id);
+      if (!active && request) await resolveOpenItems(op, request.id, `ledger opened by @${op.actor.handle}`, other.id);
+      return answer(op, other, existing.id, false, null);
     }
-    let request = await latestRequest(ctx, existing.id, other.id);
+    let request = await latestRequest(op, existing.id, other.id);
     const status = request ? effectiveStatus(request, now) : null;
-    if (status !== 'active' && status !== 'declined') request = await sendRequest(ctx, existing, other, currency);
-    return answer(ctx, other, existing.id, false, request);
+    if (status !== 'active' && status !== 'declined') request = await sendRequest(op, existing, other, currency);
+    return answer(op, other, existing.id, false, request);
   }
 
-  await assertMayOpen(ctx, other, { needsAcquaintance: true });
-  const accepted = await isContact(ctx.db, other.id, me);
-  const me_ = { id: me, handle: ctx.auth.handle };
+  await assertMayOpen(op, other, { needsAcquaintance: true });
+  const accepted = await isContact(op.db, other.id, me);
+  const me_ = { id: me, handle: op.actor.handle };
   const [first, second] = [me_, other].sort((a, b) => a.handle.localeCompare(b.handle));
-  const group = await ctx.db.group.create({
+  const group = await op.db.group.create({
     data: {
       name: `@${first!.handle} & @${second!.handle} (${currency})`,
       currency: currency,
@@ -112,7 +120,7 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
     },
     include: GROUP_DETAIL_INCLUDE,
   });
-  await appendActivity(ctx.db, {
+  await appendActivity(op.db, {
     groupId: group.id,
     actorId: me,
     action: 'group.created',
@@ -122,90 +130,92 @@ export async function openDirectLedger(ctx: AuthedContext, otherHandle: string, 
       name: group.name,
       currency: group.currency,
       kind: 'direct',
-      members: accepted ? [ctx.auth.handle, other.handle] : [ctx.auth.handle],
+      members: accepted ? [op.actor.handle, other.handle] : [op.actor.handle],
     },
   });
   if (accepted) {
-    await notify(ctx.db, {
+    await notify(op.db, {
       agentId: other.id,
       kind: 'member_joined',
-      text: `@${ctx.auth.handle} opened a direct ${currency} ledger with you`,
+      text: `@${op.actor.handle} opened a direct ${currency} ledger with you`,
       entityType: 'group',
       entityId: group.id,
       groupId: group.id,
     });
-    await acceptedEvent(ctx, group.id, other.id);
-    return answer(ctx, other, group.id, true, null);
+    await acceptedEvent(op, group.id, other.id);
+    return answer(op, other, group.id, true, null);
   }
-  const request = await sendRequest(ctx, group, other, currency);
-  return answer(ctx, other, group.id, true, request);
+  const request = await sendRequest(op, group, other, currency);
+  return answer(op, other, group.id, true, request);
 }
 
 type Other = { id: string; handle: string };
+/** What the steps of opening a ledger share: the database, who opens it, the clock and the base URL. */
+type Opening = { db: Db; actor: Actor; services: Pick<Services, 'now' | 'config'> };
 
 /** Blocks and the acquaintance rule (contact or shared group) for the caller opening or accepting a ledger with `other`. */
-async function assertMayOpen(ctx: AuthedContext, other: Other, opts: { needsAcquaintance: boolean }): Promise<void> {
-  const me = ctx.auth.agentId;
-  if (await hasBlocked(ctx.db, me, other.id)) {
+async function assertMayOpen(op: Opening, other: Other, opts: { needsAcquaintance: boolean }): Promise<void> {
+  const me = op.actor.agentId;
+  if (await hasBlocked(op.db, me, other.id)) {
     throw new ToolError('INVALID_STATE', `You have blocked @${other.handle}.`, {
       suggestedAction: `Call unblock_agent with handle "${other.handle}" first.`,
     });
   }
-  if (opts.needsAcquaintance && !(await isContact(ctx.db, me, other.id)) && !(await sharesGroup(ctx.db, me, other.id))) {
+  if (opts.needsAcquaintance && !(await isContact(op.db, me, other.id)) && !(await sharesGroup(op.db, me, other.id))) {
     throw new ToolError('NOT_A_CONTACT', `@${other.handle} is neither one of your contacts nor in a group with you.`, {
       details: { handle: other.handle },
       suggestedAction: `Call add_contact with handle "${other.handle}" first.`,
     });
   }
-  if (!(await canReach(ctx.db, me, other.id))) {
+  if (!(await canReach(op.db, me, other.id))) {
     throw new ToolError('FORBIDDEN', `@${other.handle} does not accept a direct ledger with you.`);
   }
 }
 
 /** The newest acceptance request of a direct ledger addressed to `targetId`, or null. */
-async function latestRequest(ctx: AuthedContext, groupId: string, targetId: string) {
-  return ctx.db.invite.findFirst({ where: { groupId, targetId }, orderBy: { createdAt: 'desc' }, include: INVITE_INCLUDE });
+async function latestRequest(op: Opening, groupId: string, targetId: string) {
+  return op.db.invite.findFirst({ where: { groupId, targetId }, orderBy: { createdAt: 'desc' }, include: INVITE_INCLUDE });
 }
 
 /** Clears open "requires action" items of an acceptance request that was not used (expired, revoked, declined). */
-async function resolveOpenItems(ctx: AuthedContext, inviteId: string, resolution: string, agentId = ctx.auth.agentId): Promise<void> {
-  await resolveAction(ctx.db, { entityType: 'invite', entityId: inviteId, agentId, resolution });
+async function resolveOpenItems(op: Opening, inviteId: string, resolution: string, agentId = op.actor.agentId): Promise<void> {
+  await resolveAction(op.db, { entityType: 'invite', entityId: inviteId, agentId, resolution });
 }
 
 /** Sends the other agent a request to accept the ledger: a single-use invite targeted at them and an inbox item that requires action. */
-async function sendRequest(ctx: AuthedContext, group: { id: string; name: string }, other: Other, currency: string) {
-  const now = ctx.services.now();
-  const invite = await insertInvite(ctx.db, {
+async function sendRequest(op: Opening, group: { id: string; name: string }, other: Other, currency: string) {
+  const now = op.services.now();
+  const invite = await insertInvite(op.db, {
     groupId: group.id,
-    createdById: ctx.auth.agentId,
+    createdById: op.actor.agentId,
     targetId: other.id,
-    note: `Accept to share a direct ${currency} ledger with @${ctx.auth.handle}`,
+    note: `Accept to share a direct ${currency} ledger with @${op.actor.handle}`,
     expiresAt: new Date(now.getTime() + ACCEPT_WITHIN_MS),
     maxUses: 1,
     createdAt: now,
   });
-  await appendActivity(ctx.db, {
+  await appendActivity(op.db, {
     groupId: group.id,
-    actorId: ctx.auth.agentId,
+    actorId: op.actor.agentId,
     action: 'invite.created',
     entityType: 'invite',
     entityId: invite.id,
     after: { target: other.handle, max_uses: 1, expires_at: invite.expiresAt.toISOString() },
   });
-  await notify(ctx.db, {
+  await notify(op.db, {
     agentId: other.id,
     kind: 'invite_received',
-    text: `@${ctx.auth.handle} asks to share a direct ${currency} ledger: accept with open_direct_group handle "${ctx.auth.handle}"`,
+    text: `@${op.actor.handle} asks to share a direct ${currency} ledger: accept with open_direct_group handle "${op.actor.handle}"`,
     requiresAction: true,
     entityType: 'invite',
     entityId: invite.id,
     groupId: group.id,
   });
-  await appendEvent(ctx.db, {
+  await appendEvent(op.db, {
     type: 'direct_ledger.requested',
     groupId: group.id,
-    actorId: ctx.auth.agentId,
-    recipients: [other.id, ctx.auth.agentId],
+    actorId: op.actor.agentId,
+    recipients: [other.id, op.actor.agentId],
     data: { group_id: group.id, invite_id: invite.id, currency, expires_at: invite.expiresAt.toISOString() },
     link: { entityType: 'invite', entityId: invite.id },
   });
@@ -213,33 +223,27 @@ async function sendRequest(ctx: AuthedContext, group: { id: string; name: string
 }
 
 /** direct_ledger.accepted for both agents of the ledger. */
-async function acceptedEvent(ctx: AuthedContext, groupId: string, otherId: string): Promise<void> {
-  await appendEvent(ctx.db, {
+async function acceptedEvent(op: Opening, groupId: string, otherId: string): Promise<void> {
+  await appendEvent(op.db, {
     type: 'direct_ledger.accepted',
     groupId,
-    actorId: ctx.auth.agentId,
-    recipients: [ctx.auth.agentId, otherId],
+    actorId: op.actor.agentId,
+    recipients: [op.actor.agentId, otherId],
     data: { group_id: groupId },
     link: { entityType: 'group', entityId: groupId },
   });
 }
 
-async function answer(
-  ctx: AuthedContext,
-  other: Other,
-  groupId: string,
-  created: boolean,
-  request: Awaited<ReturnType<typeof latestRequest>>,
-) {
-  const group = await ctx.db.group.findUniqueOrThrow({ where: { id: groupId }, include: GROUP_DETAIL_INCLUDE });
-  const m = await ctx.db.membership.findUnique({ where: { groupId_agentId: { groupId, agentId: ctx.auth.agentId } } });
+async function answer(op: Opening, other: Other, groupId: string, created: boolean, request: Awaited<ReturnType<typeof latestRequest>>) {
+  const group = await op.db.group.findUniqueOrThrow({ where: { id: groupId }, include: GROUP_DETAIL_INCLUDE });
+  const m = await op.db.membership.findUnique({ where: { groupId_agentId: { groupId, agentId: op.actor.agentId } } });
   const accepted = group.memberCount >= 2;
-  const now = ctx.services.now();
+  const now = op.services.now();
   return {
     group: toGroupDetail(group, m),
     created,
     accepted,
-    acceptance_invite: !accepted && request ? toInvite(request, ctx.services.config.baseUrl, now) : null,
+    acceptance_invite: !accepted && request ? toInvite(request, op.services.config.baseUrl, now) : null,
     other,
   };
 }

@@ -2,9 +2,10 @@
  * Removing a member (remove_member): an admin removes a settled member; the member and the
  * remaining members are told, in the caller's transaction.
  */
-import type { ToolContext } from '../../kernel/context.ts';
+import type { Db } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError } from '../../kernel/errors.ts';
-import { requireMembership, assertAdmin, assertNotArchived } from '../../access/groups.ts';
+import { assertNotArchived, type GroupAccess } from '../../access/groups.ts';
 import { appendActivity } from '../../kernel/activity.ts';
 import { appendEvent } from '../../kernel/events.ts';
 import { notify, notifyAll } from '../../kernel/notify.ts';
@@ -13,22 +14,21 @@ import { toAgentRef } from '../../access/agents.ts';
 import { resolveMember } from '../../access/members.ts';
 
 /**
- * Removes the member named by req.agent_id or req.handle from group req.group_id on behalf of the
- * caller (ctx.auth), an admin, holding the group lock. The member must have a zero balance and no
+ * Removes the member named by req.agent_id or req.handle from the group on behalf of `actor`, an
+ * admin (`access`, read holding the group lock), at `now`. The member must have a zero balance and no
  * pending payments; removal marks them removed (rejoining then needs an invite addressed to them,
  * created after the removal). Returns `removed` (agent reference), `member_count` after, and the group.
- * Errors: NOT_FOUND (group; not an active member), FORBIDDEN (not a member; not an admin),
- * GROUP_ARCHIVED, INVALID_STATE (a direct ledger; removing yourself), NOT_SETTLED (balance or
+ * Errors: NOT_FOUND (not an active member), GROUP_ARCHIVED, INVALID_STATE (a direct ledger; removing yourself), NOT_SETTLED (balance or
  * pending payments; details say which), VALIDATION_ERROR (neither or both of agent_id/handle).
  */
 export async function removeMember(
-  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
-  req: { group_id: string; agent_id?: string | undefined; handle?: string | undefined },
+  db: Db,
+  actor: Pick<Actor, 'agentId' | 'handle'>,
+  { group }: GroupAccess,
+  req: { agent_id?: string | undefined; handle?: string | undefined },
+  now: Date,
 ) {
-  const { db } = ctx;
-  const me = ctx.auth!.agentId;
-  const { group, membership } = await requireMembership(db, req.group_id, me, { lock: true });
-  assertAdmin(membership, 'remove members');
+  const me = actor.agentId;
   assertNotArchived(group);
   if (group.kind === 'direct') throw new ToolError('INVALID_STATE', 'A direct ledger always has its two members; nobody can be removed.');
   const { agent, membership: target } = await resolveMember(db, group.id, req);
@@ -40,7 +40,6 @@ export async function removeMember(
       suggestedAction: 'Use suggest_settlements and record_payment to settle, and resolve pending payments first.',
     });
   }
-  const now = ctx.services.now();
   await db.membership.update({
     where: { groupId_agentId: { groupId: group.id, agentId: agent.id } },
     data: { leftAt: now, removedAt: now },
@@ -57,7 +56,7 @@ export async function removeMember(
   await notify(db, {
     agentId: agent.id,
     kind: 'member_removed',
-    text: `@${ctx.auth!.handle} removed you from "${group.name}"`,
+    text: `@${actor.handle} removed you from "${group.name}"`,
     entityType: 'group',
     entityId: group.id,
     groupId: group.id,

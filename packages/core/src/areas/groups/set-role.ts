@@ -1,9 +1,10 @@
 /**
  * Changing a member's role (set_member_role), with the rule that a group always keeps one admin.
  */
-import type { ToolContext } from '../../kernel/context.ts';
+import type { Db } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError } from '../../kernel/errors.ts';
-import { requireMembership, assertAdmin, assertNotArchived } from '../../access/groups.ts';
+import { assertNotArchived, type GroupAccess } from '../../access/groups.ts';
 import { appendActivity } from '../../kernel/activity.ts';
 import { appendEvent, activeMemberIds } from '../../kernel/events.ts';
 import { notify } from '../../kernel/notify.ts';
@@ -11,23 +12,21 @@ import { formatMinor, toNumber } from '../../kernel/money.ts';
 import { resolveMember } from '../../access/members.ts';
 
 /**
- * Sets the role of the member named by req.agent_id or req.handle in group req.group_id to
- * req.role, on behalf of the caller (ctx.auth), an admin, holding the group lock. No change when
+ * Sets the role of the member named by req.agent_id or req.handle in the group to req.role, on
+ * behalf of `actor`, an admin (`access`, read holding the group lock). No change when
  * the role is already that; otherwise logs `member.role_changed` and tells the member (unless it is
  * the caller). Returns `member` (wire shape; balances in minor units of the group currency),
  * `changed`, `stillAdmin` (whether the caller is still an admin) and the group.
- * Errors: NOT_FOUND (group; not an active member), FORBIDDEN (not a member; not an admin),
- * GROUP_ARCHIVED, INVALID_STATE (a direct ledger's roles are fixed), LAST_ADMIN (demoting the only
+ * Errors: NOT_FOUND (not an active member), GROUP_ARCHIVED, INVALID_STATE (a direct ledger's roles are fixed), LAST_ADMIN (demoting the only
  * admin), VALIDATION_ERROR (neither or both of agent_id/handle).
  */
 export async function setMemberRole(
-  ctx: Pick<ToolContext, 'db' | 'auth'>,
-  req: { group_id: string; agent_id?: string | undefined; handle?: string | undefined; role: 'admin' | 'member' },
+  db: Db,
+  actor: Pick<Actor, 'agentId' | 'handle'>,
+  { group }: GroupAccess,
+  req: { agent_id?: string | undefined; handle?: string | undefined; role: 'admin' | 'member' },
 ) {
-  const { db } = ctx;
-  const me = ctx.auth!.agentId;
-  const { group, membership } = await requireMembership(db, req.group_id, me, { lock: true });
-  assertAdmin(membership, 'change roles');
+  const me = actor.agentId;
   assertNotArchived(group);
   if (group.kind === 'direct') throw new ToolError('INVALID_STATE', 'In a direct ledger both members are admins; roles cannot change.');
   const { agent, membership: target } = await resolveMember(db, group.id, req);
@@ -59,7 +58,7 @@ export async function setMemberRole(
       await notify(db, {
         agentId: agent.id,
         kind: 'role_changed',
-        text: `@${ctx.auth!.handle} made you ${req.role === 'admin' ? 'an admin' : 'a member'} of "${group.name}"`,
+        text: `@${actor.handle} made you ${req.role === 'admin' ? 'an admin' : 'a member'} of "${group.name}"`,
         entityType: 'group',
         entityId: group.id,
         groupId: group.id,

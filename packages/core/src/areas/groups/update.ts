@@ -2,28 +2,29 @@
  * Changing a group (update_group, archive_group): its settings and the archive step, each with its
  * activity entry in the caller's transaction.
  */
-import type { ToolContext } from '../../kernel/context.ts';
+import type { Db } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError } from '../../kernel/errors.ts';
-import { toGroupDetail, requireMembership, assertNotArchived, assertAdmin, GROUP_DETAIL_INCLUDE } from '../../access/groups.ts';
+import { toGroupDetail, assertNotArchived, assertAdmin, GROUP_DETAIL_INCLUDE, type GroupAccess } from '../../access/groups.ts';
 import { appendActivity } from '../../kernel/activity.ts';
 import { appendEvent, appendEvents, activeMemberIds } from '../../kernel/events.ts';
 import { notifyAll, resolveAction } from '../../kernel/notify.ts';
 import { toNumber } from '../../kernel/money.ts';
 
 /**
- * Changes the given settings of group req.group_id on behalf of the caller (ctx.auth), a member,
- * holding the group lock: name (1-80 characters), description (0-500; "" clears it),
+ * Changes the given settings of the group on behalf of `actor`, a member (`access`, read holding the
+ * group lock): name (1-80 characters), description (0-500; "" clears it),
  * members_can_edit_expenses (admins only). Returns the group (wire detail).
- * Errors: NOT_FOUND (group), FORBIDDEN (not a member; not an admin for members_can_edit_expenses),
- * GROUP_ARCHIVED, INVALID_STATE (renaming a direct ledger).
+ * Errors: FORBIDDEN (not an admin for members_can_edit_expenses), GROUP_ARCHIVED, INVALID_STATE
+ * (renaming a direct ledger).
  */
 export async function updateGroup(
-  ctx: Pick<ToolContext, 'db' | 'auth'>,
-  req: { group_id: string; name?: string | undefined; description?: string | undefined; members_can_edit_expenses?: boolean | undefined },
+  db: Db,
+  actor: Pick<Actor, 'agentId'>,
+  { group, membership }: GroupAccess,
+  req: { name?: string | undefined; description?: string | undefined; members_can_edit_expenses?: boolean | undefined },
 ) {
-  const { db } = ctx;
-  const agentId = ctx.auth!.agentId;
-  const { group, membership } = await requireMembership(db, req.group_id, agentId, { lock: true });
+  const agentId = actor.agentId;
   assertNotArchived(group);
   if (req.members_can_edit_expenses !== undefined) assertAdmin(membership, 'change who may edit expenses');
   if (group.kind === 'direct' && req.name !== undefined) {
@@ -64,18 +65,14 @@ export async function updateGroup(
 }
 
 /**
- * Archives group `groupId` on behalf of the caller (ctx.auth), an admin, holding the group lock.
+ * Archives the group on behalf of `actor`, an admin (`access`, read holding the group lock), at `now`.
  * Every active member must be settled (zero balance, no pending payments). Active invites are
  * revoked (their open inbox items resolved), `group.archived` is logged and the members are told.
  * Already archived: nothing changes (`changed` false). Returns the group (wire detail) and `changed`.
- * Errors: NOT_FOUND (group), FORBIDDEN (not a member; not an admin), NOT_SETTLED (details.unsettled
- * lists each unsettled member with balance_minor and pending_payments).
+ * Errors: NOT_SETTLED (details.unsettled lists each unsettled member with balance_minor and pending_payments).
  */
-export async function archiveGroup(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, groupId: string) {
-  const { db } = ctx;
-  const agentId = ctx.auth!.agentId;
-  const { group, membership } = await requireMembership(db, groupId, agentId, { lock: true });
-  assertAdmin(membership, 'archive the group');
+export async function archiveGroup(db: Db, actor: Pick<Actor, 'agentId' | 'handle'>, { group, membership }: GroupAccess, now: Date) {
+  const agentId = actor.agentId;
   if (group.archivedAt) return { group: toGroupDetail(group, membership), changed: false };
   const members = await db.membership.findMany({
     where: { groupId: group.id, leftAt: null },
@@ -100,15 +97,14 @@ export async function archiveGroup(ctx: Pick<ToolContext, 'db' | 'services' | 'a
   }
   const archived = await db.group.update({
     where: { id: group.id },
-    data: { archivedAt: ctx.services.now() },
+    data: { archivedAt: now },
     include: GROUP_DETAIL_INCLUDE,
   });
   const open = await db.invite.findMany({ where: { groupId: group.id, status: 'active' }, select: { id: true, targetId: true } });
   await db.invite.updateMany({ where: { groupId: group.id, status: 'active' }, data: { status: 'revoked' } });
   // A revoked invite no longer waits for its target (e.g. the request of a direct ledger nobody accepted).
   for (const inv of open)
-    if (inv.targetId)
-      await resolveAction(db, { entityType: 'invite', entityId: inv.id, resolution: `group archived by @${ctx.auth!.handle}` });
+    if (inv.targetId) await resolveAction(db, { entityType: 'invite', entityId: inv.id, resolution: `group archived by @${actor.handle}` });
   await appendActivity(db, {
     groupId: group.id,
     actorId: agentId,

@@ -1,6 +1,7 @@
 /** Inbox item projection, the paged inbox and the state-specific suggestions of get_inbox (issue 4 "Inbox"). */
 import { z } from 'zod';
-import type { Db, ToolContext } from '../../kernel/context.ts';
+import type { Db } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { uuid, timestamp } from '../../kernel/text.ts';
 import { effectiveStatus } from '../invites/invites.ts';
 import { decodeCursor, encodeCursor } from '../../kernel/cursor.ts';
@@ -92,20 +93,21 @@ function suggestionsForItems(items: ItemRow[], invites: Awaited<ReturnType<typeo
 }
 
 /**
- * One page of `me`'s inbox, newest first (ties by id descending). opts.filter: all
+ * One page of `actor`'s inbox, newest first (ties by id descending). opts.filter: all
  * (default), unread, or requires_action (still open); opts.limit: page size (default 20);
  * opts.cursor: next_cursor of the previous page. Returns { items (wire shape), next_cursor (null on
  * the last page), unread, requires_action (the agent's totals), itemSuggestions (next steps for
  * the most urgent open item and the newest unread message on this page, naming ids, judged at
- * ctx.services.now()) }.
+ * `now`) }.
  * Errors: VALIDATION_ERROR on a malformed cursor.
  */
 export async function readInbox(
-  ctx: Pick<ToolContext, 'db' | 'services'>,
-  me: string,
-  opts: { filter?: 'all' | 'unread' | 'requires_action' | undefined; cursor?: string | undefined; limit?: number | undefined } = {},
+  db: Db,
+  actor: Pick<Actor, 'agentId'>,
+  opts: { filter?: 'all' | 'unread' | 'requires_action' | undefined; cursor?: string | undefined; limit?: number | undefined },
+  now: Date,
 ) {
-  const { db } = ctx;
+  const me = actor.agentId;
   const take = opts.limit ?? 20;
   const after = opts.cursor ? decodeCursor(opts.cursor) : null;
   const filter = opts.filter ?? 'all';
@@ -124,7 +126,7 @@ export async function readInbox(
   const page = rows.slice(0, take);
   const last = page[page.length - 1];
   const next_cursor = rows.length > take && last ? encodeCursor(last.createdAt, last.id) : null;
-  const invites = await openInvites(db, me, page, ctx.services.now());
+  const invites = await openInvites(db, me, page, now);
   const codes = new Map([...invites].map(([id, inv]) => [id, inv.code]));
   const itemSuggestions = suggestionsForItems(page, invites);
   return {

@@ -2,12 +2,13 @@
  * Marking inbox items read (mark_inbox_read): by ids, by conversation, or all, keeping the
  * conversations' unread counts and the agent's inbox counters in step, in the caller's transaction.
  */
-import type { ToolContext } from '../../kernel/context.ts';
+import type { Db } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError, validationError } from '../../kernel/errors.ts';
 import { changeInboxCounters, flushInboxCounters } from '../../kernel/notify.ts';
 
 /**
- * Marks the caller's (ctx.auth) unread items read; `sel` gives exactly one of item_ids (1-100 ids,
+ * Marks `actor`'s unread items read at `now`; `sel` gives exactly one of item_ids (1-100 ids,
  * all must be the caller's; items already read are skipped), conversation_id (every message item of
  * it; its unread_count drops to 0) or all: true. Items already read count once even under concurrent
  * marks. Returns { marked (items changed now), unread, requires_action (the caller's counters as they
@@ -16,14 +17,14 @@ import { changeInboxCounters, flushInboxCounters } from '../../kernel/notify.ts'
  * in; item ids not the caller's — nothing is marked then).
  */
 export async function markInboxRead(
-  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
+  db: Db,
+  actor: Pick<Actor, 'agentId'>,
   sel: { item_ids?: string[] | undefined; conversation_id?: string | undefined; all?: true | undefined },
+  now: Date,
 ) {
-  const { db } = ctx;
-  const me = ctx.auth!.agentId;
+  const me = actor.agentId;
   const given = [sel.item_ids, sel.conversation_id, sel.all].filter((v) => v !== undefined).length;
   if (given !== 1) throw validationError('item_ids', 'give exactly one of item_ids, conversation_id or all', 'exactly_one');
-  const now = ctx.services.now();
   // Lock order as everywhere in the inbox: item rows first, then the agent's counter row (last, see inbox.ts).
   // `read_at IS NULL` in the UPDATE makes a concurrent duplicate mark count each item once.
   let changed: Array<{ entity_type: string | null; entity_id: string | null; kind: string }>;

@@ -2,7 +2,8 @@
  * Creating an invite (create_invite): a code for a group, optionally targeted at one of the
  * caller's contacts, with its activity and the target's inbox item, in the caller's transaction.
  */
-import type { AuthedContext } from '../../kernel/context.ts';
+import type { Db, Services } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError, validationError } from '../../kernel/errors.ts';
 import { requireMembership, assertNotArchived } from '../../access/groups.ts';
 import { toInvite, insertInvite } from './invites.ts';
@@ -25,7 +26,7 @@ export interface InviteRequest {
 }
 
 /**
- * Creates an invite to `req.group_id` from the caller (ctx.auth). A targeted invite needs the target
+ * Creates an invite to `req.group_id` from `actor`. A targeted invite needs the target
  * among the caller's contacts and reachable (not blocking the caller); the target gets an inbox item
  * that requires action. Returns the group, the invite (wire shape, with its join URL) and `message`,
  * a ready-to-paste text for the invitee naming the code, the URL and the expiry.
@@ -33,10 +34,9 @@ export interface InviteRequest {
  * handle), FORBIDDEN (not a member; the target does not accept invites from the caller),
  * GROUP_ARCHIVED, INVALID_STATE (a direct ledger takes no invites), NOT_A_CONTACT.
  */
-export async function createInvite(ctx: AuthedContext, req: InviteRequest) {
-  const { db } = ctx;
-  const agentId = ctx.auth.agentId;
-  const now = ctx.services.now();
+export async function createInvite(db: Db, actor: Actor, req: InviteRequest, services: Pick<Services, 'now' | 'config'>) {
+  const agentId = actor.agentId;
+  const now = services.now();
   const expiresIn = req.expires_in ?? '7d';
   const seconds = durationSeconds(expiresIn);
   if (seconds > MAX_INVITE_SECONDS) throw validationError('expires_in', 'must be at most 30d', 'too_big');
@@ -74,7 +74,7 @@ export async function createInvite(ctx: AuthedContext, req: InviteRequest) {
     maxUses: req.max_uses ?? 1,
     createdAt: now,
   });
-  const out = toInvite(invite, ctx.services.config.baseUrl, now);
+  const out = toInvite(invite, services.config.baseUrl, now);
   await appendActivity(db, {
     groupId: group.id,
     actorId: agentId,
@@ -87,7 +87,7 @@ export async function createInvite(ctx: AuthedContext, req: InviteRequest) {
     await notify(db, {
       agentId: targetId,
       kind: 'invite_received',
-      text: `@${ctx.auth.handle} invited you to "${group.name}" (code ${invite.code})`,
+      text: `@${actor.handle} invited you to "${group.name}" (code ${invite.code})`,
       requiresAction: true,
       entityType: 'invite',
       entityId: invite.id,
@@ -103,7 +103,7 @@ export async function createInvite(ctx: AuthedContext, req: InviteRequest) {
     });
   }
   const message =
-    `${ctx.auth.displayName} (@${ctx.auth.handle}) invites you to the shared-expense group "${group.name}" (${group.currency}) on Kitty.` +
+    `${actor.displayName} (@${actor.handle}) invites you to the shared-expense group "${group.name}" (${group.currency}) on Kitty.` +
     (req.note ? ` Note: ${req.note.trim()}${/[.!?…)"']$/u.test(req.note.trim()) ? '' : '.'}` : '') +
     ` To join, call the Kitty tool join_group with code "${invite.code}" (or open ${out.url}).` +
     ` New to Kitty? register_agent with invite_code "${invite.code}" registers and joins in one call.` +

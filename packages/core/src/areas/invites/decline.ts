@@ -2,7 +2,8 @@
  * Declining an invite (decline_invite): the target of an invite refuses it; its creator is told,
  * in the caller's transaction.
  */
-import type { AuthedContext } from '../../kernel/context.ts';
+import type { Db, Services } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError, validationError } from '../../kernel/errors.ts';
 import { toInvite, effectiveStatus, findInviteByCode, INVITE_INCLUDE } from './invites.ts';
 import { appendActivity } from '../../kernel/activity.ts';
@@ -11,7 +12,7 @@ import { notify, resolveAction } from '../../kernel/notify.ts';
 
 /**
  * Declines the invite named by exactly one of sel.invite_id or sel.code (a code or pasted link) on
- * behalf of the caller (ctx.auth), its target, with the invite row locked. Declining an already
+ * behalf of `actor`, its target, with the invite row locked. Declining an already
  * declined invite changes nothing (`changed` false). Otherwise the status becomes declined, the
  * caller's inbox item about it is resolved and the creator is told.
  * Returns the invite (wire shape) and `changed`.
@@ -19,9 +20,13 @@ import { notify, resolveAction } from '../../kernel/notify.ts';
  * INVALID_STATE (an untargeted invite), FORBIDDEN (targeted at another agent), INVITE_UNAVAILABLE
  * (expired, revoked or used up).
  */
-export async function declineInvite(ctx: AuthedContext, sel: { invite_id?: string | undefined; code?: string | undefined }) {
-  const { db } = ctx;
-  const me = ctx.auth.agentId;
+export async function declineInvite(
+  db: Db,
+  actor: Pick<Actor, 'agentId' | 'handle'>,
+  sel: { invite_id?: string | undefined; code?: string | undefined },
+  services: Pick<Services, 'now' | 'config'>,
+) {
+  const me = actor.agentId;
   if ((sel.code === undefined) === (sel.invite_id === undefined))
     throw validationError('invite_id', 'give exactly one of invite_id or code', 'exactly_one');
   let invite;
@@ -37,9 +42,9 @@ export async function declineInvite(ctx: AuthedContext, sel: { invite_id?: strin
   if (!invite.targetId)
     throw new ToolError('INVALID_STATE', 'This invite is not targeted at anyone; there is nothing to decline — just do not use it.');
   if (invite.targetId !== me) throw new ToolError('FORBIDDEN', 'This invite is for another agent; only its target can decline it.');
-  const now = ctx.services.now();
+  const now = services.now();
   const status = effectiveStatus(invite, now);
-  if (status === 'declined') return { invite: toInvite(invite, ctx.services.config.baseUrl, now), changed: false };
+  if (status === 'declined') return { invite: toInvite(invite, services.config.baseUrl, now), changed: false };
   if (status !== 'active') {
     throw new ToolError('INVITE_UNAVAILABLE', `This invite is ${status}; only active invites can be declined.`, {
       details: { status, invite_id: invite.id },
@@ -55,11 +60,11 @@ export async function declineInvite(ctx: AuthedContext, sel: { invite_id?: strin
     before: { status },
     after: { status: 'declined' },
   });
-  await resolveAction(db, { entityType: 'invite', entityId: invite.id, agentId: me, resolution: `declined by @${ctx.auth.handle}` });
+  await resolveAction(db, { entityType: 'invite', entityId: invite.id, agentId: me, resolution: `declined by @${actor.handle}` });
   await notify(db, {
     agentId: invite.createdById,
     kind: 'invite_declined',
-    text: `@${ctx.auth.handle} declined your invite to "${invite.group.name}"`,
+    text: `@${actor.handle} declined your invite to "${invite.group.name}"`,
     entityType: 'invite',
     entityId: invite.id,
     groupId: invite.groupId,
@@ -72,5 +77,5 @@ export async function declineInvite(ctx: AuthedContext, sel: { invite_id?: strin
     data: { invite_id: invite.id, group_id: invite.groupId },
     link: { entityType: 'invite', entityId: invite.id },
   });
-  return { invite: toInvite(updated, ctx.services.config.baseUrl, now), changed: true };
+  return { invite: toInvite(updated, services.config.baseUrl, now), changed: true };
 }

@@ -2,25 +2,26 @@
  * One invite as the caller sees it (get_invite): the invite, its group's basics, and whether the
  * caller could join with it now, or why not.
  */
-import type { ToolContext } from '../../kernel/context.ts';
+import type { Db, Services } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError, validationError } from '../../kernel/errors.ts';
 import { toInvite, findInviteByCode, INVITE_INCLUDE } from './invites.ts';
 
 /**
  * Looks up the invite named by exactly one of sel.code (a code or a whole pasted invite link) or
- * sel.invite_id (visible to its creator, its target and the group's active members) for the caller
- * (ctx.auth). Returns `view` { invite (wire shape), group: { currency, member_count, archived },
+ * sel.invite_id (visible to its creator, its target and the group's active members) for `actor`. Returns `view` { invite (wire shape), group: { currency, member_count, archived },
  * already_member, can_join, reason (why not, else null) } and whether the caller created it
  * (`createdByMe`) or is its target (`targetedAtMe`).
  * Errors: VALIDATION_ERROR (not exactly one of code/invite_id), NOT_FOUND (no
  * such invite, or one the caller cannot see).
  */
 export async function viewInvite(
-  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
+  db: Db,
+  actor: Pick<Actor, 'agentId'>,
   sel: { code?: string | undefined; invite_id?: string | undefined },
+  services: Pick<Services, 'now' | 'config'>,
 ) {
-  const { db } = ctx;
-  const me = ctx.auth!.agentId;
+  const me = actor.agentId;
   if ((sel.code === undefined) === (sel.invite_id === undefined))
     throw validationError('code', 'give exactly one of code or invite_id', 'exactly_one');
   let invite;
@@ -38,8 +39,8 @@ export async function viewInvite(
         suggestedAction: 'list_invites shows the invites you sent and received.',
       });
   }
-  const now = ctx.services.now();
-  const out = toInvite(invite, ctx.services.config.baseUrl, now);
+  const now = services.now();
+  const out = toInvite(invite, services.config.baseUrl, now);
   const [group, membership] = await Promise.all([
     db.group.findUniqueOrThrow({ where: { id: invite.groupId }, select: { currency: true, memberCount: true, archivedAt: true } }),
     db.membership.findUnique({ where: { groupId_agentId: { groupId: invite.groupId, agentId: me } }, select: { leftAt: true } }),

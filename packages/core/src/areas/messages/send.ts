@@ -4,7 +4,8 @@
  * the conversation's last_message_at, the participants' unread counts, the recipients' inbox items
  * and (for a group) the activity, in the caller's transaction.
  */
-import type { ToolContext } from '../../kernel/context.ts';
+import type { Db } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError, validationError } from '../../kernel/errors.ts';
 import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../access/groups.ts';
 import { agentByHandle, assertNotSelf, canMessage, canReach, pairKey } from '../../access/reachability.ts';
@@ -28,7 +29,7 @@ const refusal = (h: string) =>
   });
 
 /**
- * Sends `m` from the caller (ctx.auth). Recipient: to_handle (a direct conversation; with `about`
+ * Sends `m` from `actor` at `now`. Recipient: to_handle (a direct conversation; with `about`
  * that agent must be in the about's group), group_id, or `about` alone (its group's conversation);
  * a direct ledger's messages go to the pair's conversation. Who may be messaged: contacts, agents
  * who have the caller as a contact, and fellow members of a shared group; a group member who
@@ -39,11 +40,9 @@ const refusal = (h: string) =>
  * caller cannot see), FORBIDDEN (cannot message this agent; not a member), GROUP_ARCHIVED,
  * DIRECT_LEDGER_NOT_ACCEPTED.
  */
-export async function sendMessage(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, m: OutgoingMessage) {
-  const { db } = ctx;
-  const me = ctx.auth!.agentId;
-  const myHandle = ctx.auth!.handle;
-  const now = ctx.services.now();
+export async function sendMessage(db: Db, actor: Pick<Actor, 'agentId' | 'handle'>, m: OutgoingMessage, now: Date) {
+  const me = actor.agentId;
+  const myHandle = actor.handle;
 
   // The expense or payment referenced, and its group (visible only to its members).
   let aboutGroupId: string | null = null;

@@ -3,7 +3,8 @@
  * payee it is confirmed at once and moves balances; recorded by the payer it waits (pending) for
  * the payee's confirmation. Activity and inbox item in the same batched write.
  */
-import type { ToolContext } from '../../kernel/context.ts';
+import type { Db, Services } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError, validationError } from '../../kernel/errors.ts';
 import { readGroupForWrite, assertNotArchived, assertLedgerAccepted } from '../../access/groups.ts';
 import { notAMember } from '../../access/members.ts';
@@ -23,7 +24,7 @@ export interface PaymentRequest {
 }
 
 /**
- * Records `req` in group `req.group_id` on behalf of the caller (ctx.auth), who must be the payer
+ * Records `req` in group `req.group_id` on behalf of `actor`, who must be the payer
  * or the payee: decides from one read of the group and its members and stages the rows in
  * `batch` (one round trip, guarded by the payer's and payee's balances as read, or by their
  * still being members with allow_overpayment). Payee recording → confirmed (balances move, the
@@ -34,13 +35,18 @@ export interface PaymentRequest {
  * DIRECT_LEDGER_NOT_ACCEPTED, VALIDATION_ERROR (from_handle/to_handle not an active member; the
  * same member), OVERPAYMENT (more than the payer owes the payee, unless allow_overpayment).
  */
-export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, batch: WriteBatch, req: PaymentRequest) {
-  const { db } = ctx;
-  const agentId = ctx.auth!.agentId;
-  const { group, members, refs } = await readGroupForWrite(ctx.services.pool, req.group_id, agentId);
+export async function recordPayment(
+  db: Db,
+  actor: Pick<Actor, 'agentId' | 'handle'>,
+  batch: WriteBatch,
+  req: PaymentRequest,
+  services: Pick<Services, 'pool' | 'now'>,
+) {
+  const agentId = actor.agentId;
+  const { group, members, refs } = await readGroupForWrite(services.pool, req.group_id, agentId);
   assertNotArchived(group);
   await assertLedgerAccepted(db, group);
-  const fromHandle = req.from_handle ?? ctx.auth!.handle;
+  const fromHandle = req.from_handle ?? actor.handle;
   const payer = members.get(fromHandle);
   if (!payer) throw notAMember('from_handle', fromHandle, members.keys());
   const payee = members.get(req.to_handle);
@@ -65,7 +71,7 @@ export async function recordPayment(ctx: Pick<ToolContext, 'db' | 'services' | '
       })),
     });
   }
-  const now = ctx.services.now();
+  const now = services.now();
   const confirmed = agentId === payee.agentId;
   const p = {
     id: batch.entityId,

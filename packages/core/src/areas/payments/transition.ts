@@ -5,7 +5,8 @@
  * write whose guard is "the payment is still pending".
  */
 import type { Pool } from 'pg';
-import type { ToolContext } from '../../kernel/context.ts';
+import type { Db, Services } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError } from '../../kernel/errors.ts';
 import { GROUP_FOR_WRITE_COLUMNS, GROUP_FOR_WRITE_JOINS, groupForWrite, type GroupForWriteRow } from '../../access/groups.ts';
 import { formatMinor } from '../../kernel/money.ts';
@@ -68,22 +69,23 @@ async function readPaymentForWrite(pool: Pool, paymentId: string, agentId: strin
 }
 
 /**
- * Moves a pending payment to `to` (confirmed | rejected | cancelled) on behalf of the caller:
+ * Moves pending payment `req.payment_id` to `req.to` (confirmed | rejected | cancelled) on behalf of `actor`:
  * decides from one read of the payment with its group, and stages the change in `batch`
  * (one round trip; the payment must still be pending when it is written, else the call is
- * decided again and answers PAYMENT_NOT_PENDING). `reason` (reject only) is appended to the
+ * decided again and answers PAYMENT_NOT_PENDING). `req.reason` (reject only) is appended to the
  * payer's notification and kept in the activity.
  * Errors: NOT_FOUND, FORBIDDEN (not a member; wrong party), PAYMENT_NOT_PENDING.
  */
 export async function transitionPayment(
-  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
+  db: Db,
+  actor: Pick<Actor, 'agentId' | 'handle'>,
   batch: WriteBatch,
-  paymentId: string,
-  to: PaymentResolution,
-  opts: { reason?: string | undefined } = {},
+  req: { payment_id: string; to: PaymentResolution; reason?: string | undefined },
+  services: Pick<Services, 'pool' | 'now'>,
 ) {
-  const agentId = ctx.auth!.agentId;
-  const { payment: p, group, refs } = await readPaymentForWrite(ctx.services.pool, paymentId, agentId);
+  const { payment_id: paymentId, to } = req;
+  const agentId = actor.agentId;
+  const { payment: p, group, refs } = await readPaymentForWrite(services.pool, paymentId, agentId);
   const { role, verb, notifyKind } = RESOLUTIONS[to];
   const owner = role === 'payee' ? p.payeeId : p.payerId;
   if (owner !== agentId) {
@@ -92,7 +94,7 @@ export async function transitionPayment(
     });
   }
   assertPending(p, to);
-  const now = ctx.services.now();
+  const now = services.now();
   batch.guard(group.id, {
     lock: 'share',
     active: to === 'confirmed' ? [p.payerId, p.payeeId] : [agentId],
@@ -100,13 +102,13 @@ export async function transitionPayment(
   });
   batch.pending(p.payerId, p.payeeId, p.amountMinor, -1n);
   if (to === 'confirmed') batch.ledger(new LedgerDelta().addPayment(p.payerId, p.payeeId, p.amountMinor, 1n));
-  batch.resolve('payment', p.id, `${to} by @${ctx.auth!.handle}`);
+  batch.resolve('payment', p.id, `${to} by @${actor.handle}`);
   if (notifyKind) {
-    const why = to === 'rejected' && opts.reason ? `: ${opts.reason}` : '';
+    const why = to === 'rejected' && req.reason ? `: ${req.reason}` : '';
     batch.notify({
       agentId: p.payerId,
       kind: notifyKind,
-      text: `@${ctx.auth!.handle} ${to} your payment of ${formatMinor(p.amountMinor, group.currency)} in "${group.name}"${why}`,
+      text: `@${actor.handle} ${to} your payment of ${formatMinor(p.amountMinor, group.currency)} in "${group.name}"${why}`,
       entityType: 'payment',
       entityId: p.id,
       groupId: group.id,
@@ -119,7 +121,7 @@ export async function transitionPayment(
     entityType: 'payment',
     entityId: p.id,
     before: { status: 'pending' },
-    after: to === 'rejected' ? { status: to, reason: opts.reason ?? null } : { status: to },
+    after: to === 'rejected' ? { status: to, reason: req.reason ?? null } : { status: to },
   });
   batch.event({
     type: `payment.${to}`,
@@ -131,10 +133,10 @@ export async function transitionPayment(
       amount_minor: p.amountMinor.toString(),
       currency: group.currency,
       status: to,
-      ...(to === 'rejected' && opts.reason ? { reason: opts.reason } : {}),
+      ...(to === 'rejected' && req.reason ? { reason: req.reason } : {}),
     },
     link: { entityType: 'payment', entityId: p.id },
   });
-  const [payment] = await toPayments(ctx.db, [{ ...p, status: to, resolvedAt: now, updatedAt: now }], group.currency, refs);
+  const [payment] = await toPayments(db, [{ ...p, status: to, resolvedAt: now, updatedAt: now }], group.currency, refs);
   return { group, payment: payment! };
 }

@@ -3,7 +3,7 @@
  */
 import type { Prisma } from '@kitty/db';
 import type { Db } from '../../kernel/context.ts';
-import { requireMembership } from '../../access/groups.ts';
+import type { GroupAccess } from '../../access/groups.ts';
 import { decodeCursor, pageOf, parseUpdatedAfter, SERIAL_CURSOR_ID } from '../../kernel/cursor.ts';
 import { toAgentRef } from '../../access/agents.ts';
 import { agentsById } from '../expenses/view.ts';
@@ -19,15 +19,13 @@ export interface ActivityQuery {
 }
 
 /**
- * One page of group `req.group_id`'s activity for member `agentId`, by id descending.
+ * One page of the group's activity (`access`: the caller is a member), by id descending.
  * Returns { activities (wire shape: activity_id as a decimal string, actor, action, entity_type,
  * entity_id, before/after JSON objects or null, created_at), next_cursor (null on the last page),
  * more (whether older entries exist) }.
- * Errors: NOT_FOUND (group), FORBIDDEN (not a member), VALIDATION_ERROR (malformed cursor or
- * updated_after).
+ * Errors: VALIDATION_ERROR (malformed cursor or updated_after).
  */
-export async function listActivity(db: Db, agentId: string, req: ActivityQuery) {
-  const { group } = await requireMembership(db, req.group_id, agentId);
+export async function listActivity(db: Db, { group }: GroupAccess, req: ActivityQuery) {
   const take = req.limit ?? 20;
   const where: Prisma.ActivityWhereInput = { groupId: group.id };
   if (req.entity_type) where.entityType = req.entity_type;

@@ -4,8 +4,8 @@
  * commas or line breaks quoted, via csv-stringify).
  */
 import { stringify } from 'csv-stringify/sync';
-import type { ToolContext } from '../../kernel/context.ts';
-import { requireMembership } from '../../access/groups.ts';
+import type { Db } from '../../kernel/context.ts';
+import type { GroupAccess } from '../../access/groups.ts';
 import { currencyInfo, minorToDecimal } from '../../kernel/money.ts';
 import { toExpenses, EXPENSE_INCLUDE } from '../expenses/view.ts';
 import { toPayments } from '../payments/payments.ts';
@@ -18,20 +18,19 @@ const EXPORT_LIMIT = 20_000;
 const csv = (header: string[], rows: unknown[][]) => stringify([header, ...rows], { record_delimiter: '\r\n', quoted_match: /[",\r\n]/ });
 
 /**
- * Exports group `req.group_id` for the caller (ctx.auth), a member; exported_at is ctx.services.now(). Expenses ordered by date, then
+ * Exports the group (`access`: the caller is a member) as of `now` (exported_at). Expenses ordered by date, then
  * creation; payments by creation; at most EXPORT_LIMIT of each (truncated says whether more exist);
  * deleted expenses only with include_deleted (flagged). Amounts are integer minor units, the CSV
  * also carries them as exact decimal strings in the group currency's exponent.
  * Returns { format, group: { group_id, name, currency, minor_unit_exponent, exported_at }, json |
  * csv: { expenses, shares, payments, balances, receipts }, truncated } (json also holds debts); receipts are metadata only.
- * Errors: NOT_FOUND (group), FORBIDDEN (not a member).
  */
 export async function exportGroup(
-  ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>,
-  req: { group_id: string; format?: 'json' | 'csv' | undefined; include_deleted?: boolean | undefined },
+  db: Db,
+  { group }: GroupAccess,
+  req: { format?: 'json' | 'csv' | undefined; include_deleted?: boolean | undefined },
+  now: Date,
 ) {
-  const { db } = ctx;
-  const { group } = await requireMembership(db, req.group_id, ctx.auth!.agentId);
   const exp = currencyInfo(group.currency)?.minor_unit_exponent ?? 2;
   const rows = await db.expense.findMany({
     where: { groupId: group.id, ...(req.include_deleted ? {} : { deletedAt: null }) },
@@ -60,7 +59,7 @@ export async function exportGroup(
     name: group.name,
     currency: group.currency,
     minor_unit_exponent: exp,
-    exported_at: ctx.services.now().toISOString(),
+    exported_at: now.toISOString(),
   };
   if (format === 'json') {
     return {

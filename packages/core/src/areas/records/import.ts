@@ -4,7 +4,8 @@
  * with balance effects and activity, all-or-nothing in the caller's transaction. Rows already
  * imported into the group (same import key) are skipped.
  */
-import type { ToolContext } from '../../kernel/context.ts';
+import type { Db } from '../../kernel/context.ts';
+import type { Actor } from '../../kernel/actor.ts';
 import { ToolError } from '../../kernel/errors.ts';
 import { requireMembership, assertNotArchived, assertLedgerAccepted } from '../../access/groups.ts';
 import { currencyInfo } from '../../kernel/money.ts';
@@ -32,7 +33,7 @@ export interface ImportRequest {
 }
 
 /**
- * Imports `req.csv` into group `req.group_id` on behalf of the caller (ctx.auth), holding the group
+ * Imports `req.csv` into group `req.group_id` on behalf of `actor` at `now`, holding the group
  * lock. Person columns resolve through `mapping`, else a member's handle or display name
  * (case-insensitive). Amounts are integer minor units of the group currency.
  * Returns the group and { imported_expenses, imported_payments, already_imported,
@@ -42,10 +43,8 @@ export interface ImportRequest {
  * VALIDATION_ERROR listing every bad row (details.issues, path "csv.line.N"; more than
  * MAX_IMPORT_ROWS rows is one of them) — nothing is booked then.
  */
-export async function importLedger(ctx: Pick<ToolContext, 'db' | 'services' | 'auth'>, req: ImportRequest) {
-  const { db } = ctx;
-  const agentId = ctx.auth!.agentId;
-  const now = ctx.services.now();
+export async function importLedger(db: Db, actor: Pick<Actor, 'agentId'>, req: ImportRequest, now: Date) {
+  const agentId = actor.agentId;
   const { group } = await requireMembership(db, req.group_id, agentId, { lock: true });
   assertNotArchived(group);
   await assertLedgerAccepted(db, group);

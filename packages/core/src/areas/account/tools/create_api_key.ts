@@ -38,7 +38,7 @@ export const create_api_key = writeTool
     const seconds = input.expires_in === undefined ? null : durationSeconds(input.expires_in);
     if (seconds !== null && seconds > MAX_KEY_EXPIRY_DAYS * 86_400)
       throw validationError('expires_in', `must be at most ${MAX_KEY_EXPIRY_DAYS}d`, 'too_big');
-    await lockKeysForManagement(ctx);
+    await lockKeysForManagement(ctx.db, ctx.auth, ctx.services);
     const now = ctx.services.now();
     const { row, apiKey } = await createApiKey(ctx.db, {
       agentId: ctx.auth.agentId,

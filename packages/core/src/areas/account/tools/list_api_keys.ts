@@ -15,7 +15,7 @@ export const list_api_keys = readTool
   .input(z.strictObject({}))
   .output(output({ keys: z.array(apiKeySchema.extend({ current: z.boolean().describe('The key of this call.') })) }))
   .query(async ({ ctx }) => {
-    const { keyId } = assertKeyCredential(ctx);
+    const { keyId } = assertKeyCredential(ctx.auth, ctx.services);
     const keys = await listApiKeys(ctx.db, ctx.auth.agentId, ctx.services.now());
     return {
       keys: keys.map((k) => ({ ...k, current: k.key_id === keyId })),

@@ -21,7 +21,7 @@ export const revoke_api_key = writeTool
   .input(z.strictObject({ key_id: uuid.describe('From list_api_keys.') }))
   .output(output({ key_id: z.uuid(), revoked: z.literal(true) }))
   .mutation(async ({ ctx, input }) => {
-    const { keyId } = await lockKeysForManagement(ctx);
+    const { keyId } = await lockKeysForManagement(ctx.db, ctx.auth, ctx.services);
     if (input.key_id === keyId) {
       throw new ToolError('INVALID_STATE', 'This is the key of this call; revoking it would leave you without it mid-call.', {
         suggestedAction: 'Call rotate_api_key to replace it, or revoke it with another of your keys.',

@@ -27,7 +27,7 @@ export const rotate_api_key = writeTool
     }),
   )
   .mutation(async ({ ctx }) => {
-    await lockKeysForManagement(ctx);
+    await lockKeysForManagement(ctx.db, ctx.auth, ctx.services);
     const agentId = ctx.auth.agentId;
     const rotated = await rotateApiKeys(ctx.db, { agentId, now: ctx.services.now(), newKey: { scopes: [...API_KEY_SCOPES] } });
     ctx.services.onCredentialsChanged?.(agentId);

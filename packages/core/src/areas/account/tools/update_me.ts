@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { writeTool } from '../../../kernel/trpc.ts';
 import { WRITE } from '../../../kernel/meta.ts';
 import { displayName, description, output } from '../../../kernel/text.ts';
-import { agentSchema, toAgent } from '../../../access/agents.ts';
-import { payoutMethodInput, payoutMethodSchema, storedMethods } from '../payout.ts';
+import { agentSchema } from '../../../access/agents.ts';
+import { payoutMethodInput, payoutMethodSchema } from '../payout.ts';
+import { updateMe } from '../me.ts';
 
 export const update_me = writeTool
   .meta({
@@ -30,17 +31,6 @@ export const update_me = writeTool
   )
   .output(output({ agent: agentSchema, payout_methods: z.array(payoutMethodSchema).describe('Your payout methods as stored.') }))
   .mutation(async ({ ctx, input }) => {
-    const agent = await ctx.db.agent.update({
-      where: { id: ctx.auth.agentId },
-      data: {
-        ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
-        ...(input.description !== undefined ? { description: input.description || null } : {}),
-        ...(input.payout_methods !== undefined ? { payoutMethods: input.payout_methods } : {}),
-      },
-    });
-    return {
-      agent: toAgent(agent),
-      payout_methods: storedMethods(agent.payoutMethods),
-      suggested_next: ['get_me: see your profile and groups'],
-    };
+    const { agent, payout_methods } = await updateMe(ctx.db, ctx.auth, input);
+    return { agent, payout_methods, suggested_next: ['get_me: see your profile and groups'] };
   });

@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { readTool } from '../../../kernel/trpc.ts';
 import { READ } from '../../../kernel/meta.ts';
+import { groupMemberTool } from '../../../access/tools/group_tools.ts';
 import { output, groupId } from '../../../kernel/text.ts';
-import { requireMembership } from '../../../access/groups.ts';
 import { memberBalanceSchema, debtSchema, groupBalances, pairwiseDebts, toMemberBalances } from '../balances.ts';
 
-export const get_balances = readTool
+export const get_balances = groupMemberTool
   .meta({
     area: 'balances',
     title: 'Get the balances of a group',
@@ -14,10 +13,7 @@ export const get_balances = readTool
       "pairwise debts (who owes whom, loops netted out, so each member's debts net to their balance). Balances sum to zero. For the fewest " +
       'transfers use suggest_settlements.',
     annotations: READ,
-    errors: {
-      NOT_FOUND: 'no such group',
-      FORBIDDEN: 'not a member',
-    },
+    errors: {},
   })
   .input(z.strictObject({ group_id: groupId }))
   .output(
@@ -29,9 +25,9 @@ export const get_balances = readTool
       settled: z.boolean().describe('True when every balance is zero and nothing is pending.'),
     }),
   )
-  .query(async ({ ctx, input }) => {
+  .query(async ({ ctx }) => {
     const agentId = ctx.auth.agentId;
-    const { group } = await requireMembership(ctx.db, input.group_id, agentId);
+    const { group } = ctx;
     const rows = await groupBalances(ctx.db, group.id);
     const debts = await pairwiseDebts(ctx.db, group.id, group.currency);
     const members = toMemberBalances(rows, group.currency);

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { readTool } from '../../../kernel/trpc.ts';
 import { READ } from '../../../kernel/meta.ts';
+import { groupMemberTool } from '../../../access/tools/group_tools.ts';
 import { agentRef, output, groupId } from '../../../kernel/text.ts';
 import { EXACT_LIMIT } from '../settle.ts';
 import { settlementPlan } from '../settle-plan.ts';
 import { payWithFor, payWithSchema } from '../../account/payout.ts';
 
-export const suggest_settlements = readTool
+export const suggest_settlements = groupMemberTool
   .meta({
     area: 'balances',
     title: 'Suggest settlement payments',
@@ -18,10 +18,7 @@ export const suggest_settlements = readTool
       'so nothing sent is suggested twice. Each transfer has ready record_payment arguments, pass them as they are: the idempotency_key ' +
       "derives from the ledger state, so recording the same suggestion twice records it once. Transfers you pay carry pay_with (the payee's payout methods).",
     annotations: READ,
-    errors: {
-      NOT_FOUND: 'no such group',
-      FORBIDDEN: 'not a member',
-    },
+    errors: {},
   })
   .input(
     z.strictObject({
@@ -59,7 +56,7 @@ export const suggest_settlements = readTool
   )
   .query(async ({ ctx, input }) => {
     const agentId = ctx.auth.agentId;
-    const { group, plan, pendingPayments } = await settlementPlan(ctx.db, agentId, input);
+    const { group, plan, pendingPayments } = await settlementPlan(ctx.db, ctx, input);
     const ways = await payWithFor(
       ctx.db,
       agentId,

@@ -31,7 +31,7 @@ export const add_contact = writeTool
     output({ contact: contactSchema, created: z.boolean().describe('False when the agent was already a contact (nothing changed).') }),
   )
   .mutation(async ({ ctx, input }) => {
-    const { contact, created, handle: h } = await addContact(ctx, input);
+    const { contact, created, handle: h } = await addContact(ctx.db, ctx.auth, input, ctx.services.now());
     return {
       contact,
       created,

@@ -1,9 +1,8 @@
 import { z } from 'zod';
+import { blockAgent } from '../change.ts';
 import { writeTool } from '../../../kernel/trpc.ts';
 import { DESTRUCTIVE } from '../../../kernel/meta.ts';
 import { handle, output, agentRef } from '../../../kernel/text.ts';
-import { agentByHandle, assertNotSelf } from '../../../access/reachability.ts';
-import { toAgentRef } from '../../../access/agents.ts';
 
 export const block_agent = writeTool
   .meta({
@@ -21,16 +20,13 @@ export const block_agent = writeTool
   .input(z.strictObject({ handle: handle.describe('Handle of the agent to block.') }))
   .output(output({ blocked: agentRef, already_blocked: z.boolean() }))
   .mutation(async ({ ctx, input }) => {
-    const me = ctx.auth.agentId;
-    const target = await agentByHandle(ctx.db, input.handle);
-    assertNotSelf(me, target.id, 'handle', 'block');
-    const inserted = await ctx.db.$executeRaw`
-      INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (${me}::uuid, ${target.id}::uuid, ${ctx.services.now()})
-      ON CONFLICT DO NOTHING`;
-    await ctx.db.contact.deleteMany({ where: { ownerId: me, contactId: target.id } });
+    const { blocked, already } = await blockAgent(ctx.db, ctx.auth, input, ctx.services.now());
     return {
-      blocked: toAgentRef(target),
-      already_blocked: inserted === 0,
-      suggested_next: [`unblock_agent: undo (handle "${target.handle}")`, 'list_contacts: include_blocked true lists everyone you blocked'],
+      blocked,
+      already_blocked: already,
+      suggested_next: [
+        `unblock_agent: undo (handle "${blocked.handle}")`,
+        'list_contacts: include_blocked true lists everyone you blocked',
+      ],
     };
   });

@@ -1,9 +1,8 @@
 import { z } from 'zod';
+import { unblockAgent } from '../change.ts';
 import { writeTool } from '../../../kernel/trpc.ts';
 import { WRITE } from '../../../kernel/meta.ts';
 import { handle, output, agentRef } from '../../../kernel/text.ts';
-import { agentByHandle } from '../../../access/reachability.ts';
-import { toAgentRef } from '../../../access/agents.ts';
 
 export const unblock_agent = writeTool
   .meta({
@@ -19,12 +18,10 @@ export const unblock_agent = writeTool
   .input(z.strictObject({ handle: handle.describe('Handle of the agent to unblock.') }))
   .output(output({ unblocked: agentRef, was_blocked: z.boolean() }))
   .mutation(async ({ ctx, input }) => {
-    const me = ctx.auth.agentId;
-    const target = await agentByHandle(ctx.db, input.handle);
-    const r = await ctx.db.block.deleteMany({ where: { blockerId: me, blockedId: target.id } });
+    const { unblocked, wasBlocked } = await unblockAgent(ctx.db, ctx.auth, input);
     return {
-      unblocked: toAgentRef(target),
-      was_blocked: r.count > 0,
-      suggested_next: [`add_contact: add @${target.handle} back to your contacts`],
+      unblocked,
+      was_blocked: wasBlocked,
+      suggested_next: [`add_contact: add @${unblocked.handle} back to your contacts`],
     };
   });

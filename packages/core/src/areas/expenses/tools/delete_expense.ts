@@ -25,7 +25,7 @@ export const delete_expense = previewWriteTool
   .input(z.strictObject({ expense_id: expenseId }))
   .output(output({ ...previewOutput, expense: expenseSchema }))
   .mutation(async ({ ctx, input }) => {
-    const { expense } = await setExpenseDeleted(ctx, input.expense_id, true);
+    const { expense } = await setExpenseDeleted(ctx.db, ctx.auth, { ...input, deleted: true }, ctx.services);
     return {
       expense,
       suggested_next: [`restore_expense: undo the deletion of ${expense.expense_id}`, 'get_balances: balances without it'],

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { readTool } from '../../../kernel/trpc.ts';
 import { READ } from '../../../kernel/meta.ts';
+import { groupMemberTool } from '../../../access/tools/group_tools.ts';
 import { handle, cursor, limit, isoDate, output, groupId, since } from '../../../kernel/text.ts';
 import { expenseSchema, categoryIdInput } from '../wire.ts';
 import { listExpenses } from '../list.ts';
 
-export const list_expenses = readTool
+export const list_expenses = groupMemberTool
   .meta({
     area: 'expenses',
     title: 'List expenses',
@@ -13,8 +13,6 @@ export const list_expenses = readTool
       "A group's expenses with shares, newest first, filtered and paged. updated_after with include_deleted syncs deletions too.",
     annotations: READ,
     errors: {
-      NOT_FOUND: 'no such group',
-      FORBIDDEN: 'not a member',
       VALIDATION_ERROR: 'bad cursor',
     },
   })
@@ -34,7 +32,7 @@ export const list_expenses = readTool
   )
   .output(output({ expenses: z.array(expenseSchema), next_cursor: z.string().nullable() }))
   .query(async ({ ctx, input }) => {
-    const { group, expenses, next_cursor, unknownParticipant } = await listExpenses(ctx.db, ctx.auth.agentId, input);
+    const { group, expenses, next_cursor, unknownParticipant } = await listExpenses(ctx.db, ctx, input);
     if (unknownParticipant) return { expenses, next_cursor, suggested_next: [`get_group: see the members of "${group.name}"`] };
     const suggested_next: string[] = [];
     if (next_cursor) suggested_next.push('list_expenses: pass next_cursor for the next page');

@@ -23,6 +23,6 @@ export const restore_expense = writeTool
   .input(z.strictObject({ expense_id: expenseId }))
   .output(output({ expense: expenseSchema }))
   .mutation(async ({ ctx, input }) => {
-    const { expense } = await setExpenseDeleted(ctx, input.expense_id, false);
+    const { expense } = await setExpenseDeleted(ctx.db, ctx.auth, { ...input, deleted: false }, ctx.services);
     return { expense, suggested_next: ['get_balances: balances with it again'] };
   });

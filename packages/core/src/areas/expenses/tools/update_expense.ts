@@ -56,7 +56,7 @@ export const update_expense = previewWriteTool
   .output(output({ ...previewOutput, expense: expenseSchema }))
   .mutation(async ({ ctx, input }) => {
     const { expense_id, ...patch } = input;
-    const { group, expense } = await updateExpense(ctx, expense_id, patch);
+    const { group, expense } = await updateExpense(ctx.db, ctx.auth, expense_id, patch, ctx.services.now());
     return {
       expense,
       suggested_next: [`get_balances: balances after the change in "${group.name}"`, 'suggest_settlements: updated settle-up plan'],

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { writeTool } from '../../../kernel/trpc.ts';
 import { DESTRUCTIVE } from '../../../kernel/meta.ts';
 import { output, groupId } from '../../../kernel/text.ts';
 import { groupDetailSchema } from '../../../access/groups.ts';
+import { groupAdminTool } from '../../../access/tools/group_tools.ts';
 import { archiveGroup } from '../update.ts';
 
-export const archive_group = writeTool
+export const archive_group = groupAdminTool('archive the group')
   .meta({
     area: 'groups',
     title: 'Archive a group for good',
@@ -14,15 +14,13 @@ export const archive_group = writeTool
       'include_archived. Every balance must be zero with no pending payment. Archiving it again returns it unchanged.',
     annotations: DESTRUCTIVE,
     errors: {
-      NOT_FOUND: 'no such group',
-      FORBIDDEN: 'not a member, or not an admin',
       NOT_SETTLED: 'a balance is not zero or a payment is pending; details.unsettled lists who',
     },
   })
   .input(z.strictObject({ group_id: groupId }))
   .output(output({ group: groupDetailSchema }))
-  .mutation(async ({ ctx, input }) => {
-    const { group, changed } = await archiveGroup(ctx, input.group_id);
+  .mutation(async ({ ctx }) => {
+    const { group, changed } = await archiveGroup(ctx.db, ctx.auth, ctx, ctx.services.now());
     return {
       group,
       suggested_next: changed

@@ -5,7 +5,6 @@ import { builtOutput } from '../../../kernel/built-output.ts';
 import { text, description, currencyCode, output } from '../../../kernel/text.ts';
 import { groupDetailSchema } from '../../../access/groups.ts';
 import { createGroup } from '../create.ts';
-import type { AuthedContext } from '../../../kernel/context.ts';
 
 export const create_group = batchedWriteTool
   .meta({
@@ -26,7 +25,7 @@ export const create_group = batchedWriteTool
   )
   .output(builtOutput(output({ group: groupDetailSchema })))
   .mutation(async ({ ctx, input }) => {
-    const group = createGroup(ctx as AuthedContext, ctx.batch, input);
+    const group = createGroup(ctx.batch, ctx.auth, input, ctx.services.now());
     return {
       group,
       suggested_next: [

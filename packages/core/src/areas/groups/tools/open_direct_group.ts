@@ -4,7 +4,6 @@ import { WRITE } from '../../../kernel/meta.ts';
 import { handle, currencyCode, output } from '../../../kernel/text.ts';
 import { groupDetailSchema } from '../../../access/groups.ts';
 import { inviteSchema } from '../../invites/invites.ts';
-import type { AuthedContext } from '../../../kernel/context.ts';
 import { openDirectLedger } from '../direct-ledgers.ts';
 
 export const open_direct_group = writeTool
@@ -50,7 +49,7 @@ export const open_direct_group = writeTool
     }),
   )
   .mutation(async ({ ctx, input }) => {
-    const { other, ...r } = await openDirectLedger(ctx as AuthedContext, input.handle, input.currency);
+    const { other, ...r } = await openDirectLedger(ctx.db, ctx.auth, input, ctx.services);
     const g = r.group;
     return {
       ...r,

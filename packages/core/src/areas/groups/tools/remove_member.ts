@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { writeTool } from '../../../kernel/trpc.ts';
 import { DESTRUCTIVE } from '../../../kernel/meta.ts';
 import { output, agentRef, groupId } from '../../../kernel/text.ts';
 import { memberRefShape } from '../../../access/members.ts';
+import { groupAdminTool } from '../../../access/tools/group_tools.ts';
 import { removeMember } from '../remove-member.ts';
 
-export const remove_member = writeTool
+export const remove_member = groupAdminTool('remove members')
   .meta({
     area: 'groups',
     title: 'Remove a member',
@@ -15,7 +15,6 @@ export const remove_member = writeTool
     annotations: DESTRUCTIVE,
     errors: {
       NOT_FOUND: 'no such group, or the agent is not a member',
-      FORBIDDEN: 'not a member, or not an admin',
       NOT_SETTLED: 'the member has a balance or a pending payment; details has the balance',
       GROUP_ARCHIVED: '',
       INVALID_STATE: 'yourself, or a direct ledger, which always has its two members',
@@ -24,7 +23,7 @@ export const remove_member = writeTool
   .input(z.strictObject({ group_id: groupId, ...memberRefShape }))
   .output(output({ removed: agentRef, member_count: z.number().int() }))
   .mutation(async ({ ctx, input }) => {
-    const { removed, member_count, group } = await removeMember(ctx, input);
+    const { removed, member_count, group } = await removeMember(ctx.db, ctx.auth, ctx, input, ctx.services.now());
     return {
       removed,
       member_count,

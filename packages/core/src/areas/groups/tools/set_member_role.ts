@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { writeTool } from '../../../kernel/trpc.ts';
 import { WRITE } from '../../../kernel/meta.ts';
 import { output, groupId } from '../../../kernel/text.ts';
 import { memberSchema } from '../../../access/groups.ts';
 import { memberRefShape, memberRole } from '../../../access/members.ts';
+import { groupAdminTool } from '../../../access/tools/group_tools.ts';
 import { setMemberRole } from '../set-role.ts';
 
-export const set_member_role = writeTool
+export const set_member_role = groupAdminTool('change roles')
   .meta({
     area: 'groups',
     title: "Change a member's role",
@@ -16,7 +16,6 @@ export const set_member_role = writeTool
     annotations: WRITE,
     errors: {
       NOT_FOUND: 'no such group, or the agent is not a member',
-      FORBIDDEN: 'not a member, or not an admin',
       LAST_ADMIN: 'demoting the last admin',
       GROUP_ARCHIVED: '',
       INVALID_STATE: 'a direct ledger: both members are admins for good',
@@ -25,7 +24,7 @@ export const set_member_role = writeTool
   .input(z.strictObject({ group_id: groupId, ...memberRefShape, role: memberRole.describe('admin or member.') }))
   .output(output({ member: memberSchema, changed: z.boolean() }))
   .mutation(async ({ ctx, input }) => {
-    const { member, changed, stillAdmin, group } = await setMemberRole(ctx, input);
+    const { member, changed, stillAdmin, group } = await setMemberRole(ctx.db, ctx.auth, ctx, input);
     return {
       member,
       changed,

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { writeTool } from '../../../kernel/trpc.ts';
 import { WRITE } from '../../../kernel/meta.ts';
 import { text, description, output, groupId } from '../../../kernel/text.ts';
 import { groupDetailSchema } from '../../../access/groups.ts';
+import { groupMemberWriteTool } from '../../../access/tools/group_tools.ts';
 import { updateGroup } from '../update.ts';
 
-export const update_group = writeTool
+export const update_group = groupMemberWriteTool
   .meta({
     area: 'groups',
     title: 'Update a group',
@@ -14,7 +14,6 @@ export const update_group = writeTool
       'only admins and the creator may edit and delete expenses. The currency cannot change.',
     annotations: WRITE,
     errors: {
-      NOT_FOUND: 'no such group',
       FORBIDDEN: 'not a member, or not an admin for members_can_edit_expenses',
       GROUP_ARCHIVED: '',
     },
@@ -32,6 +31,6 @@ export const update_group = writeTool
   )
   .output(output({ group: groupDetailSchema }))
   .mutation(async ({ ctx, input }) => {
-    const group = await updateGroup(ctx, input);
+    const group = await updateGroup(ctx.db, ctx.auth, ctx, input);
     return { group, suggested_next: [`get_group: see "${group.name}"`] };
   });

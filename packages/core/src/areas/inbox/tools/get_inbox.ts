@@ -30,7 +30,7 @@ export const get_inbox = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const { itemSuggestions, ...page } = await readInbox(ctx, ctx.auth.agentId, input);
+    const { itemSuggestions, ...page } = await readInbox(ctx.db, ctx.auth, input, ctx.services.now());
     const suggested_next = itemSuggestions;
     if (page.unread > 0) suggested_next.push('mark_inbox_read: mark items read (item_ids, conversation_id, or all true)');
     if (page.next_cursor) suggested_next.push('get_inbox: pass next_cursor for older items');

@@ -25,7 +25,7 @@ export const mark_inbox_read = writeTool
   )
   .output(output({ marked: z.number().int(), unread: z.number().int(), requires_action: z.number().int() }))
   .mutation(async ({ ctx, input }) => {
-    const r = await markInboxRead(ctx, input);
+    const r = await markInboxRead(ctx.db, ctx.auth, input, ctx.services.now());
     return {
       ...r,
       suggested_next:

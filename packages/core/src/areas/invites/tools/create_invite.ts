@@ -4,7 +4,6 @@ import { WRITE } from '../../../kernel/meta.ts';
 import { handle, text, output, groupId, expiresIn } from '../../../kernel/text.ts';
 import { inviteSchema } from '../invites.ts';
 import { createInvite } from '../create.ts';
-import type { AuthedContext } from '../../../kernel/context.ts';
 
 export const create_invite = writeTool
   .meta({
@@ -33,7 +32,7 @@ export const create_invite = writeTool
   )
   .output(output({ invite: inviteSchema, message: z.string().describe('Ready-to-paste text to forward to the invitee.') }))
   .mutation(async ({ ctx, input }) => {
-    const { group, invite, message } = await createInvite(ctx as AuthedContext, input);
+    const { group, invite, message } = await createInvite(ctx.db, ctx.auth, input, ctx.services);
     return {
       invite,
       message,

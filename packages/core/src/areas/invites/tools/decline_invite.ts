@@ -4,7 +4,6 @@ import { WRITE } from '../../../kernel/meta.ts';
 import { uuid, output } from '../../../kernel/text.ts';
 import { inviteSchema } from '../invites.ts';
 import { declineInvite } from '../decline.ts';
-import type { AuthedContext } from '../../../kernel/context.ts';
 
 export const decline_invite = writeTool
   .meta({
@@ -29,7 +28,7 @@ export const decline_invite = writeTool
   )
   .output(output({ invite: inviteSchema }))
   .mutation(async ({ ctx, input }) => {
-    const { invite, changed } = await declineInvite(ctx as AuthedContext, input);
+    const { invite, changed } = await declineInvite(ctx.db, ctx.auth, input, ctx.services);
     return {
       invite,
       suggested_next: changed

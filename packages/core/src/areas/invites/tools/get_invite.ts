@@ -33,7 +33,7 @@ export const get_invite = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const { view, createdByMe, targetedAtMe } = await viewInvite(ctx, input);
+    const { view, createdByMe, targetedAtMe } = await viewInvite(ctx.db, ctx.auth, input, ctx.services);
     const out = view.invite;
     const suggested_next: string[] = [];
     if (view.can_join) {

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { readTool } from '../../../kernel/trpc.ts';
 import { READ } from '../../../kernel/meta.ts';
 import { output, groupId } from '../../../kernel/text.ts';
-import { inviteSchema, toInvite, INVITE_INCLUDE } from '../invites.ts';
+import { inviteSchema } from '../invites.ts';
+import { listInvites } from '../list.ts';
 
 export const list_invites = readTool
   .meta({
@@ -18,21 +19,7 @@ export const list_invites = readTool
   .output(output({ invites: z.array(inviteSchema) }))
   .query(async ({ ctx, input }) => {
     const me = ctx.auth.agentId;
-    const direction = input.direction ?? 'all';
-    const who =
-      direction === 'received'
-        ? { targetId: me }
-        : direction === 'sent'
-          ? { createdById: me }
-          : { OR: [{ targetId: me }, { createdById: me }] };
-    const rows = await ctx.db.invite.findMany({
-      where: { ...who, ...(input.group_id ? { groupId: input.group_id } : {}) },
-      include: INVITE_INCLUDE,
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: 200,
-    });
-    const now = ctx.services.now();
-    const invites = rows.map((r) => toInvite(r, ctx.services.config.baseUrl, now));
+    const invites = await listInvites(ctx.db, ctx.auth, input, ctx.services);
     const waiting = invites.find((i) => i.status === 'active' && i.target?.agent_id === me);
     return {
       invites,

@@ -38,7 +38,7 @@ export const send_message = writeTool
   )
   .output(output({ message: messageSchema, conversation_id: uuid }))
   .mutation(async ({ ctx, input }) => {
-    const { message, conversation_id } = await sendMessage(ctx, input);
+    const { message, conversation_id } = await sendMessage(ctx.db, ctx.auth, input, ctx.services.now());
     return {
       message,
       conversation_id,

@@ -22,7 +22,7 @@ export const confirm_payment = previewBatchedWriteTool
   .input(z.strictObject({ payment_id: paymentId }))
   .output(builtOutput(output({ ...previewOutput, payment: paymentSchema })))
   .mutation(async ({ ctx, input }) => {
-    const { group, payment } = await transitionPayment(ctx, ctx.batch, input.payment_id, 'confirmed');
+    const { group, payment } = await transitionPayment(ctx.db, ctx.auth, ctx.batch, { ...input, to: 'confirmed' }, ctx.services);
     return {
       payment,
       suggested_next: [`get_balances: balances after this payment in "${group.name}"`, 'suggest_settlements: what is left to settle'],

@@ -42,7 +42,13 @@ export const record_payment = previewBatchedWriteTool
   )
   .output(builtOutput(output({ ...previewOutput, payment: paymentWithPaySchema })))
   .mutation(async ({ ctx, input }) => {
-    const { group, payment: recorded, confirmed, payeeHandle, payoutMethods } = await recordPayment(ctx, ctx.batch, input);
+    const {
+      group,
+      payment: recorded,
+      confirmed,
+      payeeHandle,
+      payoutMethods,
+    } = await recordPayment(ctx.db, ctx.auth, ctx.batch, input, ctx.services);
     const id = recorded.payment_id;
     const [payment] = await withPayWith(ctx.db, ctx.auth.agentId, [recorded], payoutMethods);
     return {

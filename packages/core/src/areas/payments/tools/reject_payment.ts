@@ -26,6 +26,6 @@ export const reject_payment = batchedWriteTool
   )
   .output(builtOutput(output({ payment: paymentSchema })))
   .mutation(async ({ ctx, input }) => {
-    const { group, payment } = await transitionPayment(ctx, ctx.batch, input.payment_id, 'rejected', { reason: input.reason });
+    const { group, payment } = await transitionPayment(ctx.db, ctx.auth, ctx.batch, { ...input, to: 'rejected' }, ctx.services);
     return { payment, suggested_next: [`get_balances: balances in "${group.name}" (unchanged)`] };
   });

@@ -31,6 +31,6 @@ export const attach_receipt = writeTool
   )
   .output(output({ receipt: receiptSchema }))
   .mutation(async ({ ctx, input }) => {
-    const { receipt, expenseId: id } = await attachReceipt(ctx, input);
+    const { receipt, expenseId: id } = await attachReceipt(ctx.db, ctx.auth, input, ctx.services);
     return { receipt, suggested_next: [`get_expense: expense ${id} with its receipts and download links`] };
   });

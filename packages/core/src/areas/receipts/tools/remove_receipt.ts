@@ -21,6 +21,6 @@ export const remove_receipt = writeTool
   .input(z.strictObject({ receipt_id: uuid.describe('Id of the receipt (UUID), from attach_receipt or get_expense.') }))
   .output(output({ receipt: receiptSchema }))
   .mutation(async ({ ctx, input }) => {
-    const { receipt, expenseId } = await removeReceipt(ctx, input.receipt_id);
+    const { receipt, expenseId } = await removeReceipt(ctx.db, ctx.auth, input, ctx.services);
     return { receipt, suggested_next: [`get_expense: expense ${expenseId} and its remaining receipts`] };
   });

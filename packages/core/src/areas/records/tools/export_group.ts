@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { readTool } from '../../../kernel/trpc.ts';
 import { READ } from '../../../kernel/meta.ts';
+import { groupMemberTool } from '../../../access/tools/group_tools.ts';
 import { output, groupId, uuid } from '../../../kernel/text.ts';
 import { receiptSchema } from '../../expenses/receipt-wire.ts';
 import { expenseSchema } from '../../expenses/wire.ts';
@@ -8,7 +8,7 @@ import { paymentSchema } from '../../payments/payments.ts';
 import { memberBalanceSchema, debtSchema } from '../../balances/balances.ts';
 import { exportGroup } from '../export.ts';
 
-export const export_group = readTool
+export const export_group = groupMemberTool
   .meta({
     area: 'records',
     title: 'Export a group',
@@ -16,10 +16,7 @@ export const export_group = readTool
       "Exports a group's expenses (with shares), payments and balances, at most 20000 expenses and payments each (truncated says so). json: " +
       'the objects other tools return, plus receipt metadata; csv: five RFC 4180 documents with amounts in minor units and as decimals.',
     annotations: READ,
-    errors: {
-      NOT_FOUND: 'no such group',
-      FORBIDDEN: 'not a member',
-    },
+    errors: {},
   })
   .input(
     z.strictObject({
@@ -54,6 +51,6 @@ export const export_group = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const result = await exportGroup(ctx, input);
+    const result = await exportGroup(ctx.db, ctx, input, ctx.services.now());
     return { ...result, suggested_next: [`get_balances: live balances of "${result.group.name}"`] };
   });

@@ -64,7 +64,7 @@ export const import_expenses = previewWriteTool
     }),
   )
   .mutation(async ({ ctx, input }) => {
-    const { group, would_import, result } = await importLedger(ctx, input);
+    const { group, would_import, result } = await importLedger(ctx.db, ctx.auth, input, ctx.services.now());
     return {
       ...result,
       dry_run: ctx.dryRun,

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { readTool } from '../../../kernel/trpc.ts';
 import { READ } from '../../../kernel/meta.ts';
+import { groupMemberTool } from '../../../access/tools/group_tools.ts';
 import { cursor, limit, timestamp, agentRef, output, groupId, since } from '../../../kernel/text.ts';
 import { listActivity } from '../activity-log.ts';
 
-export const list_activity = readTool
+export const list_activity = groupMemberTool
   .meta({
     area: 'records',
     title: 'List group activity',
@@ -13,8 +13,6 @@ export const list_activity = readTool
       'before/after values (money as minor-unit strings).',
     annotations: READ,
     errors: {
-      NOT_FOUND: 'no such group',
-      FORBIDDEN: 'not a member',
       VALIDATION_ERROR: 'bad cursor',
     },
   })
@@ -52,7 +50,7 @@ export const list_activity = readTool
     }),
   )
   .query(async ({ ctx, input }) => {
-    const { more, ...page } = await listActivity(ctx.db, ctx.auth.agentId, input);
+    const { more, ...page } = await listActivity(ctx.db, ctx, input);
     return {
       ...page,
       suggested_next: more ? ['list_activity: pass next_cursor for older entries'] : ['list_expenses: the expenses of this group'],

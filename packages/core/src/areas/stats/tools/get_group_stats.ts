@@ -1,13 +1,12 @@
 import { z } from 'zod';
-import { readTool } from '../../../kernel/trpc.ts';
 import { READ } from '../../../kernel/meta.ts';
+import { groupMemberTool } from '../../../access/tools/group_tools.ts';
 import { output, groupId, isoDate, uuid } from '../../../kernel/text.ts';
 import { validationError } from '../../../kernel/errors.ts';
-import { requireMembership } from '../../../access/groups.ts';
 import { groupStats, STATS_BY } from '../stats.ts';
 import { agentsById } from '../../expenses/view.ts';
 
-export const get_group_stats = readTool
+export const get_group_stats = groupMemberTool
   .meta({
     area: 'balances',
     title: 'Spending statistics of a group',
@@ -15,7 +14,7 @@ export const get_group_stats = readTool
       "Sums the group's live expenses (not payments), minor units, by category (key: category_id, see list_categories), month (YYYY-MM) or member " +
       '(key: handle; paid_minor, share_minor, net_minor = paid − share; total_minor = share). total_minor = sum of the expenses counted.',
     annotations: READ,
-    errors: { NOT_FOUND: 'no such group', FORBIDDEN: 'not a member' },
+    errors: {},
   })
   .input(
     z.strictObject({
@@ -46,7 +45,7 @@ export const get_group_stats = readTool
   )
   .query(async ({ ctx, input }) => {
     if (input.from && input.to && input.from > input.to) throw validationError('from', `from (${input.from}) is after to (${input.to})`);
-    const { group } = await requireMembership(ctx.db, input.group_id, ctx.auth.agentId);
+    const { group } = ctx;
     const stats = await groupStats(ctx.db, group.id, input);
     if (input.by === 'member') {
       const agents = await agentsById(
