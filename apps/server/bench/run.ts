@@ -36,7 +36,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { createTestDatabase, createDb } from '@kitty/db';
 import { appRouter, buildRegistry } from '@kitty/core';
-import { ApiKeyAuthenticator } from '../src/auth.ts';
+import { ApiKeyAuthenticator } from '../src/auth/api-keys.ts';
 import { loadAuthServerKeys } from '../src/oauth/keys.ts';
 import { OAuthTokenVerifier } from '../src/oauth/verify.ts';
 import { oauthAccessToken } from './oauth-token.ts';
@@ -298,8 +298,8 @@ async function microbench(url: string, key: string, rest: Result, token: string)
     // A fresh verifier per call: the signature check and the connection read every time.
     const tTokenFirst = await time(200, () => new OAuthTokenVerifier(db.prisma, issuer, jwks).authenticate(token));
     const { inboxSummaryFor } = await import('@kitty/core');
-    const { InboxSummaryCache } = await import('../src/inbox-cache.ts');
-    const { PgListener } = await import('../src/pg-listener.ts');
+    const { InboxSummaryCache } = await import('../src/runtime/inbox-cache.ts');
+    const { PgListener } = await import('../src/runtime/pg-listener.ts');
     const agent = await cached.authenticate(key);
     const tInboxDb = await time(500, () => inboxSummaryFor(db.prisma, agent.agentId));
     const listener = new PgListener(url);

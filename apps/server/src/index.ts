@@ -4,23 +4,23 @@
  */
 import { appRouter, buildRegistry, type Services, type Registry } from '@kitty/core';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type ServerConfig } from './config.ts';
-import { ApiKeyAuthenticator } from './auth.ts';
-import { KittyRateLimiter, type RedisStore } from './rate-limit.ts';
-import { buildApp } from './http.ts';
-import { InboxSummaryCache } from './inbox-cache.ts';
-import { subscribeCredentialNotifications } from './credential-notify.ts';
-import { PgListener } from './pg-listener.ts';
-import { EventNotifier } from './event-notify.ts';
-import { checkPortFree, portProblem } from './port-check.ts';
-import { AbuseLimiter } from './abuse-limits.ts';
-import { DatabaseHealth } from './health.ts';
-import { BearerAuthenticator } from './oauth/authenticator.ts';
+import { loadConfig, type ServerConfig } from './runtime/config.ts';
+import { ApiKeyAuthenticator } from './auth/api-keys.ts';
+import { KittyRateLimiter, type RedisStore } from './http/rate-limit.ts';
+import { buildApp } from './http/app.ts';
+import { InboxSummaryCache } from './runtime/inbox-cache.ts';
+import { subscribeCredentialNotifications } from './auth/credential-notify.ts';
+import { PgListener } from './runtime/pg-listener.ts';
+import { EventNotifier } from './runtime/event-notify.ts';
+import { checkPortFree, portProblem } from './runtime/port-check.ts';
+import { AbuseLimiter } from './http/abuse-limits.ts';
+import { DatabaseHealth } from './runtime/health.ts';
+import { BearerAuthenticator } from './auth/bearer.ts';
 import { loadAuthServerKeys } from './oauth/keys.ts';
 import { createAuthServer, parseClientsConfig } from './oauth/provider.ts';
 import { OAuthTokenVerifier } from './oauth/verify.ts';
 import type { OAuthRouteDeps } from './oauth/routes.ts';
-import { receiptSettings } from './receipts.ts';
+import { receiptSettings } from './runtime/receipts.ts';
 import {
   connectRedis,
   drainOnClose,
@@ -31,9 +31,9 @@ import {
   type Cleanups,
   type Db,
   type LogHolder,
-} from './startup.ts';
+} from './runtime/startup.ts';
 
-export { loadConfig, type ServerConfig } from './config.ts';
+export { loadConfig, type ServerConfig } from './runtime/config.ts';
 
 export interface RunningKitty {
   /** The inbox summary cache (stats for tests and the benchmark). */
@@ -61,7 +61,7 @@ export interface RunningKitty {
   close(): Promise<void>;
 }
 
-export { DRAIN_TIMEOUT_MS } from './startup.ts';
+export { DRAIN_TIMEOUT_MS } from './runtime/startup.ts';
 
 /** The OAuth authorization server (KITTY_OAUTH, on by default): its keys, the access-token verifier, and what its routes need. */
 async function startOAuth(

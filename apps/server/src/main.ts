@@ -9,10 +9,10 @@
  */
 import { parseArgs } from 'node:util';
 import { startKitty, loadConfig } from './index.ts';
-import { ConfigError } from './config.ts';
-import { openDatabase } from './database.ts';
+import { ConfigError } from './runtime/config.ts';
+import { openDatabase } from './runtime/database.ts';
 import { applyMigrations, createDb, RestoreRefused } from '@kitty/db';
-import { runBackup, runRestore } from './backup-cli.ts';
+import { runBackup, runRestore } from './runtime/backup-cli.ts';
 import { KITTY_VERSION, verifyLedger } from '@kitty/core';
 
 const USAGE = `usage: kitty [serve | migrate | verify | backup FILE | restore FILE] [--help] [--version]

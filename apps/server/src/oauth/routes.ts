@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
-import type { KittyRateLimiter } from '../rate-limit.ts';
+import type { KittyRateLimiter } from '../http/rate-limit.ts';
 import { CONSENT_SCRIPT } from '../people/page-scripts.ts';
 import { addFormBodyParser, signInRateLimit } from '../people/web.ts';
 import { registerConsentRoutes, type ConsentDeps } from './consent.ts';

@@ -16,12 +16,12 @@
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { upTo } from '../lru.ts';
+import { upTo } from '../runtime/lru.ts';
 import { createLocalJWKSet, jwtVerify, type JWK } from 'jose';
 import type { PrismaClient } from '@kitty/db';
 import { ToolError, type AuthInfo } from '@kitty/core';
 import { RESOURCE_SCOPES } from './provider.ts';
-import { malformedCredential } from '../auth.ts';
+import { malformedCredential } from '../auth/api-keys.ts';
 
 /** Bound, in seconds, within which a disconnect or revocation takes effect on every instance. */
 export const CONNECTION_RECHECK_SECONDS = 5;

@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { destroySession, recordSecurityEvent, SESSION_COOKIE } from '@kitty/core';
-import type { KittyRateLimiter } from '../rate-limit.ts';
+import type { KittyRateLimiter } from '../http/rate-limit.ts';
 import { PAGE_CSP, PAGES_CSS, renderSignInPage } from './pages.ts';
 import { SIGNIN_SCRIPT } from './page-scripts.ts';
 import { registerPasskeyRoutes } from './passkey-routes.ts';

@@ -6,7 +6,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Prisma, PrismaClient } from '@kitty/db';
 import { ToolError, SESSION_COOKIE, SESSION_TTL_SECONDS, resolveSession, type RequestOrigin } from '@kitty/core';
-import type { KittyRateLimiter } from '../rate-limit.ts';
+import type { KittyRateLimiter } from '../http/rate-limit.ts';
 
 export interface PeopleDeps {
   prisma: PrismaClient;

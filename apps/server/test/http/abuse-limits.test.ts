@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { generateApiKey, ToolError } from '@kitty/core';
 import { startTestServer, type TestServer } from '../server-harness.ts';
-import { AbuseLimiter, ipKey } from '../../src/abuse-limits.ts';
+import { AbuseLimiter, ipKey } from '../../src/http/abuse-limits.ts';
 
 const servers: TestServer[] = [];
 afterAll(async () => {

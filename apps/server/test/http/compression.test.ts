@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request as httpRequest } from 'node:http';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import Fastify from 'fastify';
-import { registerCompression, preferredEncoding } from '../../src/compression.ts';
+import { registerCompression, preferredEncoding } from '../../src/http/compression.ts';
 import { startTestServer, type TestServer } from '../server-harness.ts';
 
 let s: TestServer;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { EventSource } from 'eventsource';
 import { startKitty } from '../../src/index.ts';
-import { registerEventStream } from '../../src/event-stream.ts';
+import { registerEventStream } from '../../src/http/event-stream.ts';
 import { QUIET_TEST_CONFIG, startTestServer, type TestServer } from '../server-harness.ts';
 
 let s: TestServer;

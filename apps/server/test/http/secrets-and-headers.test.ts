@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from '../server-harness.ts';
-import { redactUrl, scrubSecrets } from '../../src/logging.ts';
+import { redactUrl, scrubSecrets } from '../../src/runtime/logging.ts';
 
 let s: TestServer;
 let dir: string;

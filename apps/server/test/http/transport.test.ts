@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import net from 'node:net';
 import { PassThrough } from 'node:stream';
 import { startTestServer, type TestServer } from '../server-harness.ts';
-import { clientErrorHandler } from '../../src/wire-errors.ts';
+import { clientErrorHandler } from '../../src/http/wire-errors.ts';
 
 let s: TestServer;
 let port: number;

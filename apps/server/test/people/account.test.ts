@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTRPCClient, httpBatchLink, httpLink, TRPCClientError } from '@trpc/client';
 import { createSession, type AccountRouter, type AccountErrorData } from '@kitty/core';
-import { ApiKeyAuthenticator } from '../../src/auth.ts';
+import { ApiKeyAuthenticator } from '../../src/auth/api-keys.ts';
 import { startTestServer, type TestServer } from '../server-harness.ts';
 
 let s: TestServer;

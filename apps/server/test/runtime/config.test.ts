@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import rootPackage from '../../../../package.json' with { type: 'json' };
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig } from '../../src/runtime/config.ts';
 import { SERVER_DIR } from '../paths.ts';
 
 /** Runs `main.ts` with `args`; resolves with its exit code and output (never starts a database: every case exits first). */

@@ -5,7 +5,7 @@
  * as http://127.0.0.1:PORT say which address to use; API calls work on both.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultBaseUrl, isLoopbackHost } from '../../src/config.ts';
+import { defaultBaseUrl, isLoopbackHost } from '../../src/runtime/config.ts';
 import { startTestServer, type TestServer } from '../server-harness.ts';
 
 describe('defaultBaseUrl', () => {

@@ -4,8 +4,8 @@
  * once — while an agent that never waited, or a notification older than 2 s, does not wake anyone.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { EventNotifier } from '../../src/event-notify.ts';
-import type { ChannelSubscriber, PgListener } from '../../src/pg-listener.ts';
+import { EventNotifier } from '../../src/runtime/event-notify.ts';
+import type { ChannelSubscriber, PgListener } from '../../src/runtime/pg-listener.ts';
 
 function notifier() {
   let sub: ChannelSubscriber | undefined;

@@ -10,7 +10,7 @@ import { generateApiKey, ToolError } from '@kitty/core';
 import { createTestDatabase } from '@kitty/db';
 import { startTestServer, QUIET_TEST_CONFIG, type TestServer } from '../server-harness.ts';
 import { startKitty, type RunningKitty } from '../../src/index.ts';
-import { AbuseLimiter } from '../../src/abuse-limits.ts';
+import { AbuseLimiter } from '../../src/http/abuse-limits.ts';
 
 const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const cleanups: Array<() => Promise<void>> = [];

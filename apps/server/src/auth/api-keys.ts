@@ -10,7 +10,7 @@
  * not cached.
  */
 import { LRUCache } from 'lru-cache';
-import { upTo } from './lru.ts';
+import { upTo } from '../runtime/lru.ts';
 import type { PrismaClient } from '@kitty/db';
 import { ToolError, digestApiKey, isWellFormedApiKey, type AuthInfo } from '@kitty/core';
 

@@ -28,18 +28,18 @@ import cookie from '@fastify/cookie';
 import { rateLimitHeadersOf, type KittyRateLimiter } from './rate-limit.ts';
 import { registerMetadataRoutes } from './metadata.ts';
 import { clientErrorHandler, frameworkErrorToTool, newRequestId, toWireBody } from './wire-errors.ts';
-import { registerAccountRoutes } from './account-routes.ts';
+import { registerAccountRoutes } from '../people/account-routes.ts';
 import type { AbuseLimiter, ServerCallRequest } from './abuse-limits.ts';
-import { loggerOptions } from './logging.ts';
+import { loggerOptions } from '../runtime/logging.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
 import { registerCompression } from './compression.ts';
 import { registerPageHostCheck } from './page-host.ts';
 import { registerFavicon } from './favicon.ts';
-import type { DatabaseHealth } from './health.ts';
-import { registerOAuthRoutes, type OAuthRouteDeps } from './oauth/routes.ts';
-import { registerSignIn, type SignInDeps } from './people/routes.ts';
-import { resourceOf, wwwAuthenticate } from './www-authenticate.ts';
-import { receiptBodyLimit } from './receipts.ts';
+import type { DatabaseHealth } from '../runtime/health.ts';
+import { registerOAuthRoutes, type OAuthRouteDeps } from '../oauth/routes.ts';
+import { registerSignIn, type SignInDeps } from '../people/routes.ts';
+import { resourceOf, wwwAuthenticate } from '../auth/www-authenticate.ts';
+import { receiptBodyLimit } from '../runtime/receipts.ts';
 import { registerCors } from './cors.ts';
 
 declare module 'fastify' {
@@ -55,7 +55,7 @@ declare module 'fastify' {
 export interface AppDeps {
   registry: Registry;
   services: Services;
-  /** Bearer-token authentication (API keys and OAuth access tokens: oauth/authenticator.ts). */
+  /** Bearer-token authentication (API keys and OAuth access tokens: auth/bearer.ts). */
   authenticator: { authenticate(token: string): Promise<AuthInfo> };
   rateLimiter: KittyRateLimiter;
   baseUrl: string;

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 
-const ICON = readFileSync(new URL('../assets/favicon.ico', import.meta.url));
+const ICON = readFileSync(new URL('../../assets/favicon.ico', import.meta.url));
 
 export function registerFavicon(app: FastifyInstance): void {
   app.get('/favicon.ico', { config: { ignoresBearer: true } }, async (_req, reply) =>

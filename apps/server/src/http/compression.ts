@@ -15,7 +15,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import compress from '@fastify/compress';
 import Negotiator from 'negotiator';
 import { LRUCache } from 'lru-cache';
-import { upTo } from './lru.ts';
+import { upTo } from '../runtime/lru.ts';
 
 /** Answers smaller than this many bytes are sent uncompressed. */
 const COMPRESS_THRESHOLD = 1024;

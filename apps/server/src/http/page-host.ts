@@ -8,7 +8,7 @@
  * URL was derived from HOST and PORT: with KITTY_BASE_URL set, a reverse proxy may rewrite Host.
  */
 import type { FastifyInstance } from 'fastify';
-import { escapeHtml } from './people/pages.ts';
+import { escapeHtml } from '../people/pages.ts';
 
 /** Paths of the pages a person opens in a browser. */
 const PAGE_PATH = /^\/(?:account(?:\/|$)|signin$|oauth\/consent\/)/;

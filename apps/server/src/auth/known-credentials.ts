@@ -10,8 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { RedisStore } from './rate-limit.ts';
-import { upTo } from './lru.ts';
+import type { RedisStore } from '../http/rate-limit.ts';
+import { upTo } from '../runtime/lru.ts';
 
 function credentialDigest(token: string): string {
   return createHash('sha256').update(token).digest('base64url');

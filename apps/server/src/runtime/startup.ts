@@ -7,12 +7,12 @@ import { createDb, applyMigrations } from '@kitty/db';
 import type { Services } from '@kitty/core';
 import type { FastifyInstance } from 'fastify';
 import { defaultBaseUrl, type ServerConfig } from './config.ts';
-import type { RedisStore } from './rate-limit.ts';
+import type { RedisStore } from '../http/rate-limit.ts';
 import { startScheduler } from './scheduler.ts';
 import type { EventNotifier } from './event-notify.ts';
 import { openDatabase } from './database.ts';
 import { superviseEmbedded, type SupervisorLog } from './embedded-supervisor.ts';
-import { purgeExpiredOidcPayloads } from './oauth/adapter.ts';
+import { purgeExpiredOidcPayloads } from '../oauth/adapter.ts';
 
 /** How long `close()` waits for in-flight requests before cutting their connections. */
 export const DRAIN_TIMEOUT_MS = 10_000;

@@ -19,7 +19,7 @@
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ToolError, type CallRequest, type Registry } from '@kitty/core';
 import { createLimiter, refusedBy, type RedisStore } from './rate-limit.ts';
-import { KnownCredentials } from './known-credentials.ts';
+import { KnownCredentials } from '../auth/known-credentials.ts';
 
 export interface AbuseLimitOptions {
   /** Failed authentications allowed per IP per `authFailWindowSeconds` (0 disables the bucket). */

@@ -4,8 +4,8 @@
  * cache after the first use, so neither costs a database round trip per request.
  */
 import { API_KEY_PREFIX, type AuthInfo } from '@kitty/core';
-import type { ApiKeyAuthenticator } from '../auth.ts';
-import type { OAuthTokenVerifier } from './verify.ts';
+import type { ApiKeyAuthenticator } from './api-keys.ts';
+import type { OAuthTokenVerifier } from '../oauth/verify.ts';
 
 export class BearerAuthenticator {
   private readonly apiKeys: ApiKeyAuthenticator;

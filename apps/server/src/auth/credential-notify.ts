@@ -12,7 +12,7 @@
  * drops and again when it is back (reconnect with backoff), and meanwhile the caches' own bounds
  * hold (30 s for a key, 5 s for a connection), as on a single instance.
  */
-import type { PgListener } from './pg-listener.ts';
+import type { PgListener } from '../runtime/pg-listener.ts';
 
 const CHANNEL = 'kitty_credentials';
 
