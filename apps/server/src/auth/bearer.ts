@@ -1,6 +1,6 @@
 /**
- * One bearer authenticator for both credentials: Kitty API keys (`kitty_…`, auth.ts) and OAuth
- * access tokens (JWTs from Kitty's authorization server, verify.ts). Both answer from an in-memory
+ * One bearer authenticator for both credentials: Kitty API keys (`kitty_…`, api-keys.ts) and OAuth
+ * access tokens (JWTs from Kitty's authorization server, oauth/verify.ts). Both answer from an in-memory
  * cache after the first use, so neither costs a database round trip per request.
  */
 import { API_KEY_PREFIX, type AuthInfo } from '@kitty/core';

@@ -1,5 +1,5 @@
 /**
- * Authentication caches kept true across instances: API keys are cached 30 s (auth.ts) and OAuth
+ * Authentication caches kept true across instances: API keys are cached 30 s (api-keys.ts) and OAuth
  * connections re-read every 5 s (oauth/verify.ts) on each instance. Revoking a key or disconnecting
  * an app on one instance must not leave it usable on the others for that long, so triggers
  * (migration 20261123044000_credentials_notify) NOTIFY channel `kitty_credentials` on commit:

@@ -1,6 +1,6 @@
 /**
  * The one `WWW-Authenticate` challenge (RFC 6750 §3 + RFC 9728 resource_metadata): on every 401 (set by the
- * shared error envelope, http.ts) and on /mcp's 403 insufficient_scope (the MCP adapter's `scopeChallenge`).
+ * shared error envelope, http/app.ts) and on /mcp's 403 insufficient_scope (the MCP adapter's `scopeChallenge`).
  */
 
 /**
