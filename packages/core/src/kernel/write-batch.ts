@@ -12,6 +12,7 @@
  * Lock order is the one every write follows (kernel/notify.ts): idempotency key, group row,
  * payment row, membership and pair rows in id order, agent rows last in id order.
  */
+import { sendWakes, type Wakes } from './wakes.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Db, InboxSummary } from './context.ts';
@@ -160,6 +161,18 @@ export class WriteBatch {
     this.counters.set(agentId, c);
   }
 
+  /**
+   * Whom this batch's commit should wake (kernel/wakes.ts): the event recipients' feeds, and the inboxes of the
+   * agents whose counters it changes, of the event recipients (an action item of theirs may be resolved) and of `actorId`.
+   */
+  wakes(actorId: string | undefined): Wakes {
+    const events = new Set<string>();
+    for (const e of this.events) for (const r of e.recipients) events.add(r);
+    const inbox = new Set<string>([...this.counters.keys(), ...events]);
+    if (actorId) inbox.add(actorId);
+    return { events, inbox };
+  }
+
   /** The document kitty_apply_batch takes (see its migration for the keys). */
   toDocument(idempotency?: BatchIdempotency): Record<string, unknown> {
     const byId = <V>(m: Map<string, V>) => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -232,12 +245,14 @@ export async function applyBatch(pool: Pool, batch: WriteBatch, idempotency?: Ba
   const client = await pool.connect(); // a failure here sent nothing: it propagates as the database being unavailable
   let released = false;
   try {
+    // kitty_apply_batch with its notifications kept out of the write's commit; sent right after it (kernel/wakes.ts).
     const r = await client.query<{ outcome: BatchOutcome }>({
       name: 'kitty_apply_batch',
-      text: 'SELECT kitty_apply_batch($1::jsonb) AS outcome',
+      text: 'SELECT kitty_apply_batch_quiet($1::jsonb) AS outcome',
       values: [JSON.stringify(batch.toDocument(idempotency))],
     });
     const outcome = r.rows[0]!.outcome;
+    if (outcome.status === 'applied') await sendWakes(client, batch.wakes(idempotency?.agent_id));
     return outcome.status === 'applied' ? { ...outcome, inbox: finishSummary(outcome.inbox) } : outcome;
   } catch (e) {
     const code = (e as { code?: unknown }).code;

@@ -1,7 +1,7 @@
 /**
  * Round trips of the hot writes: each decides from one read (the group with its members, or the
- * payment with its group) and writes with one statement (kitty_apply_batch); create_group needs
- * no read. Counted on the pg client every query of Kitty goes through (Prisma's adapter included).
+ * payment with its group) and writes with one statement (kitty_apply_batch), then sends its wake-ups after
+ * the commit in one more (kitty_wakes, outside the write's transaction); create_group needs no read. Counted on the pg client every query of Kitty goes through (Prisma's adapter included).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
@@ -42,7 +42,7 @@ async function statements(fn: () => Promise<unknown>): Promise<string[]> {
 describe('hot writes: one read, one write', () => {
   it('add_expense', async () => {
     const s = await statements(() => h.call(ana, 'add_expense', { group_id: g, description: 'Taxi', amount_minor: 900 }));
-    expect(s).toEqual(['kitty_read_group_for_write', 'kitty_apply_batch']);
+    expect(s).toEqual(['kitty_read_group_for_write', 'kitty_apply_batch', 'kitty_wakes']);
   });
 
   it('record_payment, pending, to a payee with payout methods (pay_with from the same read)', async () => {
@@ -51,7 +51,7 @@ describe('hot writes: one read, one write', () => {
       answer = await h.call(ben, 'record_payment', { group_id: g, to_handle: ana.handle, amount_minor: 300 });
     });
     expect(answer.payment.pay_with).toEqual([{ type: 'paypal_me', url: 'https://paypal.me/anamueller/3.00EUR' }]);
-    expect(s).toEqual(['kitty_read_group_for_write', 'kitty_apply_batch']);
+    expect(s).toEqual(['kitty_read_group_for_write', 'kitty_apply_batch', 'kitty_wakes']);
   });
 
   it('confirm_payment, reject_payment and cancel_payment read the payment with its group in one statement', async () => {
@@ -69,7 +69,7 @@ describe('hot writes: one read, one write', () => {
       expect(answer.payment.status, tool).toBe(
         { confirm_payment: 'confirmed', reject_payment: 'rejected', cancel_payment: 'cancelled' }[tool],
       );
-      expect(s, tool).toEqual(['kitty_read_payment_for_write', 'kitty_apply_batch']);
+      expect(s, tool).toEqual(['kitty_read_payment_for_write', 'kitty_apply_batch', 'kitty_wakes']);
     }
   });
 
@@ -84,6 +84,6 @@ describe('hot writes: one read, one write', () => {
 
   it('create_group: the write alone', async () => {
     const s = await statements(() => h.call(cy, 'create_group', { name: 'Flat', currency: 'EUR' }));
-    expect(s).toEqual(['kitty_apply_batch']);
+    expect(s).toEqual(['kitty_apply_batch', 'kitty_wakes']);
   });
 });

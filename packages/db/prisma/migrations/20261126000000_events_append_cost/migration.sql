@@ -1,9 +1,6 @@
 -- The event append's cost on the hot write (docs/events.md "Cost on the hot write").
 --
--- 1. event_recipients(event_id) becomes a BRIN index (same name): it only serves pruning, which deletes old events'
---    recipients by event id; event ids grow with the table, so block ranges find them. A B-tree entry per recipient
---    was the larger part of a 50-recipient append after the heap rows themselves.
--- 2. kitty_append_events: the one-event case (every batched hot write) is two plain INSERTs, the event's row with
+-- kitty_append_events: the one-event case (every batched hot write) is two plain INSERTs, the event's row with
 --    VALUES and its recipients straight from the JSON arrays (no recordset, ordinality sort or materialized CTE), and
 --    the NOTIFY payload is built from the input instead of aggregating the inserted rows. Several events keep the set
 --    statement of 20261125212000. Same signature, same rows, same NOTIFY: kitty_apply_batch is unchanged.

@@ -1,0 +1,61 @@
+/**
+ * Wake-ups after COMMIT (kernel/wakes.ts, migration 20261126002000_notify_after_commit): a batched write sends no
+ * NOTIFY from inside its transaction (kitty_apply_batch_quiet), and right after it commits the same notifications
+ * arrive — the event recipients on kitty_events, every member whose inbox counters changed on kitty_inbox — so SSE,
+ * long polls and the inbox caches of every instance wake as before.
+ */
+import type { PoolClient } from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createHarness, type Harness } from '../harness.ts';
+import { groupWith } from '../ledger-helpers.ts';
+
+let h: Harness;
+let listener: PoolClient;
+const heard: Array<{ channel: string; payload: string }> = [];
+beforeAll(async () => {
+  h = await createHarness();
+  listener = await h.services.pool.connect();
+  listener.on('notification', (n) => heard.push({ channel: n.channel, payload: n.payload ?? '' }));
+  await listener.query('LISTEN kitty_events');
+  await listener.query('LISTEN kitty_inbox');
+});
+afterAll(async () => {
+  listener?.release();
+  await h?.close();
+});
+
+const settle = () => new Promise((r) => setTimeout(r, 300));
+
+it('a batched write wakes the event recipients and the changed inboxes, after its commit', async () => {
+  const [ann, bob, cid] = await Promise.all(['ann', 'bob', 'cid'].map((p) => h.agent(p)));
+  const g = await groupWith(h, [ann!, bob!, cid!]);
+  await settle();
+  heard.length = 0;
+  await h.call(ann!, 'add_expense', { group_id: g, description: 'Dinner', amount_minor: 3000 });
+  await settle();
+  const events = heard.filter((n) => n.channel === 'kitty_events');
+  expect(events).toHaveLength(1);
+  expect(new Set(events[0]!.payload.split(','))).toEqual(new Set([ann!.agentId, bob!.agentId, cid!.agentId]));
+  const inbox = new Set(heard.filter((n) => n.channel === 'kitty_inbox').map((n) => n.payload));
+  // bob and cid got an inbox item; ann (the actor) is woken too
+  expect(inbox).toEqual(new Set([ann!.agentId, bob!.agentId, cid!.agentId]));
+});
+
+it('kitty_apply_batch_quiet sends nothing from inside the write; kitty_apply_batch (interactive paths) still does', async () => {
+  const ann = await h.agent('ann');
+  const doc = JSON.stringify({
+    events: [{ type: 'group.updated', group_id: null, actor_id: ann.agentId, data: {}, recipients: [ann.agentId] }],
+    counters: [{ agent_id: ann.agentId, unread: 1, requires_action: 0 }],
+  });
+  await settle();
+  heard.length = 0;
+  await h.services.pool.query('SELECT kitty_apply_batch_quiet($1::jsonb)', [doc]);
+  await settle();
+  expect(heard).toEqual([]);
+  await h.services.pool.query('SELECT kitty_apply_batch($1::jsonb)', [doc]);
+  await settle();
+  expect([...heard].sort((a, b) => a.channel.localeCompare(b.channel))).toEqual([
+    { channel: 'kitty_events', payload: ann.agentId },
+    { channel: 'kitty_inbox', payload: ann.agentId },
+  ]);
+});
