@@ -23,7 +23,7 @@ export interface Wakes {
 const MAX_LISTED = 150;
 
 /** The `kitty_events` payload for `recipients` (empty string: nothing to send). */
-export function eventsPayload(recipients: ReadonlySet<string>): string {
+function eventsPayload(recipients: ReadonlySet<string>): string {
   return recipients.size > MAX_LISTED ? '*' : [...recipients].join(',');
 }
 
