@@ -1,8 +1,8 @@
 /**
  * The event log's cost on the hot write (section of `pnpm bench`):
  *
- *   kitty_apply_batch of an add_expense (4-member group) with its event vs the same document
- *   without it (the write as it was before events), raw pg, alternating rounds     goal ≤ 1.1x time
+ *   an add_expense write as Kitty sends it (kitty_apply_batch_quiet, then its wake-ups after the commit) with its
+ *   event vs the same document without it (the write as it was before events), raw pg, alternating   goal ≤ 1.1x time
  *   the same in a 50-member group (50 recipients): with its event vs without      informational
  *   fan-out: REST add_expense into a 50-member group vs a 4-member group, one loop  informational
  *   commit → SSE and commit → webhook delivery p50/p99 (event-delivery.ts)
@@ -48,8 +48,16 @@ export async function benchEvents(kittyUrl: string, databaseUrl: string, post: P
           const g = gs[i % gs.length]!;
           await c.query({
             name: 'bench_apply_batch',
-            text: 'SELECT kitty_apply_batch($1::jsonb)',
+            text: 'SELECT kitty_apply_batch_quiet($1::jsonb)',
             values: [expenseDoc(g.id, g.members, withEvent)],
+          });
+          // The wake-ups Kitty sends after the commit (packages/core kernel/wakes.ts): the members' inboxes, and the
+          // event's recipients when there is an event.
+          const ids = g.members.map((m) => m.id);
+          await c.query({
+            name: 'bench_wakes',
+            text: `SELECT (SELECT count(pg_notify('kitty_events', $1)) WHERE $1 <> ''), (SELECT count(pg_notify('kitty_inbox', a)) FROM unnest($2::text[]) a)`,
+            values: [withEvent ? ids.join(',') : '', ids],
           });
         });
     /** WAL bytes one write generates (EXPLAIN ANALYZE, WAL; mean of 40): independent of the machine's load. */
@@ -75,7 +83,7 @@ export async function benchEvents(kittyUrl: string, databaseUrl: string, post: P
     await run(true)();
     const [withEv, without, ratio] = await paired(run(true), run(false));
     compare(
-      'add_expense write (kitty_apply_batch, 4 members): with its event vs without',
+      'add_expense write (kitty_apply_batch_quiet + wake-ups, 4 members): with its event vs without',
       withEv,
       'with expense.created (4 recipients)',
       without,
@@ -89,7 +97,7 @@ export async function benchEvents(kittyUrl: string, databaseUrl: string, post: P
     const big = await group(50, 'fan');
     const [withBig, withoutBig, bigRatio] = await paired(run(true, [big]), run(false, [big]));
     compare(
-      'add_expense write (kitty_apply_batch, one 50-member group): with its event vs without',
+      'add_expense write (kitty_apply_batch_quiet + wake-ups, one 50-member group): with its event vs without',
       withBig,
       'with expense.created (50 recipients)',
       withoutBig,
