@@ -6,19 +6,22 @@
 import { z } from 'zod';
 import type { Db } from '../kernel/context.ts';
 import { uuid } from '../kernel/text.ts';
-import { deleteWebhook, listWebhooks, updateWebhook, webhookAgentOfPerson, webhookView } from '../areas/webhooks/webhooks.ts';
+import { deleteWebhook, listWebhooks, ownWebhook, updateWebhook, webhookAgentOfPerson, webhookView } from '../areas/webhooks/webhooks.ts';
 import { accountRouterFactory, personProcedure } from './account-trpc.ts';
 import { change, personAgents, toAgentOut, type PersonCtx } from './account-scope.ts';
 
 const byId = z.strictObject({ webhook_id: uuid });
 
-/** Pauses (true) or resumes (false) an endpoint of one of this person's agents, logged. */
+/** Pauses (true) or resumes (false) an endpoint of one of this person's agents; logged when its state changed. */
 function setPaused(ctx: PersonCtx, webhookId: string, paused: boolean) {
   return change(ctx, async (tx: Db, log) => {
     const { agentId, handle } = await webhookAgentOfPerson(tx, ctx.session.humanId, webhookId);
     const now = ctx.services.now();
+    const before = await ownWebhook(tx, agentId, webhookId, true);
     const row = await updateWebhook(tx, agentId, webhookId, { paused }, now);
-    await log(paused ? 'webhook_paused' : 'webhook_resumed', agentId, { handle, webhook_url: row.url });
+    // Resume also clears a disabled endpoint, so it changes something when the endpoint was paused or disabled.
+    const changed = paused ? !before.paused : before.paused || before.disabled_at !== null;
+    if (changed) await log(paused ? 'webhook_paused' : 'webhook_resumed', agentId, { handle, webhook_url: row.url });
     return { webhook: webhookView(row, now) };
   });
 }

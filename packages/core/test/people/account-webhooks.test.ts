@@ -91,6 +91,8 @@ describe('webhooks on the account page', () => {
 
     const paused = await alice.api.webhooks.pause({ webhook_id });
     expect(paused.webhook).toMatchObject({ webhook_id, paused: true, disabled_at: null });
+    // Pausing a paused endpoint changes nothing and logs nothing (one webhook_paused below).
+    expect((await alice.api.webhooks.pause({ webhook_id })).webhook.paused).toBe(true);
     expect(await webhookRow(webhook_id)).toEqual({ paused: true, disabledAt: null });
     expect((await h.call(a, 'list_webhooks')).webhooks[0].paused).toBe(true);
 
