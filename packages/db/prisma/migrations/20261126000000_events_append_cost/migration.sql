@@ -3,7 +3,7 @@
 -- kitty_append_events: the one-event case (every batched hot write) is two plain INSERTs, the event's row with
 --    VALUES and its recipients straight from the JSON arrays (no recordset, ordinality sort or materialized CTE), and
 --    the NOTIFY payload is built from the input instead of aggregating the inserted rows. Several events keep the set
---    statement of 20261125212000. Same signature, same rows, same NOTIFY: kitty_apply_batch is unchanged.
+--    statement of 20261125212000. Same signature, same rows, same NOTIFY (except inside kitty_apply_batch_quiet, see 20261126002000): kitty_apply_batch is unchanged.
 -- Functions are outside Prisma's schema language: written by hand; migration:check ignores functions.
 
 CREATE OR REPLACE FUNCTION kitty_append_events(evs jsonb) RETURNS void LANGUAGE plpgsql AS $$
@@ -43,6 +43,9 @@ BEGIN
       RETURNING agent_id)
     SELECT CASE WHEN count(DISTINCT agent_id) <= 150 THEN string_agg(DISTINCT agent_id::text, ',') ELSE '*' END INTO who FROM rec;
   END IF;
-  IF who IS NOT NULL THEN PERFORM pg_notify('kitty_events', who); END IF;
+  -- A batched write run as kitty_apply_batch_quiet (migration 20261126002000) sends its wake-ups after COMMIT instead.
+  IF who IS NOT NULL AND coalesce(current_setting('kitty.notify_after_commit', true), '') <> 'on' THEN
+    PERFORM pg_notify('kitty_events', who);
+  END IF;
 END;
 $$;
