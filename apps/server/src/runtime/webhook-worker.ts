@@ -14,9 +14,9 @@
  *   the endpoint's row lock makes the limit exact (an overshooting job is re-queued for a second).
  * - waking: the dispatcher wakes as many idle local workers as it queued jobs (pg-boss
  *   notifyWorker), and a worker that finished a job fetches again at once, so a delivery starts
- *   milliseconds after its event's NOTIFY. Only one worker per instance polls every `pollSeconds`
- *   (retries, jobs queued by an instance that died, re-queued overshoots); the others sleep
- *   `IDLE_POLL_SECONDS` between wakes: an idle instance costs one fetch a second, not one per worker.
+ *   milliseconds after its event's NOTIFY. Only maxInFlight + 1 workers per instance poll every `pollSeconds`
+ *   (retries, jobs queued by an instance that died, re-queued overshoots, a missed wake-up): one endpoint whose
+ *   every slot hangs leaves a quick poller for the others. The rest sleep `IDLE_POLL_SECONDS` between wakes.
  */
 import { PgBoss } from 'pg-boss';
 import type { Services } from '@kitty/core';
@@ -26,7 +26,11 @@ import { sendWebhook } from './webhook-delivery.ts';
 
 const QUEUE = 'kitty-webhook-delivery';
 const PAGE = 100;
-/** Poll interval of the workers other than the first: they are woken when there is work. */
+/**
+ * Poll interval of the workers beyond the first maxInFlight + 1: they are woken when there is work. The first
+ * maxInFlight + 1 poll every pollSeconds, so even an endpoint whose every in-flight slot hangs (10 s timeouts) leaves
+ * one quick poller for the others when a wake-up is missed.
+ */
 const IDLE_POLL_SECONDS = 30;
 
 export interface WebhookWorkerOptions {
@@ -217,7 +221,7 @@ export async function startWebhookWorker(
       {
         batchSize: 1,
         groupConcurrency: opts.maxInFlight,
-        pollingIntervalSeconds: i === 0 ? (opts.pollSeconds ?? 1) : Math.max(IDLE_POLL_SECONDS, opts.pollSeconds ?? 1),
+        pollingIntervalSeconds: i <= opts.maxInFlight ? (opts.pollSeconds ?? 1) : Math.max(IDLE_POLL_SECONDS, opts.pollSeconds ?? 1),
       },
       async ([job]) => {
         idle.delete(self);

@@ -26,3 +26,25 @@ BEGIN
   RETURN kitty_apply_batch(doc);
 END;
 $$;
+
+-- kitty_event_horizon, fixed: a transaction that took its id after this statement's snapshot has a 32-bit id at or
+-- above the snapshot's xmax. It was taken for one of the previous epoch and moved 2^32 down, which made the horizon
+-- negative (seen under concurrent writes: a webhook created then got a cursor it could never leave). Such a
+-- transaction cannot hold an event below the horizon, so it is left out; only an id more than 2^31 above xmax is one
+-- of the previous epoch. kitty_widen_xid holds that rule on its own, so it can be tested with chosen values.
+CREATE FUNCTION kitty_widen_xid(xmax bigint, xid32 bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE
+    WHEN full_xid >= xmax + 2147483648 THEN full_xid - 4294967296 -- of the previous epoch
+    WHEN full_xid >= xmax THEN NULL                                -- began after the snapshot
+    ELSE full_xid
+  END
+  FROM (SELECT ((xmax >> 32) << 32) | xid32 AS full_xid) f
+$$;
+
+CREATE OR REPLACE FUNCTION kitty_event_horizon() RETURNS bigint LANGUAGE sql VOLATILE AS $$
+  WITH n AS (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS x)
+  SELECT least(n.x, (SELECT min(kitty_widen_xid(n.x, a.backend_xid::text::bigint))
+                     FROM pg_stat_activity a
+                     WHERE a.datname = current_database() AND a.backend_xid IS NOT NULL AND a.pid <> pg_backend_pid()))
+  FROM n
+$$;
