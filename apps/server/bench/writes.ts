@@ -430,103 +430,52 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
       const lists = await Promise.all(groups.map((g) => seedPending(pool, g.id, g.payer.id, g.others[0]!.id, perGroup)));
       return groups.map((g, i) => ({ g, ids: lists[i]!, next: 0 }));
     };
-    let kittyQueues: Awaited<ReturnType<typeof seedAll>> = [];
-    const confirmKitty = async () => {
-      kittyQueues = await seedAll();
-      return profiled('confirm_payment', () =>
-        load({
-          url: `${kittyUrl}/v1/tools/confirm_payment`,
-          method: 'POST',
-          requests: [
-            {
-              setupRequest: (req: any) => {
-                const q = kittyQueues[next++ % kittyQueues.length]!;
-                return {
-                  ...req,
-                  headers: as(q.g.others[0]!),
-                  body: JSON.stringify({ payment_id: q.ids[q.next++ % q.ids.length], idempotency_key: randomUUID() }),
-                };
+    /**
+     * One payment-transition row: `tool` over REST by `actor` of each group (payee confirms, payer cancels) on pending
+     * payments seeded just before each side runs, against its hand-written limit `limitText` (same rows, one statement).
+     */
+    const transitionRow = async (tool: string, limitText: string, actor: (g: (typeof groups)[number]) => Agent) => {
+      const kitty = async () => {
+        const queues = await seedAll();
+        let next = 0;
+        return profiled(tool, () =>
+          load({
+            url: `${kittyUrl}/v1/tools/${tool}`,
+            method: 'POST',
+            requests: [
+              {
+                setupRequest: (req: any) => {
+                  const q = queues[next++ % queues.length]!;
+                  return {
+                    ...req,
+                    headers: as(actor(q.g)),
+                    body: JSON.stringify({ payment_id: q.ids[q.next++ % q.ids.length], idempotency_key: randomUUID() }),
+                  };
+                },
               },
-            },
-          ],
-        }),
-      )();
-    };
-    const confirmLimit = async () => {
-      const queues = await seedAll();
-      return rawLoop(pool, async (c, i) => {
-        const q = queues[i % queues.length]!;
-        const id = q.ids[q.next++];
-        if (!id) return false;
-        await c.query({
-          name: 'limit_confirm_payment',
-          text: CONFIRM_PAYMENT_LIMIT,
-          values: [q.g.others[0]!.id, randomUUID(), 'h'.repeat(64), response(payBytes), q.g.id, id],
+            ],
+          }),
+        )();
+      };
+      const limit = async () => {
+        const queues = await seedAll();
+        return rawLoop(pool, async (c, i) => {
+          const q = queues[i % queues.length]!;
+          const id = q.ids[q.next++];
+          if (!id) return false;
+          await c.query({
+            name: `limit_${tool}`,
+            text: limitText,
+            values: [actor(q.g).id, randomUUID(), 'h'.repeat(64), response(payBytes), q.g.id, id],
+          });
         });
-      });
+      };
+      const [k, l, ratio] = await paired(kitty, limit);
+      compare(`${tool} vs its limit`, k, `REST ${tool}`, l, 'raw pg, one CTE, same rows', '≥ 0.7x', ratio, httpCeiling(l, bareRps));
     };
-    if (want('confirm_payment')) {
-      const [cp, cpLimit, cpRatio] = await paired(confirmKitty, confirmLimit);
-      compare(
-        'confirm_payment vs its limit',
-        cp,
-        'REST confirm_payment',
-        cpLimit,
-        'raw pg, one CTE, same rows',
-        '≥ 0.7x',
-        cpRatio,
-        httpCeiling(cpLimit, bareRps),
-      );
-    }
-
-    // cancel_payment: each group's payer withdraws pending payments seeded just before it runs (reject_payment takes the same path).
-    const cancelKitty = async () => {
-      kittyQueues = await seedAll();
-      return profiled('cancel_payment', () =>
-        load({
-          url: `${kittyUrl}/v1/tools/cancel_payment`,
-          method: 'POST',
-          requests: [
-            {
-              setupRequest: (req: any) => {
-                const q = kittyQueues[next++ % kittyQueues.length]!;
-                return {
-                  ...req,
-                  headers: as(q.g.payer),
-                  body: JSON.stringify({ payment_id: q.ids[q.next++ % q.ids.length], idempotency_key: randomUUID() }),
-                };
-              },
-            },
-          ],
-        }),
-      )();
-    };
-    const cancelLimit = async () => {
-      const queues = await seedAll();
-      return rawLoop(pool, async (c, i) => {
-        const q = queues[i % queues.length]!;
-        const id = q.ids[q.next++];
-        if (!id) return false;
-        await c.query({
-          name: 'limit_cancel_payment',
-          text: CANCEL_PAYMENT_LIMIT,
-          values: [q.g.payer.id, randomUUID(), 'h'.repeat(64), response(payBytes), q.g.id, id],
-        });
-      });
-    };
-    if (want('cancel_payment')) {
-      const [xp, xpLimit, xpRatio] = await paired(cancelKitty, cancelLimit);
-      compare(
-        'cancel_payment vs its limit',
-        xp,
-        'REST cancel_payment',
-        xpLimit,
-        'raw pg, one CTE, same rows',
-        '≥ 0.7x',
-        xpRatio,
-        httpCeiling(xpLimit, bareRps),
-      );
-    }
+    if (want('confirm_payment')) await transitionRow('confirm_payment', CONFIRM_PAYMENT_LIMIT, (g) => g.others[0]!);
+    // cancel_payment: the payer withdraws (reject_payment takes the same path).
+    if (want('cancel_payment')) await transitionRow('cancel_payment', CANCEL_PAYMENT_LIMIT, (g) => g.payer);
 
     // create_group, by the groups' payers in turn.
     const groupBytes = JSON.stringify(

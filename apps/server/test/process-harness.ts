@@ -61,6 +61,30 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
+/**
+ * Waits until `child` (a `kitty serve` process) prints its address ("Serving on …"); rejects when it exits first or
+ * has not served after 60 s. Resolves to a reader of its output (stdout and stderr together), which keeps growing.
+ */
+export function untilServing(child: ChildProcess): Promise<() => string> {
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Serving on')) {
+        clearTimeout(timer);
+        resolve(() => out);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}) before serving:\n${out}`));
+    });
+  });
+}
+
 /** Starts `./kitty serve` on a free port; resolves once it prints its address. */
 export async function startServerProcess(env: NodeJS.ProcessEnv): Promise<ServerProcess> {
   const port = await freePort();
@@ -69,22 +93,8 @@ export async function startServerProcess(env: NodeJS.ProcessEnv): Promise<Server
     env: quiet({ PORT: String(port), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (out.includes('Serving on')) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, 50);
-    void exited.then(() => {
-      clearInterval(timer);
-      reject(new Error(`kitty serve exited before serving:\n${out}`));
-    });
-  });
+  const out = await untilServing(child);
   const url = `http://127.0.0.1:${port}`;
   const post = async (p: string, body: unknown, apiKey?: string) => {
     const res = await fetch(`${url}${p}`, {
@@ -98,8 +108,8 @@ export async function startServerProcess(env: NodeJS.ProcessEnv): Promise<Server
   return {
     child,
     url,
-    printedUrl: /Serving on (\S+)/.exec(out)![1]!,
-    output: () => out,
+    printedUrl: /Serving on (\S+)/.exec(out())![1]!,
+    output: out,
     async register(prefix) {
       const r = await post('/v1/agents', { handle: `${prefix}-${randomUUID().slice(0, 8)}`, display_name: prefix });
       if (!r.ok) throw new Error(`register failed: ${JSON.stringify(r)}`);

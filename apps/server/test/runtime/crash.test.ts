@@ -12,6 +12,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createDb, createTestDatabase } from '@kitty/db';
 import { SERVER_DIR } from '../paths.ts';
+import { untilServing } from '../process-harness.ts';
 
 const serverDir = SERVER_DIR;
 /** `./kitty …` (README line 1): one Node process running main.ts (the launcher execs it). */
@@ -54,23 +55,7 @@ function env(databaseUrl: string, port: number): NodeJS.ProcessEnv {
 async function startServer(databaseUrl: string, port: number): Promise<ChildProcess> {
   const child = spawn(...cli('serve'), { cwd: serverDir, env: env(databaseUrl, port), stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('Serving on')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code}) before serving:\n${out}`));
-    });
-  });
+  await untilServing(child);
   return child;
 }
 

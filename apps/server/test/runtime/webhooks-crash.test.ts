@@ -9,11 +9,12 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { createTestDatabase } from '@kitty/db';
+import { SERVER_DIR } from '../paths.ts';
+import { untilServing } from '../process-harness.ts';
 
-const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const serverDir = SERVER_DIR;
 const kitty = path.resolve(serverDir, '..', '..', 'kitty');
 const children: ChildProcess[] = [];
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -52,23 +53,7 @@ async function startServer(databaseUrl: string, port: number): Promise<ChildProc
   };
   const child = spawn(kitty, ['serve'], { cwd: serverDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('Serving on')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code}) before serving:\n${out}`));
-    });
-  });
+  await untilServing(child);
   return child;
 }
 

@@ -67,6 +67,9 @@ export async function callTool(
     call,
   };
   const proc = procedures[name]!;
+  // A tool that needs no credential (register_agent) answers for whoever it created, not for the caller: neither the
+  // caller's scopes nor the caller's inbox belong in its result.
+  const callerAuth = tool.auth === 'required' ? ctx.auth : null;
   // A static tool's answer for a caller who may call it (any other caller goes through the procedure, which refuses).
   const staticKey =
     tool.kind === 'read' && tool.scope && ctx.auth?.scopes.includes(tool.scope) && proc._def.meta?.static === true
@@ -81,12 +84,9 @@ export async function callTool(
       throw await helpfulError(toToolError(e), tool, args, ctx);
     }
     if (call.replayed) data = { ...data, replayed: true };
-    // A tool that needs no credential (register_agent) answers for whoever it created, not for the caller: neither the
-    // caller's scopes nor the caller's inbox belong in its result.
-    const answerAuth = tool.auth === 'required' ? ctx.auth : null;
     // suggested_next names only tools this credential may call: drop entries whose tool needs a missing scope.
-    if (answerAuth && Array.isArray(data.suggested_next)) {
-      const scopes = answerAuth.scopes;
+    if (callerAuth && Array.isArray(data.suggested_next)) {
+      const scopes = callerAuth.scopes;
       data = {
         ...data,
         suggested_next: (data.suggested_next as string[]).filter((s) => {
@@ -100,7 +100,6 @@ export async function callTool(
       call.static = true;
     }
   }
-  const callerAuth = tool.auth === 'required' ? ctx.auth : null;
   const agentId = callerAuth?.agentId;
   if (agentId) {
     const source = req.services.inboxSummaries;
