@@ -3,7 +3,8 @@
  * record is flushed, so every notifying write in the cluster commits one after another (measured on the batched hot
  * write: 131–147 writes/s with the notifications inside it, 316–405/s without). A batched write therefore runs as
  * `kitty_apply_batch_quiet` (migration 20261126002000_notify_after_commit), which keeps its notifications out of the
- * write, and then sends the same ones here, as one statement of its own (no transaction id: nothing to flush).
+ * write, and then sends the same ones here, in a statement of their own (no transaction id: nothing to flush) shared
+ * with the writes that committed at the same time (WakeSender).
  *
  * Channels (read by apps/server runtime/event-notify.ts and runtime/inbox-cache.ts on every instance):
  * - `kitty_events`: the event recipients' agent ids, comma-separated, or `*` past 150 (wake everyone).
@@ -11,7 +12,7 @@
  * A lost wake-up delays, never loses: event readers re-read the log periodically; inbox summaries are re-read when
  * their cache entry expires.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 
 /** Agent ids to wake: whose event feed changed, and whose inbox counters may have changed. */
 export interface Wakes {
@@ -27,13 +28,78 @@ function eventsPayload(recipients: ReadonlySet<string>): string {
   return recipients.size > MAX_LISTED ? '*' : [...recipients].join(',');
 }
 
+/** Wake-ups waiting for the next statement, and the writes waiting for it to be sent. */
+interface Pending {
+  events: Set<string>;
+  inbox: Set<string>;
+  sent: Promise<void>;
+  resolve: () => void;
+}
+
 /**
- * Sends `wakes` in one statement on `client` (outside any transaction). Never throws: the write it follows is
+ * Sends the wake-ups of concurrent writes together: one statement carries every write's wake-ups that arrived while
+ * the previous statement was on its way (the event recipients joined into one `kitty_events` payload, `*` past 150;
+ * each agent's `kitty_inbox` notification once). With nothing in flight a write's wake-ups leave at once; under load
+ * writes share statements instead of each paying a round trip of its own (PostgreSQL and Node CPU per write).
+ */
+export class WakeSender {
+  private readonly pool: Pool;
+  private pending: Pending | undefined;
+  private flushing = false;
+
+  constructor(pool: Pool) {
+    this.pool = pool;
+  }
+
+  /**
+   * Queues `wakes`; resolves when the statement carrying them has been answered (or failed: never rejects, the write
+   * it follows is committed, and a missing wake-up only delays readers).
+   */
+  send(wakes: Wakes): Promise<void> {
+    if (!wakes.events.size && !wakes.inbox.size) return Promise.resolve();
+    const p = (this.pending ??= WakeSender.open());
+    for (const a of wakes.events) p.events.add(a);
+    for (const a of wakes.inbox) p.inbox.add(a);
+    if (!this.flushing) void this.flush();
+    return p.sent;
+  }
+
+  private static open(): Pending {
+    let resolve!: () => void;
+    const sent = new Promise<void>((r) => (resolve = r));
+    return { events: new Set(), inbox: new Set(), sent, resolve };
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    try {
+      for (let p = this.pending; p; p = this.pending) {
+        this.pending = undefined;
+        await sendWakes(this.pool, p);
+        p.resolve();
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+}
+
+const senders = new WeakMap<Pool, WakeSender>();
+
+/** The pool's WakeSender (one per pool, so every write through it shares statements). */
+export function wakeSenderFor(pool: Pool): WakeSender {
+  let s = senders.get(pool);
+  if (!s) senders.set(pool, (s = new WakeSender(pool)));
+  return s;
+}
+
+/**
+ * Sends `wakes` in one statement on a connection of `pool` (outside any transaction). Never throws: the write it follows is
  * committed, and a missing wake-up only delays readers.
  */
-export async function sendWakes(client: Pool | PoolClient, wakes: Wakes): Promise<void> {
+async function sendWakes(pool: Pool, wakes: Wakes): Promise<void> {
   if (!wakes.events.size && !wakes.inbox.size) return;
-  await client
+  await pool
     .query({
       name: 'kitty_wakes',
       text: `SELECT (SELECT count(pg_notify('kitty_events', $1)) WHERE $1 <> '') AS events,

@@ -12,7 +12,7 @@
  * Lock order is the one every write follows (kernel/notify.ts): idempotency key, group row,
  * payment row, membership and pair rows in id order, agent rows last in id order.
  */
-import { sendWakes, type Wakes } from './wakes.ts';
+import { wakeSenderFor, type Wakes } from './wakes.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Db, InboxSummary } from './context.ts';
@@ -252,8 +252,12 @@ export async function applyBatch(pool: Pool, batch: WriteBatch, idempotency?: Ba
       values: [JSON.stringify(batch.toDocument(idempotency))],
     });
     const outcome = r.rows[0]!.outcome;
-    if (outcome.status === 'applied') await sendWakes(client, batch.wakes(idempotency?.agent_id));
-    return outcome.status === 'applied' ? { ...outcome, inbox: finishSummary(outcome.inbox) } : outcome;
+    if (outcome.status !== 'applied') return outcome;
+    client.release();
+    released = true;
+    // Sent after the commit, together with the wake-ups of writes committed at the same time (kernel/wakes.ts).
+    await wakeSenderFor(pool).send(batch.wakes(idempotency?.agent_id));
+    return { ...outcome, inbox: finishSummary(outcome.inbox) };
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     if (code === STALE_SQLSTATE) throw new StaleBatchError(e);

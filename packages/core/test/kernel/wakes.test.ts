@@ -59,3 +59,34 @@ it('kitty_apply_batch_quiet sends nothing from inside the write; kitty_apply_bat
     { channel: 'kitty_inbox', payload: ann.agentId },
   ]);
 });
+
+it('wake-ups of concurrent writes share statements, and each write learns when its own were sent', async () => {
+  const { WakeSender } = await import('../../src/kernel/wakes.ts');
+  const sent: Array<{ events: string; inbox: string[] }> = [];
+  let release: (() => void) | undefined;
+  const pool = {
+    query: async (q: { values: [string, string[]] }) => {
+      sent.push({ events: q.values[0], inbox: [...q.values[1]].sort() });
+      if (sent.length === 1) await new Promise<void>((r) => (release = r)); // the first statement is slow to answer
+      return { rows: [] };
+    },
+  };
+  const sender = new WakeSender(pool as never);
+  const wake = (events: string[], inbox: string[]) => sender.send({ events: new Set(events), inbox: new Set(inbox) });
+  let firstDone = false;
+  const first = wake(['a'], ['a']).then(() => (firstDone = true));
+  // While the first statement is on its way, three more writes commit: they wait for one statement between them.
+  const rest = [wake(['b', 'c'], ['b']), wake([], ['c', 'b']), wake(['d'], [])];
+  await new Promise((r) => setTimeout(r, 20));
+  expect(sent).toHaveLength(1);
+  expect(firstDone).toBe(false);
+  release!();
+  await Promise.all([first, ...rest]);
+  expect(sent).toEqual([
+    { events: 'a', inbox: ['a'] },
+    { events: 'b,c,d', inbox: ['b', 'c'] },
+  ]);
+  // Nothing to wake: no statement at all.
+  await sender.send({ events: new Set(), inbox: new Set() });
+  expect(sent).toHaveLength(2);
+});
