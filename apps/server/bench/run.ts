@@ -21,7 +21,7 @@
  * BENCH_ONLY=catalogue (the catalogue size rows only), BENCH_ONLY=stats (the get_group_stats rows only),
  * BENCH_ONLY=writes (the read rows, then the hot writes and the events rows), BENCH_ONLY=hot (the hot writes alone, after one
  * bare-route measurement for their HTTP ceiling); BENCH_WRITES=add_expense,confirm_payment,… narrows the hot-write rows
- * (names: add_expense, items, record_payment, confirm_payment, cancel_payment, create_group, notify, one_group);
+ * (names: add_expense, items, record_payment, confirm_payment, cancel_payment, create_group, notify, one_group, one_group20);
  * BENCH_TARGET_ARGS adds Node flags to the target process; BENCH_PROFILE=<dir> writes a CPU profile of Kitty for each
  * Kitty load of the hot-write rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it).
  * BENCH_ONLY=events (the events rows only: the event's cost on the hot write, fan-out, commit → SSE and commit → webhook

@@ -10,6 +10,7 @@
  *   create_group                                     goal ≥ 0.7x its limit
  *   create_group limit with one NOTIFY vs without   reported (what the events NOTIFY costs every write)
  *   add_expense all into ONE group                   goal ≥ 500/s (writes to a group serialise on its member rows)
+ *   add_expense all into ONE group of 20             goal ≥ 0.9x its limit for the same group (one_group20)
  *   add_expense with 20 items vs without items       reported (the itemized split and the items column)
  *
  * A limit writes exactly what the tool writes for that call: the idempotency record (with a
@@ -285,10 +286,11 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
     );
     const responseBytes = JSON.stringify(sample).length;
 
-    // add_expense: 1234 split 4 ways (largest remainder: two owe 309, two 308), the payer paid all.
+    // add_expense: 1234 split equally (largest remainder: with 4 members two owe 309, two 308), the payer paid all.
     const expenseArgs = (g: (typeof groups)[number]) => {
       const { members, payer } = g;
-      const owed = [309n, 309n, 308n, 308n];
+      const n = BigInt(members.length);
+      const owed = members.map((_, i) => 1234n / n + (BigInt(i) < 1234n % n ? 1n : 0n));
       const paid = members.map((m) => (m.id === payer.id ? 1234n : 0n));
       const debtors = members.filter((m) => m.id !== payer.id);
       const snapshot = JSON.stringify({
@@ -562,7 +564,57 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
         `| add_expense into ONE group of 4, ${CONNECTIONS} connections | ${one.rps.toFixed(0)}/s | ≥ 500/s | p50 ${one.p50} ms, p99 ${one.p99} ms; its limit ${oneLimit.rps.toFixed(0)}/s |`,
       );
     }
+
+    // The same into one group of 20 (19 debtors, 19 inbox items and counters per write), Kitty and its limit alternating.
+    if (want('one_group20')) {
+      const big = await bigGroup(post, register, 20);
+      const bigLimit = expenseArgs(big);
+      const kittyOne = () =>
+        load({
+          url: `${kittyUrl}/v1/tools/add_expense`,
+          method: 'POST',
+          headers: as(big.payer),
+          requests: [
+            {
+              setupRequest: (req: any) => ({
+                ...req,
+                body: JSON.stringify({ group_id: big.id, description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() }),
+              }),
+            },
+          ],
+        });
+      const limitOne = () =>
+        rawLoop(pool, async (c) => {
+          await c.query({ name: 'limit_add_expense', text: ADD_EXPENSE_LIMIT, values: bigLimit(big.id) });
+        });
+      await limitOne(); // warm-up
+      const [k, l, ratio] = await paired(profiled('one_group20', kittyOne), limitOne);
+      compare(
+        `add_expense into ONE group of 20, ${CONNECTIONS} connections, vs its limit`,
+        k,
+        'REST add_expense',
+        l,
+        'raw pg, one CTE, same group',
+        '≥ 0.9x',
+        ratio,
+      );
+    }
   } finally {
     await pool.end();
   }
+}
+
+/** A group of `size` agents (the first creates it and pays), members sorted by id, as the write rows use. */
+async function bigGroup(post: Post, register: (name: string) => Promise<Agent>, size: number) {
+  const payer = await register('bench-big0');
+  const id = (await post('/v1/tools/create_group', { name: 'Ledger bench big', currency: 'EUR', idempotency_key: randomUUID() }, payer.key))
+    .group.group_id as string;
+  const inv = await post('/v1/tools/create_invite', { group_id: id, max_uses: size, idempotency_key: randomUUID() }, payer.key);
+  const others: Agent[] = [];
+  for (let i = 1; i < size; i++) {
+    const a = await register(`bench-big${i}`);
+    await post('/v1/tools/join_group', { code: inv.invite.code, idempotency_key: randomUUID() }, a.key);
+    others.push(a);
+  }
+  return { id, payer, others, members: [payer, ...others].sort((x, y) => (x.id < y.id ? -1 : 1)) };
 }
