@@ -56,7 +56,6 @@ type Tx = Parameters<Parameters<Services['prisma']['$transaction']>[0]>[0];
 const onTx = (tx: Tx) => ({
   executeSql: async (text: string, values: unknown[] = []) => ({ rows: await tx.$queryRawUnsafe<unknown[]>(text, ...values) }),
 });
-
 const hex = (n: bigint) => n.toString(16).padStart(16, '0');
 
 export async function startWebhookWorker(
@@ -145,14 +144,18 @@ export async function startWebhookWorker(
   };
 
   // One statement, no transaction, when there is nothing to do (the common case on a busy ledger whose agents have no
-  // endpoints): are pings waiting, and which active endpoints have events past their cursor.
+  // endpoints): are pings waiting, which active endpoints have events past their cursor. Raw pool: under writes it runs
+  // up to 1000 / PASS_SPACING_MS times a second, and through Prisma each run paid its query compiler again.
   const dispatchOnce = async () => {
-    const [todo] = await prisma.$queryRaw<Array<{ pings: boolean; hooks: string[] }>>`
-      SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE NOT queued) AS pings,
-             ARRAY(SELECT w.id::text FROM webhooks w
-                   WHERE NOT w.paused AND w.disabled_at IS NULL
-                     AND EXISTS (SELECT 1 FROM event_recipients r
-                                 WHERE r.agent_id = w.agent_id AND (r.txid, r.event_id) > (w.cursor_txid, w.cursor_event_id))) AS hooks`;
+    const [todo] = (
+      await services.pool.query<{ pings: boolean; hooks: string[] }>({
+        name: 'kitty_webhook_todo',
+        text: `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE NOT queued) AS pings,
+                    ARRAY(SELECT w.id::text FROM webhooks w WHERE NOT w.paused AND w.disabled_at IS NULL
+                            AND EXISTS (SELECT 1 FROM event_recipients r
+                                        WHERE r.agent_id = w.agent_id AND (r.txid, r.event_id) > (w.cursor_txid, w.cursor_event_id))) AS hooks`,
+      })
+    ).rows;
     if (todo?.pings) wake(await queuePings());
     for (const id of todo?.hooks ?? [])
       for (;;) {
