@@ -27,6 +27,7 @@
  * BENCH_ONLY=events (the events rows only: the event's cost on the hot write, fan-out, commit → SSE and commit → webhook
  * delivery; BENCH_EVENT_RATE, default 100/s).
  * BENCH_ONLY=reads (the two read rows only), BENCH_ONLY=startup (Kitty's start-up and idle RSS alone, memory.ts).
+ * BENCH_ONLY=cpu (CPU per call of Kitty's process and PostgreSQL vs each tool's ceiling, one call at a time: cpu.ts; BENCH_CPU_CALLS).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -49,6 +50,7 @@ import { benchMemory } from './memory.ts';
 import { benchMcp } from './mcp.ts';
 import { benchCatalogue } from './catalogue.ts';
 import { benchStats } from './stats.ts';
+import { benchCpu } from './cpu.ts';
 
 /** The bench table's head: a row holds a ratio of two measurements or, for sizes and memory, the measurement itself. */
 const TABLE_HEAD = '\n| comparison | ratio or measurement | goal | figures |\n|---|---|---|---|\n';
@@ -137,6 +139,12 @@ async function main() {
     if (process.env.BENCH_ONLY === 'mcp') {
       // Only the MCP rows (a quick check of the adapter): `BENCH_ONLY=mcp pnpm bench`.
       await benchMcp(kittyUrl, auth, loadRest);
+      console.log(TABLE_HEAD + rows.join('\n'));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'cpu') {
+      // Only CPU per call, Kitty vs its ceiling, one call at a time (holds on a busy machine): `BENCH_ONLY=cpu pnpm bench`.
+      rows.push(...(await benchCpu(kittyUrl, bareUrl, child.pid!, db.databaseUrl, post)));
       console.log(TABLE_HEAD + rows.join('\n'));
       return;
     }

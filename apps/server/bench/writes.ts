@@ -69,9 +69,9 @@ const only = process.env.BENCH_WRITES?.split(',').map((s) => s.trim());
 const want = (row: string) => !only || only.includes(row);
 
 /** A response document of the size a tool stores (the limit stores one like it). */
-const response = (bytes: number) => JSON.stringify({ stored: 'x'.repeat(bytes) });
+export const response = (bytes: number) => JSON.stringify({ stored: 'x'.repeat(bytes) });
 
-const ADD_EXPENSE_LIMIT = `
+export const ADD_EXPENSE_LIMIT = `
   WITH idem AS (
     INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response) VALUES ($1, 'add_expense', $2, $3, $4::jsonb) RETURNING 1),
   lock AS (SELECT 1 FROM groups WHERE id = $5 FOR SHARE),
@@ -101,7 +101,7 @@ const ADD_EXPENSE_LIMIT = `
   SELECT (SELECT count(*) FROM idem) + (SELECT count(*) FROM s) + (SELECT count(*) FROM b) + (SELECT count(*) FROM pd)
        + (SELECT count(*) FROM act) + (SELECT count(*) FROM ib) + (SELECT count(*) FROM c) AS written`;
 
-const RECORD_PAYMENT_LIMIT = `
+export const RECORD_PAYMENT_LIMIT = `
   WITH idem AS (
     INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response) VALUES ($1, 'record_payment', $2, $3, $4::jsonb) RETURNING 1),
   lock AS (SELECT 1 FROM groups WHERE id = $5 FOR SHARE),
@@ -124,7 +124,7 @@ const RECORD_PAYMENT_LIMIT = `
   SELECT (SELECT count(*) FROM idem) + (SELECT count(*) FROM p) + (SELECT count(*) FROM pend) + (SELECT count(*) FROM act)
        + (SELECT count(*) FROM ib) + (SELECT count(*) FROM c) AS written`;
 
-const CONFIRM_PAYMENT_LIMIT = `
+export const CONFIRM_PAYMENT_LIMIT = `
   WITH idem AS (
     INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response) VALUES ($1, 'confirm_payment', $2, $3, $4::jsonb) RETURNING 1),
   lock AS (SELECT 1 FROM groups WHERE id = $5 FOR SHARE),
@@ -206,7 +206,7 @@ const CREATE_GROUP_LIMIT_NOTIFY = CREATE_GROUP_LIMIT.replace(
 );
 
 /** Seeds `n` pending payments payer → payee of 100 minor units in `groupId`, as record_payment leaves them; returns their ids. */
-async function seedPending(pool: pg.Pool, groupId: string, payer: string, payee: string, n: number): Promise<string[]> {
+export async function seedPending(pool: pg.Pool, groupId: string, payer: string, payee: string, n: number): Promise<string[]> {
   const c = await pool.connect();
   try {
     await c.query('BEGIN');
