@@ -9,7 +9,9 @@
 --   2. the caller's inbox summary, when the batch cannot change the caller's inbox: no 'resolve' entries and no
 --      counter change of the caller's (add_expense, record_payment, create_group: the actor is not notified of its
 --      own change). Otherwise it is read at the end, as before.
--- Same signature, same rows, same answer. The body is 20261125213000_expense_categories_items's otherwise.
+-- And a member's pending and settled changes are one UPDATE (confirm_payment moves both: one new row version per member
+-- instead of two). Same signature, same rows, same answer. The body is 20261125213000_expense_categories_items's
+-- otherwise.
 -- Functions are outside Prisma's schema language: written by hand; migration:check ignores functions.
 
 CREATE OR REPLACE FUNCTION kitty_apply_batch(b jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
@@ -146,14 +148,15 @@ BEGIN
         UNION SELECT x.agent_id FROM jsonb_to_recordset(coalesce(b->'balances', '[]'::jsonb)) x(agent_id uuid))
       ORDER BY m.agent_id FOR NO KEY UPDATE;
   END IF;
-  IF b ? 'pending' THEN
-    UPDATE memberships m SET balance_pending_minor = m.balance_pending_minor + d.delta, pending_count = m.pending_count + d.count
-    FROM (SELECT * FROM jsonb_to_recordset(b->'pending') x(agent_id uuid, delta bigint, count int) ORDER BY 1) d
-    WHERE m.group_id = g AND m.agent_id = d.agent_id;
-  END IF;
-  IF b ? 'balances' THEN
-    UPDATE memberships m SET balance_minor = m.balance_minor + d.delta
-    FROM (SELECT * FROM jsonb_to_recordset(b->'balances') x(agent_id uuid, delta bigint) ORDER BY 1) d
+  -- Pending and settled changes of a member in one UPDATE (one new row version per member, not two).
+  IF b ? 'pending' OR b ? 'balances' THEN
+    UPDATE memberships m SET balance_pending_minor = m.balance_pending_minor + coalesce(d.pending_delta, 0),
+      pending_count = m.pending_count + coalesce(d.pending_count, 0),
+      balance_minor = m.balance_minor + coalesce(d.balance_delta, 0)
+    FROM (SELECT coalesce(p.agent_id, q.agent_id) AS agent_id, p.delta AS pending_delta, p.count AS pending_count, q.delta AS balance_delta
+          FROM jsonb_to_recordset(coalesce(b->'pending', '[]'::jsonb)) p(agent_id uuid, delta bigint, count int)
+          FULL JOIN jsonb_to_recordset(coalesce(b->'balances', '[]'::jsonb)) q(agent_id uuid, delta bigint) ON q.agent_id = p.agent_id
+          ORDER BY 1) d
     WHERE m.group_id = g AND m.agent_id = d.agent_id;
   END IF;
   IF b ? 'pairs' THEN
