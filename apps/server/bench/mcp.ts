@@ -3,7 +3,7 @@
  * 2026-07-28 (per-request `_meta` envelope and its headers) and 2025-11-25 (a stateless call with
  * the MCP-Protocol-Version header, as a 2025 client sends after initialize). Goal ≥ 0.7x REST.
  */
-import { load, paired, compare, type Result } from './measure.ts';
+import { load, paired, compare, profiler, type Result } from './measure.ts';
 
 const ENVELOPE = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -26,7 +26,17 @@ export function mcpCall(era: '2026-07-28' | '2025-11-25', auth: Record<string, s
   };
 }
 
-export async function benchMcp(kittyUrl: string, auth: Record<string, string>, loadRest: () => Promise<Result>): Promise<void> {
+/**
+ * One row per era: MCP tools/call get_me vs REST get_me, alternating. With BENCH_PROFILE the target
+ * writes a CPU profile of each load (`mcp-<era>-<round>`, `rest-<era>-<round>`; `bareUrl` reaches it).
+ */
+export async function benchMcp(
+  kittyUrl: string,
+  auth: Record<string, string>,
+  loadRest: () => Promise<Result>,
+  bareUrl?: string,
+): Promise<void> {
+  const profiled = profiler(bareUrl);
   for (const era of ['2026-07-28', '2025-11-25'] as const) {
     const { body, headers } = mcpCall(era, auth);
     const probe = await fetch(`${kittyUrl}/mcp`, { method: 'POST', headers, body });
@@ -36,7 +46,10 @@ export async function benchMcp(kittyUrl: string, auth: Record<string, string>, l
       continue;
     }
     await load({ url: `${kittyUrl}/mcp`, method: 'POST', headers, body, duration: 1 });
-    const [mcp, rest, ratio] = await paired(() => load({ url: `${kittyUrl}/mcp`, method: 'POST', headers, body }), loadRest);
+    const [mcp, rest, ratio] = await paired(
+      profiled(`mcp-${era}`, () => load({ url: `${kittyUrl}/mcp`, method: 'POST', headers, body })),
+      profiled(`rest-${era}`, loadRest),
+    );
     compare(`MCP ${era} tools/call vs REST (get_me)`, mcp, `MCP ${era} tools/call get_me`, rest, 'REST get_me', '≥ 0.7x', ratio);
   }
 }
