@@ -12,7 +12,8 @@
  * - The SDK stays the authority for everything it checks once per client or listing: a 2026-07-28
  *   envelope (client info and capabilities) is answered directly only after a Server accepted it,
  *   and a listing's encoded result (resultType, cache fields, server info) is the one a Server
- *   produced, kept as JSON and sent from memory with the request's id. A 2026-07-28 tools/call result
+ *   produced, kept as JSON and sent from memory with the request's id (a `PrecomputedBody`: the
+ *   server compresses its head once). A 2026-07-28 tools/call result
  *   gets what the SDK's encoder adds (resultType "complete", the server info it stamped in `_meta`).
  *   The results are built in the key order the SDK's result schema gives them, so the bytes match
  *   (dispatch.test.ts compares both ways).
@@ -84,14 +85,21 @@ export function plainMessage(era: PlainMessage['era'], m: Record<string, unknown
   return plain;
 }
 
-/** The JSON-RPC response as the SDK serialises it: result, jsonrpc, id. */
-function response(resultJson: string, id: string | number): string {
-  return `{"result":${resultJson},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
+/** A response body in two parts: a head that is the same string for every request (a listing) and the tail that varies. */
+export interface PrecomputedBody {
+  head: string;
+  tail: string;
+}
+
+/** The end of a JSON-RPC response as the SDK serialises it (result, jsonrpc, id): what follows the result. */
+function responseTail(id: string | number): string {
+  return `,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
 }
 
 /** Serves plain messages from `ToolsAnswers`, learning from a Server's answers what the SDK decides (module comment). */
 export class DirectAnswers {
   private readonly envelopes = new Set<string>();
+  /** Per era, a listing → the head of its response (`{"result":` and the result a Server encoded). */
   private readonly listings = { modern: new WeakMap<object, string>(), legacy: new WeakMap<object, string>() };
   private serverInfo: unknown;
   private readonly tools: ToolsAnswers;
@@ -103,34 +111,41 @@ export class DirectAnswers {
   }
 
   /**
-   * The JSON-RPC response body for `plain`, or undefined when a Server must answer it: an envelope
-   * or listing not seen yet, or an unknown tool (the Server's -32602).
+   * The JSON-RPC response body for `plain` (a tools/list answer as a precomputed head and its tail),
+   * or undefined when a Server must answer it: an envelope or listing not seen yet, or an unknown tool
+   * (the Server's -32602).
    */
-  answer(plain: PlainMessage, ctx: McpCallContext): string | Promise<string> | undefined {
+  answer(plain: PlainMessage, ctx: McpCallContext): PrecomputedBody | Promise<string> | undefined {
     const modern = plain.era === 'modern';
     if (modern && (this.serverInfo === undefined || !this.envelopes.has(plain.envelope!))) return undefined;
     if (plain.method === 'tools/list') {
-      const json = this.listings[plain.era].get(this.tools.listing(ctx));
-      if (json === undefined) return undefined;
+      const head = this.listings[plain.era].get(this.tools.listing(ctx));
+      if (head === undefined) return undefined;
       this.served++;
-      return response(json, plain.id);
+      return { head, tail: responseTail(plain.id) };
     }
     const pending = this.tools.call(plain.name!, plain.args, ctx);
     if (!pending) return undefined;
     this.served++;
-    return pending.then((result) => response(JSON.stringify(modern ? this.encode(result) : result), plain.id));
+    return pending.then((result) => `{"result":${JSON.stringify(modern ? this.encode(result) : result)}${responseTail(plain.id)}`);
   }
 
-  /** Records what a Server's answer to a plain message shows: its envelope was accepted, a listing's encoded result. */
-  learn(plain: PlainMessage, ctx: McpCallContext, answer: JSONRPCMessage): void {
-    if (!('result' in answer)) return;
+  /**
+   * Records what a Server's answer to a plain message shows: its envelope was accepted, a listing's
+   * encoded result. Returns the precomputed form of a listing's answer (the same bytes), else undefined.
+   */
+  learn(plain: PlainMessage, ctx: McpCallContext, answer: JSONRPCMessage): PrecomputedBody | undefined {
+    if (!('result' in answer)) return undefined;
     const result = answer.result as { _meta?: Record<string, unknown> };
     if (plain.era === 'modern') {
       this.serverInfo ??= result._meta?.[SERVER_INFO_META_KEY];
       if (this.envelopes.size >= MAX_ENVELOPES) this.envelopes.clear();
       this.envelopes.add(plain.envelope!);
     }
-    if (plain.method === 'tools/list') this.listings[plain.era].set(this.tools.listing(ctx), JSON.stringify(result));
+    if (plain.method !== 'tools/list') return undefined;
+    const head = `{"result":${JSON.stringify(result)}`;
+    this.listings[plain.era].set(this.tools.listing(ctx), head);
+    return { head, tail: responseTail(plain.id) };
   }
 
   /** What the SDK's 2026-07-28 encoder adds to a tools/call result: resultType, then the server info in `_meta`. */

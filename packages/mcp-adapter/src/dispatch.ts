@@ -38,7 +38,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { ServerPool } from './pool.ts';
 import { Lane, type LaneSlot } from './lane.ts';
-import { DirectAnswers, plainMessage, type PlainMessage } from './direct.ts';
+import { DirectAnswers, plainMessage, type PlainMessage, type PrecomputedBody } from './direct.ts';
 import { callContextOf } from './context.ts';
 import type { ToolsAnswers } from './tools-server.ts';
 
@@ -173,11 +173,13 @@ function legacyRules(header: HeaderGetter, body: Record<string, unknown>): Route
   return { kind: 'legacy', message: body, plain: plainMessage('legacy', body) };
 }
 
-/** An answer to send: HTTP status, headers and body (null: no body). */
+/** An answer to send: HTTP status, headers and body (null: no body, or the body is `precomputed`). */
 export interface McpAnswer {
   status: number;
   headers: Array<[string, string]>;
   body: string | null;
+  /** A JSON body in two parts (a listing): the same head for every request, and its tail. */
+  precomputed?: PrecomputedBody;
 }
 
 const JSON_HEADERS: Array<[string, string]> = [['content-type', 'application/json']];
@@ -217,15 +219,18 @@ export class McpEndpoint {
   async serve(routed: Extract<Routed, { kind: 'modern' | 'legacy' }>, request: () => Request, authInfo: AuthInfo): Promise<McpAnswer> {
     const { message, plain } = routed;
     const ctx = plain && this.direct ? callContextOf({ http: { authInfo }, mcpReq: {} }) : undefined;
+    const ok = (body: string | PrecomputedBody): McpAnswer =>
+      typeof body === 'string'
+        ? { status: 200, headers: JSON_HEADERS, body }
+        : { status: 200, headers: JSON_HEADERS, body: null, precomputed: body };
     if (plain && ctx) {
       const body = this.direct!.answer(plain, ctx);
-      if (body !== undefined) return { status: 200, headers: JSON_HEADERS, body: await body };
+      if (body !== undefined) return ok(typeof body === 'object' && 'head' in body ? body : await body);
     }
     /** A Server's answer through a lane; a plain message's answer teaches the direct answers. */
     const exchange = async (slot: LaneSlot): Promise<McpAnswer> => {
       const answer = await slot.lane.exchange(message as JSONRPCMessage, authInfo);
-      if (plain && ctx) this.direct!.learn(plain, ctx, answer);
-      return { status: 200, headers: JSON_HEADERS, body: JSON.stringify(answer) };
+      return ok((plain && ctx && this.direct!.learn(plain, ctx, answer)) || JSON.stringify(answer));
     };
     if (routed.kind === 'modern') {
       const fast = this.reuse && plain ? (this.idleModernLanes.pop() ?? (await this.modernLane())) : undefined;

@@ -82,8 +82,10 @@ async function serve(
     logError: () => {},
   };
   const authInfo = { token: '', clientId: 'c', scopes: [], extra: { [CONTEXT_KEY]: ctx } };
-  const answer = await endpoint.serve(routed, () => new Request('http://kitty.test/mcp', { method: 'POST', headers }), authInfo);
-  return { answer, ctx };
+  const sent = await endpoint.serve(routed, () => new Request('http://kitty.test/mcp', { method: 'POST', headers }), authInfo);
+  // A listing comes as a precomputed head and its tail: the body is the two together.
+  const answer = { ...sent, body: sent.precomputed ? sent.precomputed.head + sent.precomputed.tail : sent.body, precomputed: undefined };
+  return { answer, ctx, head: sent.precomputed?.head };
 }
 
 describe('direct answers give the bytes a Server gives', () => {
@@ -115,6 +117,21 @@ describe('direct answers give the bytes a Server gives', () => {
       for (let i = 0; i < seen.length; i += 4) expect(new Set(seen.slice(i, i + 4)).size).toBe(1);
     });
   }
+
+  it('tools/list: the head is the same string for every request, the tail carries the id', async () => {
+    const { direct } = endpoints();
+    for (const era of ['modern', 'legacy'] as const) {
+      const heads = [];
+      for (let id = 1; id <= 4; id++) {
+        const { head, answer } = await serve(direct, era, 'tools/list', {}, { id });
+        if (head) heads.push(head);
+        expect(JSON.parse(answer.body!).id).toBe(id);
+      }
+      expect(heads.length).toBeGreaterThanOrEqual(era === 'modern' ? 3 : 4);
+      expect(new Set(heads).size).toBe(1);
+      expect(heads[0]!.startsWith('{"result":{"tools":[')).toBe(true);
+    }
+  });
 
   it('a modern tools/call result carries resultType and the server info after the result fields', async () => {
     const { direct } = endpoints();
