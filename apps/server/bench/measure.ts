@@ -16,12 +16,14 @@ export interface Result {
   p50: number;
   p99: number;
   errors: number;
+  /** Requests completed (autocannon loads). */
+  requests?: number;
 }
 
 export async function load(opts: autocannon.Options): Promise<Result> {
   const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts });
   const non2xx = r.non2xx + r.errors + r.timeouts;
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: non2xx };
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: non2xx, requests: r.requests.total };
 }
 
 export const fmt = (r: Result) =>

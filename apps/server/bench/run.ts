@@ -136,7 +136,7 @@ async function main() {
     }
     if (process.env.BENCH_ONLY === 'mcp') {
       // Only the MCP rows (a quick check of the adapter): `BENCH_ONLY=mcp pnpm bench`.
-      await benchMcp(kittyUrl, auth, loadRest, bareUrl);
+      await benchMcp(kittyUrl, auth, loadRest, bareUrl, child.pid);
       console.log(TABLE_HEAD + rows.join('\n'));
       return;
     }
@@ -202,7 +202,7 @@ async function main() {
       tokenRatio,
     );
 
-    await benchMcp(kittyUrl, auth, loadRest, bareUrl);
+    await benchMcp(kittyUrl, auth, loadRest, bareUrl, child.pid);
     await benchCatalogue(kittyUrl, auth);
 
     await benchWrites(kittyUrl, db.databaseUrl, post, bare.rps);
