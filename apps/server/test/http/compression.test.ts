@@ -97,6 +97,12 @@ describe('compressed answers', () => {
     expect(JSON.parse(decode(br))).toEqual(JSON.parse(plain.body.toString('utf8')));
     expect(JSON.parse(decode(gz))).toEqual(JSON.parse(plain.body.toString('utf8')));
     expect(JSON.parse(decode(br)).result.tools.length).toBeGreaterThan(40);
+    // Another id: the stored stream with this request's tail; the same listing, this id.
+    for (const enc of ['br', 'gzip']) {
+      const other = await raw('POST', '/mcp', mcpHeaders({ 'accept-encoding': enc }), toolsList.replace('"id":7', '"id":"é-42"'));
+      expect(JSON.parse(decode(other))).toEqual({ ...JSON.parse(plain.body.toString('utf8')), id: 'é-42' });
+      expect(decode(other).endsWith('"id":"é-42"}\n')).toBe(true);
+    }
     console.log(`MCP tools/list: ${plain.body.length} bytes, br ${br.body.length}, gzip ${gz.body.length}`);
   });
 
