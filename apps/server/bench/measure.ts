@@ -16,12 +16,14 @@ export interface Result {
   p50: number;
   p99: number;
   errors: number;
+  /** Requests completed (autocannon loads). */
+  requests?: number;
 }
 
 export async function load(opts: autocannon.Options): Promise<Result> {
   const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts });
   const non2xx = r.non2xx + r.errors + r.timeouts;
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: non2xx };
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: non2xx, requests: r.requests.total };
 }
 
 export const fmt = (r: Result) =>
@@ -74,4 +76,23 @@ export function compare(
 export function httpCeiling(limit: Result, bareRps: number): string {
   const ceiling = 1 / (1 / limit.rps + 1 / bareRps);
   return `HTTP ceiling (the limit + a bare Fastify request at ${bareRps.toFixed(0)} req/s, same cores) ≈ ${ceiling.toFixed(0)} req/s = ${(ceiling / limit.rps).toFixed(2)}x`;
+}
+
+/**
+ * BENCH_PROFILE=<dir>: wraps a Kitty load so that the target (target.ts, at `bareUrl`) writes a CPU
+ * profile of it, `<name>-<round>.cpuprofile`. Without BENCH_PROFILE or `bareUrl` the load runs as is.
+ */
+export function profiler(bareUrl: string | undefined): (name: string, run: () => Promise<Result>) => () => Promise<Result> {
+  const rounds = new Map<string, number>();
+  return (name, run) => async () => {
+    if (!process.env.BENCH_PROFILE || !bareUrl) return run();
+    const n = (rounds.get(name) ?? 0) + 1;
+    rounds.set(name, n);
+    await fetch(`${bareUrl}/profile/start`, { method: 'POST' });
+    try {
+      return await run();
+    } finally {
+      await fetch(`${bareUrl}/profile/stop/${name}-${n}`, { method: 'POST' });
+    }
+  };
 }

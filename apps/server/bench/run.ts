@@ -23,7 +23,7 @@
  * bare-route measurement for their HTTP ceiling); BENCH_WRITES=add_expense,confirm_payment,… narrows the hot-write rows
  * (names: add_expense, items, record_payment, confirm_payment, cancel_payment, create_group, notify, one_group, one_group20);
  * BENCH_TARGET_ARGS adds Node flags to the target process; BENCH_PROFILE=<dir> writes a CPU profile of Kitty for each
- * Kitty load of the hot-write rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it).
+ * Kitty load of the hot-write and MCP rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it).
  * BENCH_ONLY=events (the events rows only: the event's cost on the hot write, fan-out, commit → SSE and commit → webhook
  * delivery; BENCH_EVENT_RATE, default 100/s).
  * BENCH_ONLY=reads (the two read rows only), BENCH_ONLY=startup (Kitty's start-up and idle RSS alone, memory.ts).
@@ -138,7 +138,7 @@ async function main() {
     }
     if (process.env.BENCH_ONLY === 'mcp') {
       // Only the MCP rows (a quick check of the adapter): `BENCH_ONLY=mcp pnpm bench`.
-      await benchMcp(kittyUrl, auth, loadRest);
+      await benchMcp(kittyUrl, auth, loadRest, bareUrl, child.pid);
       console.log(TABLE_HEAD + rows.join('\n'));
       return;
     }
@@ -210,7 +210,7 @@ async function main() {
       tokenRatio,
     );
 
-    await benchMcp(kittyUrl, auth, loadRest);
+    await benchMcp(kittyUrl, auth, loadRest, bareUrl, child.pid);
     await benchCatalogue(kittyUrl, auth);
 
     await benchWrites(kittyUrl, db.databaseUrl, post, bare.rps);

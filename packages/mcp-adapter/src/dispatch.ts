@@ -12,13 +12,17 @@
  *   `legacy: 'reject'`), whose factory hands out pooled Servers, so the SDK itself does the
  *   2026-07-28 work (envelope, `server/discover`, client info and capabilities from `_meta`,
  *   `resultType`, cache hints, -32022). Once the entry has served a Server, that Server speaks
- *   2026-07-28; plain calls (`isPlainModern`: tools/list and tools/call with the whole envelope
+ *   2026-07-28; plain calls (`plainModern`: tools/list and tools/call with the whole envelope
  *   and every header agreeing) then go to such Servers kept connected to an in-process transport
  *   (`Lane`), as 2025 calls do — the same answers without the entry's per-call Request/Response,
  *   re-classification and connect/close. A legacy message is handed to a pooled Server that stays
  *   connected to an in-process transport (`Lane`) and its answer sent as JSON — never SSE
  *   (the SDK's stateless fallback would stream `initialize`) — without building web
- *   `Request`/`Response` objects: that is what keeps a 2025 call close to a REST call.
+ *   `Request`/`Response` objects.
+ * - On /mcp, plain tools/call and tools/list messages of either era (direct.ts) are answered
+ *   without a Server once a Server has answered the same envelope (and listing): the registry call
+ *   and the answer's bytes are the same, without the SDK's per-message validation, context and
+ *   promise chain. That is what keeps an MCP call close to a REST call.
  */
 import {
   classifyInboundRequest,
@@ -34,6 +38,9 @@ import {
 } from '@modelcontextprotocol/server';
 import { ServerPool } from './pool.ts';
 import { Lane, type LaneSlot } from './lane.ts';
+import { DirectAnswers, plainMessage, type PlainMessage, type PrecomputedBody } from './direct.ts';
+import { callContextOf } from './context.ts';
+import type { ToolsAnswers } from './tools-server.ts';
 
 /** The revision the modern leg serves (the SDK's entry answers anything else with -32022). */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -52,8 +59,11 @@ export type Routed =
   | {
       kind: 'modern' | 'legacy';
       message: { method?: unknown; params?: unknown };
-      /** A well-formed 2026-07-28 tools/list or tools/call whose headers all agree: may take a lane. */
-      plain?: boolean;
+      /**
+       * A well-formed tools/list or tools/call (direct.ts), on 2026-07-28 with the revision served and
+       * every header agreeing: may be answered directly, else takes a lane.
+       */
+      plain?: PlainMessage | undefined;
     };
 
 type HeaderGetter = (name: string) => string | undefined;
@@ -89,29 +99,27 @@ export function routeMessage(header: HeaderGetter, body: Record<string, unknown>
   const claimsEnvelope =
     meta !== null && typeof meta === 'object' && Object.keys(meta).some((k) => k.startsWith('io.modelcontextprotocol/'));
   // A claimed envelope goes to the SDK's modern entry, which classifies it (ladder refusals included) itself.
-  if (claimsEnvelope) return { kind: 'modern', message: body, plain: isPlainModern(header, body, meta as Record<string, unknown>) };
+  if (claimsEnvelope) return { kind: 'modern', message: body, plain: plainModern(header, body, meta as Record<string, unknown>) };
   if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return classified(header, body);
   return legacyRules(header, body);
 }
 
 /**
- * A 2026-07-28 tools/list or tools/call that the SDK's entry would accept as is: the full
- * envelope, the revision served, JSON content, and MCP-Protocol-Version, Mcp-Method and Mcp-Name
- * present and equal to the body. Anything else goes through the entry, which answers every refusal.
+ * A 2026-07-28 tools/list or tools/call that the SDK's entry would accept as is: a plain message
+ * (direct.ts) with the full envelope, the revision served, JSON content, and MCP-Protocol-Version,
+ * Mcp-Method and Mcp-Name present and equal to the body. Anything else goes through the entry,
+ * which answers every refusal.
  */
-function isPlainModern(header: HeaderGetter, body: Record<string, unknown>, meta: Record<string, unknown>): boolean {
-  const id = body.id;
-  if (body.jsonrpc !== '2.0' || (typeof id !== 'string' && typeof id !== 'number')) return false;
-  if (body.method !== 'tools/list' && body.method !== 'tools/call') return false;
-  if (meta['io.modelcontextprotocol/protocolVersion'] !== MODERN_PROTOCOL_VERSION) return false;
+function plainModern(header: HeaderGetter, body: Record<string, unknown>, meta: Record<string, unknown>): PlainMessage | undefined {
+  if (meta['io.modelcontextprotocol/protocolVersion'] !== MODERN_PROTOCOL_VERSION) return undefined;
   for (const key of ['io.modelcontextprotocol/clientInfo', 'io.modelcontextprotocol/clientCapabilities']) {
     const v = meta[key];
-    if (v === null || typeof v !== 'object') return false;
+    if (v === null || typeof v !== 'object') return undefined;
   }
-  if (header('mcp-protocol-version') !== MODERN_PROTOCOL_VERSION || header('mcp-method') !== body.method) return false;
-  if (!header('content-type')?.startsWith('application/json')) return false;
-  const name = nameOf(body.method, body.params);
-  return header('mcp-name') === name && (body.method === 'tools/list' || typeof name === 'string') && isJSONRPCRequest(body);
+  if (header('mcp-protocol-version') !== MODERN_PROTOCOL_VERSION || header('mcp-method') !== body.method) return undefined;
+  if (!header('content-type')?.startsWith('application/json')) return undefined;
+  const plain = plainMessage('modern', body);
+  return plain && header('mcp-name') === plain.name ? plain : undefined;
 }
 
 function classified(header: HeaderGetter, body: Record<string, unknown>): Routed {
@@ -162,21 +170,23 @@ function legacyRules(header: HeaderGetter, body: Record<string, unknown>): Route
     });
     return rejection(400, body, e.code, e.message, e.data);
   }
-  return { kind: 'legacy', message: body };
+  return { kind: 'legacy', message: body, plain: plainMessage('legacy', body) };
 }
 
-/** An answer to send: HTTP status, headers and body (null: no body). */
+/** An answer to send: HTTP status, headers and body (null: no body, or the body is `precomputed`). */
 export interface McpAnswer {
   status: number;
   headers: Array<[string, string]>;
   body: string | null;
+  /** A JSON body in two parts (a listing): the same head for every request, and its tail. */
+  precomputed?: PrecomputedBody;
 }
 
 const JSON_HEADERS: Array<[string, string]> = [['content-type', 'application/json']];
 /** Idle legacy lanes kept (more in flight at once are built, then dropped). */
 const MAX_IDLE_LANES = 256;
 
-/** One MCP endpoint (a Server factory) served in both eras from two pools. */
+/** One MCP endpoint (a Server factory) served in both eras from two pools, and directly where it can. */
 export class McpEndpoint {
   private readonly idleLanes: LaneSlot[] = [];
   private readonly idleModernLanes: LaneSlot[] = [];
@@ -184,18 +194,22 @@ export class McpEndpoint {
   private readonly modern: McpHttpHandler;
   private readonly create: () => Server;
   private readonly reuse: boolean;
+  /** Plain tools/call and tools/list answered without a Server (direct.ts); none without `answers`. */
+  readonly direct: DirectAnswers | undefined;
 
   /**
    * @param create  builds a Server with its handlers (called only when a pool is empty)
-   * @param reuse   false builds a Server per request (benchmarks)
+   * @param reuse   false builds a Server per request and answers nothing directly (benchmarks)
    * @param onerror the SDK's reports of refused or failed exchanges (the answer already says so)
+   * @param answers what the Servers' tools/list and tools/call handlers answer, for direct answers
    */
-  constructor(create: () => Server, reuse: boolean, onerror: (e: Error) => void) {
+  constructor(create: () => Server, reuse: boolean, onerror: (e: Error) => void, answers?: ToolsAnswers) {
     this.create = create;
     this.reuse = reuse;
     const modernPool = new ServerPool(create, reuse);
     this.modernPool = modernPool;
     this.modern = createMcpHandler(() => modernPool.acquire(), { legacy: 'reject', onerror });
+    this.direct = answers && reuse ? new DirectAnswers(answers) : undefined;
   }
 
   /**
@@ -203,16 +217,26 @@ export class McpEndpoint {
    * @param request builds the fetch Request the SDK's modern entry reads (headers; the body is `message`)
    */
   async serve(routed: Extract<Routed, { kind: 'modern' | 'legacy' }>, request: () => Request, authInfo: AuthInfo): Promise<McpAnswer> {
-    const message = routed.message;
+    const { message, plain } = routed;
+    const ctx = plain && this.direct ? callContextOf({ http: { authInfo }, mcpReq: {} }) : undefined;
+    const ok = (body: string | PrecomputedBody): McpAnswer =>
+      typeof body === 'string'
+        ? { status: 200, headers: JSON_HEADERS, body }
+        : { status: 200, headers: JSON_HEADERS, body: null, precomputed: body };
+    if (plain && ctx) {
+      const body = this.direct!.answer(plain, ctx);
+      if (body !== undefined) return ok(typeof body === 'object' && 'head' in body ? body : await body);
+    }
+    /** A Server's answer through a lane; a plain message's answer teaches the direct answers. */
+    const exchange = async (slot: LaneSlot): Promise<McpAnswer> => {
+      const answer = await slot.lane.exchange(message as JSONRPCMessage, authInfo);
+      return ok((plain && ctx && this.direct!.learn(plain, ctx, answer)) || JSON.stringify(answer));
+    };
     if (routed.kind === 'modern') {
-      const fast = this.reuse && routed.plain ? (this.idleModernLanes.pop() ?? (await this.modernLane())) : undefined;
+      const fast = this.reuse && plain ? (this.idleModernLanes.pop() ?? (await this.modernLane())) : undefined;
       if (fast) {
         try {
-          return {
-            status: 200,
-            headers: JSON_HEADERS,
-            body: JSON.stringify(await fast.lane.exchange(message as JSONRPCMessage, authInfo)),
-          };
+          return await exchange(fast);
         } finally {
           if (this.idleModernLanes.length < MAX_IDLE_LANES) this.idleModernLanes.push(fast);
         }
@@ -223,7 +247,7 @@ export class McpEndpoint {
       return { status: response.status, headers, body: response.body ? await response.text() : null };
     }
     // The SDK's own JSON-RPC shape rules: a message it would not take as a request or notification gets no answer from a Server.
-    const isRequest = isJSONRPCRequest(message);
+    const isRequest = plain !== undefined || isJSONRPCRequest(message);
     if (!isRequest && !isJSONRPCNotification(message)) {
       const body = { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: Invalid JSON-RPC message' } };
       return { status: 400, headers: JSON_HEADERS, body: JSON.stringify(body) };
@@ -234,7 +258,7 @@ export class McpEndpoint {
         slot.lane.onmessage?.(message as JSONRPCMessage, { authInfo });
         return { status: 202, headers: [], body: null };
       }
-      return { status: 200, headers: JSON_HEADERS, body: JSON.stringify(await slot.lane.exchange(message as JSONRPCMessage, authInfo)) };
+      return await exchange(slot);
     } finally {
       if (this.reuse && this.idleLanes.length < MAX_IDLE_LANES) this.idleLanes.push(slot);
       else await slot.server.close();

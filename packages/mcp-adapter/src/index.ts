@@ -28,14 +28,16 @@ import type { AuthInfo as McpAuthInfo } from '@modelcontextprotocol/server';
 import { ToolError, type Registry, type CallRequest, type ErrorEnvelope } from '@kitty/core';
 import { hostGuard } from './guard.ts';
 import { McpEndpoint, routeMessage } from './dispatch.ts';
-import { toolsServerFactory, CONTEXT_KEY, type McpCallContext } from './tools-server.ts';
+import { toolsServerParts, CONTEXT_KEY, type McpCallContext } from './tools-server.ts';
 import { docsServerFactory } from './docs/server.ts';
 import { mcpBodyLimits } from './body-limit.ts';
+import { toMcpErrorBody } from './wire-errors.ts';
 import { EventStreams } from './event-streams.ts';
 
 export { hostGuard, LOOPBACK_HOSTS } from './guard.ts';
 export { toMcpTool, toolsServerFactory, toolErrorResult, toolSuccessResult } from './tools-server.ts';
 export { docsServerFactory } from './docs/server.ts';
+export { isMcpPath, toMcpErrorBody } from './wire-errors.ts';
 export { buildDocs, type DocPage } from './docs/pages.ts';
 export { ServerPool } from './pool.ts';
 export { routeMessage, McpEndpoint, MODERN_PROTOCOL_VERSION, HEADER_MISMATCH } from './dispatch.ts';
@@ -45,35 +47,6 @@ declare module 'fastify' {
     /** The route takes no credential: the server must not read (or refuse) an Authorization header on it. */
     ignoresBearer?: boolean;
   }
-}
-
-/** Error codes that mean "the HTTP message itself was refused": on MCP paths they become JSON-RPC errors. */
-const TRANSPORT_CODES = new Set([
-  'BAD_REQUEST',
-  'REQUEST_TIMEOUT',
-  'PAYLOAD_TOO_LARGE',
-  'URI_TOO_LONG',
-  'UNSUPPORTED_MEDIA_TYPE',
-  'HEADERS_TOO_LARGE',
-]);
-
-/** True for /mcp, /mcp/docs and anything below them (for refusals made before routing, e.g. by Node's HTTP parser). */
-export function isMcpPath(url: string): boolean {
-  return /^\/mcp(?:[/?#]|$)/.test(url);
-}
-
-/**
- * The JSON-RPC form of a transport-level refusal on MCP paths: -32700 Parse error for bad JSON
- * (details.issues[0].code "invalid_json"), -32600 Invalid Request for the codes in TRANSPORT_CODES,
- * with the envelope as `error.data` (JSON-RPC 2.0 §5.1). Any other envelope (401, 403, 404, 405,
- * 429, …) is returned unchanged: MCP clients read those from the HTTP status.
- */
-export function toMcpErrorBody(envelope: ErrorEnvelope): unknown {
-  const invalidJson = (envelope.error.details?.issues as Array<{ code?: string }> | undefined)?.[0]?.code === 'invalid_json';
-  if (!invalidJson && !TRANSPORT_CODES.has(envelope.error.code)) return envelope;
-  const code = invalidJson ? -32700 : -32600;
-  const message = `${invalidJson ? 'Parse error' : 'Invalid Request'}: ${envelope.error.message}`;
-  return { jsonrpc: '2.0', id: null, error: { code, message, data: envelope } };
 }
 
 export interface McpAdapterOptions {
@@ -104,6 +77,12 @@ export interface McpAdapterOptions {
   toolBodyLimits?: Record<string, number>;
   /** Event subscriptions (listen, GET streams) open per credential on this instance (default 5); keep-alive (ms). */
   eventStreams?: { maxPerCredential?: number | undefined; keepAliveMs?: number | undefined };
+  /**
+   * Sends a large JSON answer that is the same for many requests but for its tail (tools/list: the listing,
+   * then the JSON-RPC id): `head` is the same string each time. The server may compress the head once.
+   * Default: `reply.send(head + tail)`.
+   */
+  sendPrecomputed?(req: FastifyRequest, reply: FastifyReply, head: string, tail: string): FastifyReply;
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {
@@ -146,8 +125,8 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
   const guard = hostGuard(opts.baseUrl, opts.allowedHosts, opts.allowedOrigins);
   const reuse = opts.reuseServers ?? true;
   const onerror = (e: Error) => app.log.debug({ err: e }, 'mcp exchange refused or failed');
-  const toolsServer = toolsServerFactory(opts.registry, opts.baseUrl);
-  const tools = new McpEndpoint(toolsServer, reuse, onerror);
+  const { create: toolsServer, answers } = toolsServerParts(opts.registry, opts.baseUrl);
+  const tools = new McpEndpoint(toolsServer, reuse, onerror, answers);
   const docs = new McpEndpoint(docsServerFactory(opts.registry, opts.baseUrl), reuse, onerror);
   const streams = new EventStreams(toolsServer, { maxPerCredential: 5, ...opts.eventStreams, onerror });
   app.addHook('preClose', async () => streams.close());
@@ -235,6 +214,10 @@ async function mcpRoutes(app: FastifyInstance, opts: McpAdapterOptions): Promise
       const oauth = agent?.credential === 'oauth';
       const wanted = [...new Set([...auth.scopes, scope, ...(oauth ? ['offline_access'] : [])])].join(' ');
       reply.header('WWW-Authenticate', opts.scopeChallenge(wanted));
+    }
+    if (answer.precomputed) {
+      const { head, tail } = answer.precomputed;
+      return opts.sendPrecomputed ? opts.sendPrecomputed(req, reply, head, tail) : reply.send(head + tail);
     }
     return reply.send(answer.body ?? undefined);
   };

@@ -62,22 +62,25 @@ export function toolErrorResult(e: unknown, ctx: McpCallContext): CallToolResult
   if (error.kittyCode === 'INTERNAL') ctx.logError({ err: error.cause ?? e }, 'internal error (mcp)');
   const requiredScope = error.kittyCode === 'FORBIDDEN' ? error.details?.required_scope : undefined;
   if (typeof requiredScope === 'string') ctx.insufficientScope = requiredScope;
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+  // Keys in the order the SDK's result schema puts them on the wire (direct answers are serialised as built).
+  return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
 }
 
-/** A JSON-serialisable success result. */
 /** The text of static tools' stored answers (registry: the same object on every call that adds nothing to it), serialised once. */
 const staticTexts = new WeakMap<object, string>();
 
+/** A JSON-serialisable success result: `data` as text and as structuredContent (`_meta` marks a replayed write). */
 export function toolSuccessResult(data: Record<string, unknown>, replayed = false, isStatic = false): CallToolResult {
   let text = isStatic ? staticTexts.get(data) : undefined;
   if (text === undefined) {
     text = JSON.stringify(data);
     if (isStatic) staticTexts.set(data, text);
   }
-  const result: CallToolResult = { content: [{ type: 'text', text }], structuredContent: data };
-  if (replayed) result._meta = { 'kitty/idempotent-replayed': true };
-  return result;
+  // Keys in the order the SDK's result schema puts them on the wire (direct answers are serialised as built).
+  const content: CallToolResult['content'] = [{ type: 'text', text }];
+  return replayed
+    ? { _meta: { 'kitty/idempotent-replayed': true }, content, structuredContent: data }
+    : { content, structuredContent: data };
 }
 
 export const SERVER_INFO = { name: 'kitty', title: 'Kitty', version: KITTY_VERSION };
@@ -117,11 +120,40 @@ function toolListings(registry: Registry): (scopes: readonly string[] | null) =>
 }
 
 /**
- * Returns a factory of low-level SDK Servers for /mcp. The tool listings are projected once here
- * and shared by every Server the factory makes.
+ * What /mcp answers for tools/list and tools/call, shared by the SDK Servers' handlers and the
+ * direct answers (direct.ts), so both give the same results.
  */
-export function toolsServerFactory(registry: Registry, baseUrl: string): () => Server {
-  const listing = toolListings(registry);
+export interface ToolsAnswers {
+  /** The tools/list result for the caller (whole or narrowed; the same object for the same scopes). */
+  listing(callCtx: McpCallContext): ListToolsResult;
+  /**
+   * Runs `registry.callTool` and translates its outcome: a success or an isError result (never throws).
+   * undefined for a name the registry does not know (the Server answers that with -32602).
+   */
+  call(name: string, args: Record<string, unknown> | undefined, callCtx: McpCallContext): Promise<CallToolResult> | undefined;
+}
+
+/**
+ * /mcp's tools: `create` builds a low-level SDK Server for /mcp (the tool listings are projected
+ * once and shared by every Server), `answers` serves tools/list and tools/call without one.
+ */
+export function toolsServerParts(registry: Registry, baseUrl: string): { create: () => Server; answers: ToolsAnswers } {
+  const listings = toolListings(registry);
+  const answers: ToolsAnswers = {
+    listing(callCtx) {
+      const auth = callCtx.callRequest.auth;
+      return listings(auth?.credential === 'api_key' ? auth.scopes : null);
+    },
+    call: (name, args, callCtx) => (registry.has(name) ? run(name, args, callCtx) : undefined),
+  };
+  async function run(name: string, args: Record<string, unknown> | undefined, callCtx: McpCallContext): Promise<CallToolResult> {
+    try {
+      const { data, call } = await registry.callTool(name, args ?? {}, callCtx.callRequest);
+      return toolSuccessResult(data, call.replayed, call.static);
+    } catch (e) {
+      return toolErrorResult(e, callCtx);
+    }
+  }
   const instructions =
     `Kitty: a shared-expense ledger and agent network. ${registry.catalogue.length} tools (tools version ${registry.version}). ` +
     `Results are the same objects as REST POST ${baseUrl}/v1/tools/{name} returns in "data"; failures are isError results whose text is the ` +
@@ -133,7 +165,7 @@ export function toolsServerFactory(registry: Registry, baseUrl: string): () => S
     `Your event feed: resource kitty://events (subscribable: subscriptions/listen, or resources/subscribe + GET /mcp on 2025-11-25). ` +
     `Read-only documentation without a credential: ${baseUrl}/mcp/docs.`;
 
-  return () => {
+  const create = () => {
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false }, resources: { subscribe: true } },
       instructions,
@@ -146,25 +178,25 @@ export function toolsServerFactory(registry: Registry, baseUrl: string): () => S
     });
     registerResources(server);
     server.setRequestHandler('tools/list', (_request, ctx) => {
-      const auth = callContextOf(ctx).callRequest.auth;
-      const result = listing(auth?.credential === 'api_key' ? auth.scopes : null);
+      const result = answers.listing(callContextOf(ctx));
       if (!isModern(ctx)) return result;
       return { ...result, ttlMs: LIST_TTL_MS, cacheScope: result._meta ? 'private' : 'public' } as ListToolsResult;
     });
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const { name, arguments: args } = request.params;
-      if (!registry.has(name)) {
+      const result = answers.call(name, args, callContextOf(ctx));
+      if (!result) {
         const err = registry.unknownTool(name);
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${err.message} ${err.suggestedAction}`, err.toBody());
       }
-      const callCtx = callContextOf(ctx);
-      try {
-        const { data, call } = await registry.callTool(name, args ?? {}, callCtx.callRequest);
-        return toolSuccessResult(data, call.replayed, call.static);
-      } catch (e) {
-        return toolErrorResult(e, callCtx);
-      }
+      return result;
     });
     return server;
   };
+  return { create, answers };
+}
+
+/** A factory of low-level SDK Servers for /mcp (`toolsServerParts(...).create`). */
+export function toolsServerFactory(registry: Registry, baseUrl: string): () => Server {
+  return toolsServerParts(registry, baseUrl).create;
 }

@@ -29,6 +29,11 @@ export interface RestAdapterOptions {
   errorEnvelope(err: unknown, req: FastifyRequest, reply: FastifyReply): { status: number; body: ErrorEnvelope };
   /** Body limits (bytes) of tools that need more than the server's default, e.g. attach_receipt's base64 file. */
   toolBodyLimits?: Record<string, number>;
+  /**
+   * Sends a large JSON answer that is the same on every request (GET /v1/tools, /openapi.json): `head` is the
+   * same string each time, `tail` is empty. The server may compress it once. Default: `reply.send(head + tail)`.
+   */
+  sendPrecomputed?(req: FastifyRequest, reply: FastifyReply, head: string, tail: string): FastifyReply;
 }
 
 /** Success envelope `{ ok: true, data }`. */
@@ -61,6 +66,10 @@ async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promi
   });
   const listingJson = JSON.stringify(listing);
   const openapiJson = JSON.stringify(buildOpenApi(registry, opts.baseUrl));
+  const sendPrecomputed =
+    opts.sendPrecomputed ??
+    ((_req: FastifyRequest, reply: FastifyReply, head: string, tail: string) =>
+      reply.type('application/json; charset=utf-8').send(head + tail));
   // A static tool's stored answer (the same object on every call that adds nothing to it), serialised once, with its ETag.
   const staticBodies = new WeakMap<object, { json: string; etag: string }>();
   const staticBody = (data: Record<string, unknown>) => {
@@ -110,7 +119,7 @@ async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promi
     if (inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*')) {
       return reply.code(304).send();
     }
-    return reply.type('application/json; charset=utf-8').send(listingJson);
+    return sendPrecomputed(req, reply, listingJson, '');
   });
 
   app.get<{ Params: { name: string } }>('/v1/tools/:name', (req, reply) => {
@@ -169,5 +178,5 @@ async function restRoutes(app: FastifyInstance, opts: RestAdapterOptions): Promi
     });
   });
 
-  app.get('/openapi.json', (_req, reply) => reply.type('application/json; charset=utf-8').send(openapiJson));
+  app.get('/openapi.json', (req, reply) => sendPrecomputed(req, reply, openapiJson, ''));
 }

@@ -32,7 +32,7 @@ import { registerAccountRoutes } from '../people/account-routes.ts';
 import type { AbuseLimiter, ServerCallRequest } from './abuse-limits.ts';
 import { loggerOptions } from '../runtime/logging.ts';
 import { registerSecurityHeaders } from './security-headers.ts';
-import { registerCompression } from './compression.ts';
+import { precomputedBodies, registerCompression } from './compression.ts';
 import { registerPageHostCheck } from './page-host.ts';
 import { registerFavicon } from './favicon.ts';
 import type { DatabaseHealth } from '../runtime/health.ts';
@@ -248,7 +248,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // attach_receipt carries a whole file in base64: only that tool (its REST route, a tools/call of it on /mcp) accepts the larger body.
   const toolBodyLimits = { attach_receipt: Math.max(deps.bodyLimit, receiptBodyLimit(receiptConfig(deps.services).maxBytes)) };
-  await registerRestRoutes(app, { registry, callRequest, baseUrl: deps.baseUrl, errorEnvelope, toolBodyLimits });
+  // The catalogue answers (GET /v1/tools, /openapi.json, MCP tools/list) are compressed once and sent from memory.
+  const sendPrecomputed = precomputedBodies();
+  await registerRestRoutes(app, { registry, callRequest, baseUrl: deps.baseUrl, errorEnvelope, toolBodyLimits, sendPrecomputed });
   await registerEventStream(app, { services: deps.services, maxPerCredential: deps.eventStreamsPerCredential ?? 5 });
   await registerMcpRoutes(app, {
     registry,
@@ -260,6 +262,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     scopeChallenge: (scope) => wwwAuthenticate(deps.baseUrl, '/mcp', 'insufficient_scope', scope),
     toolBodyLimits,
     eventStreams: { maxPerCredential: deps.eventStreamsPerCredential ?? 5 },
+    sendPrecomputed,
   });
   await registerMetadataRoutes(app, deps);
   registerFavicon(app);

@@ -3,14 +3,16 @@
  * - GET /v1/tools and MCP tools/list with Accept-Encoding br or gzip are compressed and decode to the same JSON
  *   as the plain answer; GET /v1/tools keeps its ETag and 304; Vary: Accept-Encoding;
  * - without Accept-Encoding (or identity only) nothing is compressed; small answers stay as they are;
- * - a catalogue body is compressed once and then served from memory (a counter over a bare Fastify app);
+ * - a catalogue body is compressed once and then served from memory, its varying tail appended to the stored stream
+ *   (a counter over a bare Fastify app; open-stream.ts decoded by zlib for many tails);
  * - a gzip request body is not inflated (no upload expands past the body limit): refused as not JSON.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request as httpRequest } from 'node:http';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import Fastify from 'fastify';
-import { registerCompression, preferredEncoding } from '../../src/http/compression.ts';
+import { precomputedBodies, preferredEncoding } from '../../src/http/compression.ts';
+import { closeStream, openStream, MAX_TAIL_BYTES } from '../../src/http/open-stream.ts';
 import { startTestServer, type TestServer } from '../server-harness.ts';
 
 let s: TestServer;
@@ -95,6 +97,12 @@ describe('compressed answers', () => {
     expect(JSON.parse(decode(br))).toEqual(JSON.parse(plain.body.toString('utf8')));
     expect(JSON.parse(decode(gz))).toEqual(JSON.parse(plain.body.toString('utf8')));
     expect(JSON.parse(decode(br)).result.tools.length).toBeGreaterThan(40);
+    // Another id: the stored stream with this request's tail; the same listing, this id.
+    for (const enc of ['br', 'gzip']) {
+      const other = await raw('POST', '/mcp', mcpHeaders({ 'accept-encoding': enc }), toolsList.replace('"id":7', '"id":"é-42"'));
+      expect(JSON.parse(decode(other))).toEqual({ ...JSON.parse(plain.body.toString('utf8')), id: 'é-42' });
+      expect(decode(other).endsWith('"id":"é-42"}\n')).toBe(true);
+    }
     console.log(`MCP tools/list: ${plain.body.length} bytes, br ${br.body.length}, gzip ${gz.body.length}`);
   });
 
@@ -128,23 +136,43 @@ describe('compressed answers', () => {
 });
 
 describe('catalogue bodies compressed once', () => {
-  it('serves a repeated body from memory, a changed body is compressed again', async () => {
+  it('serves a repeated head from memory with each tail; a changed head is compressed again', async () => {
     const app = Fastify();
     const stats = { compressions: 0 };
-    let text = JSON.stringify({ tools: Array.from({ length: 2000 }, (_, i) => ({ name: `tool_${i}` })) });
-    await registerCompression(app, (req) => req.url === '/list', stats);
-    app.get('/list', (_req, reply) => reply.type('application/json').send(text));
+    const send = precomputedBodies(stats);
+    let head = JSON.stringify({ tools: Array.from({ length: 2000 }, (_, i) => ({ name: `tool_${i}` })) });
+    app.get<{ Params: { id: string } }>('/list/:id', (req, reply) => send(req, reply, head, `,"id":${req.params.id}}`));
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    const list = (id: number, enc: string) => raw('GET', `/list/${id}`, { 'accept-encoding': enc }, undefined, url);
     try {
-      for (let i = 0; i < 5; i++) expect(decode(await raw('GET', '/list', { 'accept-encoding': 'br' }, undefined, url))).toBe(text);
+      for (let id = 0; id < 5; id++) {
+        const r = await list(id, 'br');
+        expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(decode(r)).toBe(`${head},"id":${id}}\n`);
+      }
       expect(stats.compressions).toBe(1);
-      await raw('GET', '/list', { 'accept-encoding': 'gzip' }, undefined, url);
+      expect(decode(await list(9, 'gzip'))).toBe(`${head},"id":9}\n`);
+      expect(decode(await list(10, 'identity'))).toBe(`${head},"id":10}\n`);
       expect(stats.compressions).toBe(2);
-      text = text.replace('tool_0', 'tool_new');
-      expect(decode(await raw('GET', '/list', { 'accept-encoding': 'br' }, undefined, url))).toBe(text);
+      head = head.replace('tool_0', 'tool_new');
+      expect(decode(await list(11, 'br'))).toBe(`${head},"id":11}\n`);
       expect(stats.compressions).toBe(3);
     } finally {
       await app.close();
+    }
+  });
+
+  it('an open stream closed with any tail decodes to head + tail (br and gzip)', () => {
+    const head = JSON.stringify({ text: 'é€😀 '.repeat(5000), n: [1, 2, 3] });
+    const tails = ['', '\n', ',"id":"é😀"}\n', 'x'.repeat(70_000).slice(0, MAX_TAIL_BYTES), '{"a":1}'.repeat(300)];
+    for (const encoding of ['br', 'gzip'] as const) {
+      const open = openStream(head, encoding);
+      for (const tail of tails) {
+        const bytes = closeStream(open, tail);
+        const text = (encoding === 'br' ? brotliDecompressSync(bytes) : gunzipSync(bytes)).toString('utf8');
+        expect(text === head + tail, `${encoding} tail of ${tail.length}`).toBe(true);
+      }
+      expect(() => closeStream(open, 'é'.repeat(MAX_TAIL_BYTES))).toThrow(RangeError);
     }
   });
 
