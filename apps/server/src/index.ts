@@ -70,11 +70,11 @@ export { DRAIN_TIMEOUT_MS } from './runtime/startup.ts';
  */
 async function startOAuth(
   config: ServerConfig,
-  prisma: Db['prisma'],
+  { prisma, pool }: Pick<Db, 'prisma' | 'pool'>,
   baseUrl: string,
   authRateLimiter: KittyRateLimiter,
 ): Promise<{ routes: OAuthRouteDeps; verifier: OAuthTokenVerifier }> {
-  const keys = await loadAuthServerKeys(prisma, { jwks: config.oauthJwks, cookieKeys: config.oauthCookieKeys });
+  const keys = await loadAuthServerKeys(pool, { jwks: config.oauthJwks, cookieKeys: config.oauthCookieKeys });
   const verifier = new OAuthTokenVerifier(prisma, baseUrl, keys.jwks);
   // Checked now: a bad KITTY_OAUTH_CLIENTS stops start-up, as it did when the provider was created here.
   const clients = parseClientsConfig(config.oauthClients);
@@ -145,7 +145,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     const { database, databaseUrl, db } = await openStorage(config, cleanups, log, mark);
     const redisStore = await connectRedis(config, cleanups);
     // Base URL is known only after listen when PORT=0; services read it through config.
-    const receipts = await receiptSettings(db.prisma, config);
+    const receipts = await receiptSettings(db.pool, config);
     const kittyConfig = {
       baseUrl: config.baseUrl ?? '',
       inviteOnly: config.inviteOnly,
@@ -187,7 +187,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       windowSeconds: config.rateLimitWindowSeconds,
       redis: redisStore,
     });
-    const oauth = config.oauthEnabled ? await startOAuth(config, db.prisma, baseUrl, authRateLimiter) : undefined;
+    const oauth = config.oauthEnabled ? await startOAuth(config, db, baseUrl, authRateLimiter) : undefined;
     const verifier = oauth?.verifier;
     // The account page's disconnect (and anything else that revokes a grant here) drops it from this instance's cache at once.
     if (verifier) services.onGrantRevoked = (grantId) => verifier.invalidateGrant(grantId);
