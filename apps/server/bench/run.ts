@@ -300,7 +300,7 @@ async function microbench(url: string, key: string, rest: Result, token: string)
       uncached.invalidate((await uncached.authenticate(key)).agentId);
     });
     const issuer = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).iss as string;
-    const { jwks } = await loadAuthServerKeys(db.prisma, {});
+    const { jwks } = await loadAuthServerKeys(db.pool, {});
     const verifier = new OAuthTokenVerifier(db.prisma, issuer, jwks);
     const tToken = await time(20000, () => verifier.authenticate(token));
     // A fresh verifier per call: the signature check and the connection read every time.

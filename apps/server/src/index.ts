@@ -17,7 +17,7 @@ import { AbuseLimiter } from './http/abuse-limits.ts';
 import { DatabaseHealth } from './runtime/health.ts';
 import { BearerAuthenticator } from './auth/bearer.ts';
 import { loadAuthServerKeys } from './oauth/keys.ts';
-import { createAuthServer, parseClientsConfig } from './oauth/provider.ts';
+import { parseClientsConfig } from './oauth/scopes.ts';
 import { OAuthTokenVerifier } from './oauth/verify.ts';
 import type { OAuthRouteDeps } from './oauth/routes.ts';
 import { receiptSettings } from './runtime/receipts.ts';
@@ -63,24 +63,34 @@ export interface RunningKitty {
 
 export { DRAIN_TIMEOUT_MS } from './runtime/startup.ts';
 
-/** The OAuth authorization server (KITTY_OAUTH, on by default): its keys, the access-token verifier, and what its routes need. */
+/**
+ * The OAuth authorization server (KITTY_OAUTH, on by default): its keys, the access-token verifier, and what its routes need.
+ * The keys and the verifier (every request with a token uses it) are made now; `oidc-provider` (provider.ts) is imported and
+ * created on the first request to an OAuth route (routes.ts), which keeps it out of start-up and idle memory.
+ */
 async function startOAuth(
   config: ServerConfig,
-  prisma: Db['prisma'],
+  { prisma, pool }: Pick<Db, 'prisma' | 'pool'>,
   baseUrl: string,
   authRateLimiter: KittyRateLimiter,
 ): Promise<{ routes: OAuthRouteDeps; verifier: OAuthTokenVerifier }> {
-  const keys = await loadAuthServerKeys(prisma, { jwks: config.oauthJwks, cookieKeys: config.oauthCookieKeys });
+  const keys = await loadAuthServerKeys(pool, { jwks: config.oauthJwks, cookieKeys: config.oauthCookieKeys });
   const verifier = new OAuthTokenVerifier(prisma, baseUrl, keys.jwks);
-  const provider = createAuthServer({
-    baseUrl,
-    prisma,
-    keys,
-    clients: parseClientsConfig(config.oauthClients),
-    allowLoopbackCimd: config.oauthAllowLoopbackCimd,
-    onGrantRevoked: (grantId) => verifier.invalidateGrant(grantId),
-  });
-  if (baseUrl.startsWith('https:')) provider.proxy = true;
+  // Checked now: a bad KITTY_OAUTH_CLIENTS stops start-up, as it did when the provider was created here.
+  const clients = parseClientsConfig(config.oauthClients);
+  const provider = async () => {
+    const { createAuthServer } = await import('./oauth/provider.ts');
+    const created = createAuthServer({
+      baseUrl,
+      prisma,
+      keys,
+      clients,
+      allowLoopbackCimd: config.oauthAllowLoopbackCimd,
+      onGrantRevoked: (grantId) => verifier.invalidateGrant(grantId),
+    });
+    if (baseUrl.startsWith('https:')) created.proxy = true;
+    return created;
+  };
   return { routes: { provider, prisma, baseUrl, csrfSecret: keys.cookieKeys[0]!, authRateLimiter }, verifier };
 }
 
@@ -135,7 +145,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     const { database, databaseUrl, db } = await openStorage(config, cleanups, log, mark);
     const redisStore = await connectRedis(config, cleanups);
     // Base URL is known only after listen when PORT=0; services read it through config.
-    const receipts = await receiptSettings(db.prisma, config);
+    const receipts = await receiptSettings(db.pool, config);
     const kittyConfig = {
       baseUrl: config.baseUrl ?? '',
       inviteOnly: config.inviteOnly,
@@ -177,7 +187,7 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       windowSeconds: config.rateLimitWindowSeconds,
       redis: redisStore,
     });
-    const oauth = config.oauthEnabled ? await startOAuth(config, db.prisma, baseUrl, authRateLimiter) : undefined;
+    const oauth = config.oauthEnabled ? await startOAuth(config, db, baseUrl, authRateLimiter) : undefined;
     const verifier = oauth?.verifier;
     // The account page's disconnect (and anything else that revokes a grant here) drops it from this instance's cache at once.
     if (verifier) services.onGrantRevoked = (grantId) => verifier.invalidateGrant(grantId);

@@ -7,6 +7,7 @@
  * Arguments are parsed by node:util parseArgs; `--help` and `--version` print and exit 0, anything
  * unknown prints the usage and exits 2, as does bad configuration (the message names the variable).
  */
+import { flushCompileCache } from 'node:module';
 import { parseArgs } from 'node:util';
 import { startKitty, loadConfig } from './index.ts';
 import { ConfigError } from './runtime/config.ts';
@@ -89,6 +90,9 @@ async function main(): Promise<void> {
           .join(', ') || 'nothing'
       }`,
     );
+    // The launcher's compile cache (NODE_COMPILE_CACHE) is written at exit; also now, so that a server killed rather than
+    // stopped leaves it for the next start (entries already read from the cache are not written again).
+    flushCompileCache();
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;

@@ -8,11 +8,12 @@ import type Provider from 'oidc-provider';
 import { ToolError, createAgentWithKey, validateNewAgent, recordSecurityEvent, type RequestOrigin } from '@kitty/core';
 import { PAGE_CSP, renderConsentPage, renderErrorPage } from '../people/pages.ts';
 import { checkCsrfToken, checkSameOrigin, csrfToken, currentHuman, originOf } from '../people/web.ts';
-import { ALL_SCOPES, RESOURCE_SCOPES, mcpResource } from './provider.ts';
+import { ALL_SCOPES, RESOURCE_SCOPES, mcpResource } from './scopes.ts';
 import type { PrismaClient } from '@kitty/db';
 
 export interface ConsentDeps {
-  provider: Provider;
+  /** The authorization server, created on first use (routes.ts `onFirstUse`); the same instance every call. */
+  provider: () => Promise<Provider>;
   prisma: PrismaClient;
   baseUrl: string;
   /** Secret of the consent form's CSRF tokens (the authorization server's first cookie key). */
@@ -44,7 +45,8 @@ const hostOf = (u: string | undefined) => {
 
 /** Everything the consent page shows, or null with a reply already sent (redirect to sign-in, error page). */
 async function loadConsent(deps: ConsentDeps, req: FastifyRequest<{ Params: { uid: string } }>, reply: FastifyReply) {
-  const { provider, prisma } = deps;
+  const { prisma } = deps;
+  const provider = await deps.provider();
   let details;
   try {
     details = await provider.interactionDetails(req.raw, reply.raw);
@@ -138,7 +140,7 @@ async function saveGrant(deps: ConsentDeps, c: Consent, chosen: string[], agentI
   const resource = mcpResource(deps.baseUrl);
   const resourceScopes = chosen.filter((s) => (RESOURCE_SCOPES as readonly string[]).includes(s));
   // The token's subject is the person; which agent it acts as is the connection's (grant id → agent).
-  const grant = new deps.provider.Grant({ accountId: c.me.humanId, clientId: c.clientId });
+  const grant = new (await deps.provider()).Grant({ accountId: c.me.humanId, clientId: c.clientId });
   grant.addResourceScope(resource, resourceScopes.join(' '));
   const unticked = c.requestedScopes.filter((s) => !chosen.includes(s));
   const requestedParam = ((c.details.params as Record<string, string | undefined>).scope ?? '').split(' ');
@@ -198,7 +200,7 @@ export function registerConsentRoutes(web: FastifyInstance, deps: ConsentDeps): 
     }
     const finish = async (result: Parameters<Provider['interactionFinished']>[2]) => {
       reply.hijack();
-      await deps.provider.interactionFinished(req.raw, reply.raw, result, { mergeWithLastSubmission: false });
+      await (await deps.provider()).interactionFinished(req.raw, reply.raw, result, { mergeWithLastSubmission: false });
     };
     if (body.decision !== 'allow') return finish({ error: 'access_denied', error_description: 'The person declined the request.' });
 

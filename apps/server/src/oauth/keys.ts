@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import type { Prisma, PrismaClient } from '@kitty/db';
+import { keepStoredKeys, readStoredKeys, type Sql } from '../runtime/stored-keys.ts';
 
 export interface AuthServerKeys {
   /** Private JWK Set (each key has `kid`, `alg`, `use: "sig"`). */
@@ -18,7 +18,7 @@ export interface AuthServerKeys {
   cookieKeys: string[];
 }
 
-const ROW = { type: 'KittyKeys', id: 'auth-server' } as const;
+const ROW_ID = 'auth-server';
 
 async function generate(): Promise<AuthServerKeys> {
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
@@ -29,23 +29,18 @@ async function generate(): Promise<AuthServerKeys> {
   };
 }
 
-/** Loads (or creates, first instance wins) the key material. */
+/**
+ * Loads (or creates, first instance wins) the key material.
+ * @param sql the pg pool (`Db['pool']`): start-up reads it without Prisma (runtime/stored-keys.ts)
+ * @throws Error when KITTY_OAUTH_JWKS is not a JWK Set with at least one key; the pg error when the database refuses
+ */
 export async function loadAuthServerKeys(
-  prisma: PrismaClient,
+  sql: Sql,
   env: { jwks?: string | undefined; cookieKeys?: string | undefined },
 ): Promise<AuthServerKeys> {
   let stored: AuthServerKeys | undefined;
   if (!env.jwks || !env.cookieKeys) {
-    const row = await prisma.oAuthPayload.findUnique({ where: { type_id: ROW } });
-    if (row) stored = row.payload as unknown as AuthServerKeys;
-    else {
-      const fresh = await generate();
-      await prisma.oAuthPayload.createMany({
-        data: [{ ...ROW, payload: fresh as unknown as Prisma.InputJsonObject }],
-        skipDuplicates: true,
-      });
-      stored = (await prisma.oAuthPayload.findUniqueOrThrow({ where: { type_id: ROW } })).payload as unknown as AuthServerKeys;
-    }
+    stored = (await readStoredKeys<AuthServerKeys>(sql, ROW_ID)) ?? (await keepStoredKeys(sql, ROW_ID, await generate()));
   }
   let jwks = stored?.jwks;
   if (env.jwks) {

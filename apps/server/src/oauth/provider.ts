@@ -13,6 +13,8 @@
  *   with `aud` = `{base}/mcp` (also accepted by POST /v1/tools/*), valid ACCESS_TOKEN_TTL_SECONDS.
  * - Refresh tokens (scope offline_access) rotate on every use; presenting a used one revokes the grant
  *   (the library's reuse detection), which disconnects the app.
+ * This module (and with it `oidc-provider`, Koa and their dependencies) is imported on the first request to an OAuth
+ * route (index.ts `startOAuth`, routes.ts), not at start-up: /health and the tools never need it.
  */
 import { restoreConsoleWarn } from './quiet-runtime-check.ts';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC, type ClientMetadata } from 'oidc-provider';
@@ -21,16 +23,12 @@ import { PrismaOidcAdapter } from './adapter.ts';
 import type { AuthServerKeys } from './keys.ts';
 import { renderErrorPage } from '../people/pages.ts';
 import { allowAnyLoopbackPort, checkRedirectUris } from './redirect-rules.ts';
+import { ACCESS_TOKEN_TTL_SECONDS, ALL_SCOPES, RESOURCE_SCOPES, mcpResource } from './scopes.ts';
 
 restoreConsoleWarn();
 
-/** Lifetime of an access token, seconds (≤ 1 h as the interface spec asks). */
-export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 /** Lifetime of a refresh token, seconds (rotated on each use; 30 days idle). */
 const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
-/** Scopes of the Kitty resource; offline_access additionally asks for a refresh token. */
-export const RESOURCE_SCOPES = ['svc:read', 'svc:write'] as const;
-export const ALL_SCOPES = [...RESOURCE_SCOPES, 'offline_access'] as const;
 
 export interface AuthServerOptions {
   baseUrl: string;
@@ -47,9 +45,6 @@ export interface AuthServerOptions {
   /** Called when a grant is revoked in this instance. */
   onGrantRevoked?: (grantId: string) => void;
 }
-
-/** The MCP resource indicator for a base URL. */
-export const mcpResource = (baseUrl: string) => `${baseUrl}/mcp`;
 
 function isLoopbackHttpsUrl(u: URL): boolean {
   return u.protocol === 'https:' && ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
@@ -211,12 +206,4 @@ function agentAuthBlock(base: string) {
     usage: 'Authorization: Bearer <api_key>',
     docs: `${base}/mcp/docs`,
   };
-}
-
-/** Reads pre-registered clients from KITTY_OAUTH_CLIENTS (a JSON array of client metadata). */
-export function parseClientsConfig(value: string | undefined): ClientMetadata[] {
-  if (!value) return [];
-  const parsed: unknown = JSON.parse(value);
-  if (!Array.isArray(parsed)) throw new Error('KITTY_OAUTH_CLIENTS must be a JSON array of client metadata objects');
-  return parsed as ClientMetadata[];
 }

@@ -20,7 +20,7 @@ import { upTo } from '../runtime/lru.ts';
 import { createLocalJWKSet, jwtVerify, type JWK } from 'jose';
 import type { PrismaClient } from '@kitty/db';
 import { ToolError, type AuthInfo } from '@kitty/core';
-import { RESOURCE_SCOPES } from './provider.ts';
+import { RESOURCE_SCOPES } from './scopes.ts';
 import { malformedCredential } from '../auth/api-keys.ts';
 
 /** Bound, in seconds, within which a disconnect or revocation takes effect on every instance. */

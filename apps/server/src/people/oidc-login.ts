@@ -6,7 +6,7 @@
  *   GET /auth/oidc/callback                → signs in (or up, or links the identity to the signed-in person)
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
 import type { PrismaClient } from '@kitty/db';
 import { ToolError, createSession, recordSecurityEvent, type RequestOrigin } from '@kitty/core';
 import { PAGE_CSP, renderErrorPage } from './pages.ts';
@@ -28,17 +28,22 @@ interface OidcState {
   returnTo: string;
 }
 
+/** openid-client, imported on the first sign-in with the provider (most servers configure none). */
+const openidClient = () => import('openid-client');
+
 /** The provider's configuration, discovered on first use (a failed discovery is tried again next time). */
-function discoverer(cfg: OidcLoginConfig | null): () => Promise<oidc.Configuration> {
-  let discovered: Promise<oidc.Configuration> | undefined;
+function discoverer(cfg: OidcLoginConfig | null): () => Promise<Oidc.Configuration> {
+  let discovered: Promise<Oidc.Configuration> | undefined;
   return () => {
     if (!cfg) throw new ToolError('NOT_FOUND', 'No OpenID provider is configured on this server.');
     if (!discovered) {
       const issuer = new URL(cfg.issuer);
       // http is accepted only for a provider on this machine (development and tests).
       const local = issuer.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(issuer.hostname);
-      discovered = oidc
-        .discovery(issuer, cfg.clientId, cfg.clientSecret, undefined, local ? { execute: [oidc.allowInsecureRequests] } : undefined)
+      discovered = openidClient()
+        .then((oidc) =>
+          oidc.discovery(issuer, cfg.clientId, cfg.clientSecret, undefined, local ? { execute: [oidc.allowInsecureRequests] } : undefined),
+        )
         .catch((e: unknown) => {
           discovered = undefined;
           throw e;
@@ -96,6 +101,7 @@ export function registerOidcLogin(app: FastifyInstance, deps: PeopleDeps & { oid
       req.log.warn({ err: e }, 'OpenID provider discovery failed');
       return htmlError(reply, 502, 'The sign-in provider could not be reached. Try again later or use a passkey.');
     }
+    const oidc = await openidClient();
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
@@ -115,6 +121,7 @@ export function registerOidcLogin(app: FastifyInstance, deps: PeopleDeps & { oid
     const config = await oidcConfiguration();
     const st = await takeState<OidcState>(prisma, req, reply, 'oidc');
     if (!st) return htmlError(reply, 400, 'The sign-in took too long or was already used. Start again.');
+    const oidc = await openidClient();
     let claims;
     try {
       const tokens = await oidc.authorizationCodeGrant(config, new URL(req.url, baseUrl), {

@@ -7,17 +7,14 @@
 import { randomBytes } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { postgresReceiptStore, type ReceiptConfig, type ReceiptStore } from '@kitty/core';
-import type { Prisma, PrismaClient } from '@kitty/db';
+import { keepStoredKeys, type Sql } from './stored-keys.ts';
 import type { ServerConfig } from './config.ts';
 
-const ROW = { type: 'KittyKeys', id: 'receipt-links' } as const;
+const ROW_ID = 'receipt-links';
 
-async function linkSecret(prisma: PrismaClient, configured: string | undefined): Promise<string> {
+async function linkSecret(sql: Sql, configured: string | undefined): Promise<string> {
   if (configured) return configured;
-  const fresh = { secret: randomBytes(32).toString('base64url') };
-  await prisma.oAuthPayload.createMany({ data: [{ ...ROW, payload: fresh as Prisma.InputJsonObject }], skipDuplicates: true });
-  const row = await prisma.oAuthPayload.findUniqueOrThrow({ where: { type_id: ROW } });
-  return (row.payload as { secret: string }).secret;
+  return (await keepStoredKeys(sql, ROW_ID, { secret: randomBytes(32).toString('base64url') })).secret;
 }
 
 /**
@@ -51,15 +48,17 @@ async function s3ReceiptStore(cfg: NonNullable<ServerConfig['receiptS3']>, clien
   };
 }
 
-export async function receiptSettings(
-  prisma: PrismaClient,
-  config: ServerConfig,
-): Promise<{ receipts: ReceiptConfig; store: ReceiptStore }> {
+/**
+ * The receipt settings and store of this server.
+ * @param sql the pg pool (`Db['pool']`): start-up reads the link secret without Prisma (stored-keys.ts)
+ * @throws the pg error when the database refuses; the S3 SDK's error for a bad bucket configuration
+ */
+export async function receiptSettings(sql: Sql, config: ServerConfig): Promise<{ receipts: ReceiptConfig; store: ReceiptStore }> {
   return {
     receipts: {
       maxBytes: config.receiptMaxBytes,
       linkTtlSeconds: config.receiptLinkTtlSeconds,
-      linkSecret: await linkSecret(prisma, config.receiptLinkSecret),
+      linkSecret: await linkSecret(sql, config.receiptLinkSecret),
     },
     store: config.receiptS3 ? await s3ReceiptStore(config.receiptS3) : postgresReceiptStore,
   };

@@ -2,7 +2,6 @@
  * Start-up steps of `startKitty` (index.ts), in the order it runs them, and the order of shutdown: each step
  * that holds a resource pushes its cleanup, and `close()` runs the cleanups in reverse.
  */
-import { Redis } from 'ioredis';
 import { createDb, applyMigrations } from '@kitty/db';
 import type { Services } from '@kitty/core';
 import type { FastifyInstance } from 'fastify';
@@ -45,6 +44,8 @@ export async function openStorage(config: ServerConfig, cleanups: Cleanups, log:
 /** Redis (REDIS_URL), shared by every instance's rate limits; none when unset. */
 export async function connectRedis(config: ServerConfig, cleanups: Cleanups): Promise<RedisStore | undefined> {
   if (!config.redisUrl) return undefined;
+  // Imported only when configured: ioredis is ~0.5 MB of JavaScript most servers never run.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
   await redis.connect();
   cleanups.push(async () => void (await redis.quit()));

@@ -232,7 +232,12 @@ describe('disconnect across instances', () => {
 
     // "Another instance": its own verifier over the same database and keys, with a clock the test moves.
     let now = Date.now();
-    const other = new OAuthTokenVerifier(prisma, base, (await loadAuthServerKeys(prisma, {})).jwks, () => new Date(now));
+    const other = new OAuthTokenVerifier(
+      prisma,
+      base,
+      (await loadAuthServerKeys(server.kitty.services.pool, {})).jwks,
+      () => new Date(now),
+    );
     expect((await other.authenticate(token)).credential).toBe('oauth');
     const grantId = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).grant_id as string;
     await prisma.oAuthConnection.update({ where: { id: grantId }, data: { revokedAt: new Date() } });

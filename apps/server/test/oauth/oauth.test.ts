@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { ACCESS_TOKEN_TTL_SECONDS } from '../../src/oauth/provider.ts';
+import { ACCESS_TOKEN_TTL_SECONDS } from '../../src/oauth/scopes.ts';
 import type { TestServer } from '../server-harness.ts';
 import { CookieJar, TestOAuthProvider, consentOverHttp, signedInPerson, startLocalhostServer, startsOAuth } from '../oauth-harness.ts';
 

@@ -102,8 +102,8 @@ interface DocsTool {
   callback(args: never): CallToolResult;
 }
 
-/** Returns a factory of docs Servers (content and search index built once, shared by every Server). */
-export function docsServerFactory(registry: Registry, baseUrl: string): () => Server {
+/** The docs' pages, search index, tool listing and instructions, shared by every docs Server. */
+function docsContent(registry: Registry, baseUrl: string) {
   const { pages, toolPages } = buildDocs(registry, baseUrl);
   const search = docsSearch(registry, pages);
   const listing = {
@@ -115,8 +115,17 @@ export function docsServerFactory(registry: Registry, baseUrl: string): () => Se
   const instructions =
     `Read-only documentation of Kitty (${registry.catalogue.length} tools, version ${registry.version}). Start with list_tools or the resource kitty://docs/overview. ` +
     `The tools themselves are served, with a credential, at ${baseUrl}/mcp and POST ${baseUrl}/v1/tools/{name}.`;
+  return { pages, toolPages, search, listing, instructions };
+}
 
+/**
+ * Returns a factory of docs Servers. The content and search index are built by the first call (the first request to the
+ * docs endpoint, not server start-up: ~1.5 MB of heap and ~30 ms an idle server does not need) and shared by every Server.
+ */
+export function docsServerFactory(registry: Registry, baseUrl: string): () => Server {
+  let content: ReturnType<typeof docsContent> | undefined;
   return () => {
+    const { pages, toolPages, search, listing, instructions } = (content ??= docsContent(registry, baseUrl));
     const mcp = new McpServer({ ...SERVER_INFO, name: 'kitty-docs', title: 'Kitty docs' }, { instructions });
     const tools = new Map<string, DocsTool>();
     const declare = <I extends z.ZodObject, O extends z.ZodObject>(

@@ -7,10 +7,12 @@
  */
 import { z } from 'zod';
 import { electronicFormatIBAN, isValidBIC, isValidIBAN } from 'ibantools';
-import QRCode from 'qrcode';
 import type { Db } from '../../kernel/context.ts';
 import { text } from '../../kernel/text.ts';
 import { minorToDecimal } from '../../kernel/money.ts';
+
+/** The QR code writer, loaded by the first SEPA payment instruction (not at start-up). */
+const qrcode = async () => (await import('qrcode')).default;
 
 const iban = z
   .string()
@@ -106,7 +108,7 @@ async function payWith(methods: PayoutMethod[], amountMinor: number, currency: s
     if (m.type === 'sepa') {
       const payload = currency === 'EUR' ? epcPayload(m, amountMinor, reference) : null;
       // Error correction M, as the EPC guideline requires.
-      const svg = payload ? await QRCode.toString(payload, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 }) : null;
+      const svg = payload ? await (await qrcode()).toString(payload, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 }) : null;
       out.push({
         type: 'sepa',
         iban: m.iban,

@@ -6,7 +6,6 @@
  * download until it expires). Receipts stay when their expense is soft-deleted.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { fileTypeFromBuffer } from 'file-type';
 import type { Db, ReceiptConfig, ReceiptStore, Services } from '../../kernel/context.ts';
 import type { Actor } from '../../kernel/actor.ts';
 import { ToolError, validationError } from '../../kernel/errors.ts';
@@ -52,6 +51,8 @@ async function decodeReceipt(contentBase64: string, maxBytes: number): Promise<{
     (e.details as Record<string, unknown>).max_bytes = maxBytes;
     throw e;
   }
+  // Loaded by the first receipt, not at start-up.
+  const { fileTypeFromBuffer } = await import('file-type');
   const detected = await fileTypeFromBuffer(bytes);
   if (!detected || !(RECEIPT_TYPES as readonly string[]).includes(detected.mime)) {
     throw validationError(

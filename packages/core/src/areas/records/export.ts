@@ -3,7 +3,6 @@
  * and pairwise debts, as JSON or as CSV tables (RFC 4180: CRLF line ends, fields with quotes,
  * commas or line breaks quoted, via csv-stringify).
  */
-import { stringify } from 'csv-stringify/sync';
 import type { Db } from '../../kernel/context.ts';
 import type { GroupAccess } from '../../access/groups.ts';
 import { currencyInfo, minorToDecimal } from '../../kernel/money.ts';
@@ -14,8 +13,6 @@ import { toReceipt } from '../expenses/receipts.ts';
 
 /** At most this many expenses and payments each in one export. */
 const EXPORT_LIMIT = 20_000;
-
-const csv = (header: string[], rows: unknown[][]) => stringify([header, ...rows], { record_delimiter: '\r\n', quoted_match: /[",\r\n]/ });
 
 /**
  * Exports the group (`access`: the caller is a member) as of `now` (exported_at). Expenses ordered by date, then
@@ -69,6 +66,9 @@ export async function exportGroup(
       truncated,
     };
   }
+  // The CSV writer is loaded by the first CSV export, not at start-up.
+  const { stringify } = await import('csv-stringify/sync');
+  const csv = (header: string[], rows: unknown[][]) => stringify([header, ...rows], { record_delimiter: '\r\n', quoted_match: /[",\r\n]/ });
   const d = (m: number) => minorToDecimal(m, group.currency);
   return {
     format,

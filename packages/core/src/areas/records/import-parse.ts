@@ -25,7 +25,6 @@
  * nets (largest remainder). Balance effects equal the nets exactly either way.
  */
 import { createHash } from 'node:crypto';
-import { parse } from 'csv-parse/sync';
 import type { ExpenseSpec } from '../expenses/spec.ts';
 import { STANDARD, decimalToMinor, clean, isGroupCurrency, fromShares, paidOwedFromNets } from './import-values.ts';
 
@@ -68,7 +67,12 @@ export interface ParseContext {
   groupId: string;
 }
 
-export function parseImport(text: string, ctx: ParseContext): { rows: ImportRow[]; issues: ImportIssue[]; skipped: ImportIssue[] } {
+export async function parseImport(
+  text: string,
+  ctx: ParseContext,
+): Promise<{ rows: ImportRow[]; issues: ImportIssue[]; skipped: ImportIssue[] }> {
+  // The CSV parser is loaded by the first import, not at start-up.
+  const { parse } = await import('csv-parse/sync');
   const issues: ImportIssue[] = [];
   const skipped: ImportIssue[] = [];
   const rows: ImportRow[] = [];

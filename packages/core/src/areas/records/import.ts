@@ -72,7 +72,7 @@ export async function importLedger(db: Db, actor: Pick<Actor, 'agentId'>, req: I
   const { rows, issues, skipped } =
     req.format === 'kitty'
       ? parseKittyExport(req.document, { groupCurrency: group.currency, person })
-      : parseImport(req.csv!, {
+      : await parseImport(req.csv!, {
           format: req.format,
           groupCurrency: group.currency,
           exponent: currencyInfo(group.currency)?.minor_unit_exponent ?? 2,
