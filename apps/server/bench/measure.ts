@@ -75,3 +75,22 @@ export function httpCeiling(limit: Result, bareRps: number): string {
   const ceiling = 1 / (1 / limit.rps + 1 / bareRps);
   return `HTTP ceiling (the limit + a bare Fastify request at ${bareRps.toFixed(0)} req/s, same cores) ≈ ${ceiling.toFixed(0)} req/s = ${(ceiling / limit.rps).toFixed(2)}x`;
 }
+
+/**
+ * With BENCH_PROFILE set (and the target's `bareUrl`), wraps a Kitty load so that the target writes one CPU profile of
+ * it (target.ts), named `<name>-<round>.cpuprofile`; otherwise runs the load as it is.
+ */
+export function profiler(bareUrl: string | undefined): (name: string, run: () => Promise<Result>) => () => Promise<Result> {
+  const rounds = new Map<string, number>();
+  return (name, run) => async () => {
+    if (!process.env.BENCH_PROFILE || !bareUrl) return run();
+    const n = (rounds.get(name) ?? 0) + 1;
+    rounds.set(name, n);
+    await fetch(`${bareUrl}/profile/start`, { method: 'POST' });
+    try {
+      return await run();
+    } finally {
+      await fetch(`${bareUrl}/profile/stop/${name}-${n}`, { method: 'POST' });
+    }
+  };
+}

@@ -23,7 +23,7 @@
  * bare-route measurement for their HTTP ceiling); BENCH_WRITES=add_expense,confirm_payment,… narrows the hot-write rows
  * (names: add_expense, items, record_payment, confirm_payment, cancel_payment, create_group, notify, one_group);
  * BENCH_TARGET_ARGS adds Node flags to the target process; BENCH_PROFILE=<dir> writes a CPU profile of Kitty for each
- * Kitty load of the hot-write rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it).
+ * Kitty load of the read and hot-write rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it).
  * BENCH_ONLY=events (the events rows only: the event's cost on the hot write, fan-out, commit → SSE and commit → webhook
  * delivery; BENCH_EVENT_RATE, default 100/s).
  * BENCH_ONLY=reads (the two read rows only), BENCH_ONLY=startup (Kitty's start-up and idle RSS alone, memory.ts).
@@ -42,7 +42,7 @@ import { OAuthTokenVerifier } from '../src/oauth/verify.ts';
 import { oauthAccessToken } from './oauth-token.ts';
 import { benchWrites } from './writes.ts';
 import { benchEvents } from './events.ts';
-import { SECONDS, CONNECTIONS, BIG, load, fmt, rows, paired, compare, type Result } from './measure.ts';
+import { SECONDS, CONNECTIONS, BIG, load, fmt, rows, paired, compare, profiler, type Result } from './measure.ts';
 import { benchSettle } from './settle.ts';
 import { benchInstances } from './instances.ts';
 import { benchMemory } from './memory.ts';
@@ -146,7 +146,9 @@ async function main() {
       console.log(TABLE_HEAD + rows.join('\n'));
       return;
     }
-    const [rest, bareDb, readRatio] = await paired(loadRest, () =>
+    // BENCH_PROFILE: one CPU profile of Kitty per load of the two read rows (get_me-<round>, list_currencies-<round>).
+    const profiled = profiler(bareUrl);
+    const [rest, bareDb, readRatio] = await paired(profiled('get_me', loadRest), () =>
       load({ url: `${bareUrl}/bare-db`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }),
     );
     compare(
@@ -159,7 +161,7 @@ async function main() {
       readRatio,
     );
     const [currencies, bare, staticRatio] = await paired(
-      () => load({ url: `${kittyUrl}/v1/tools/list_currencies`, method: 'POST', headers: auth, body: '{}' }),
+      profiled('list_currencies', () => load({ url: `${kittyUrl}/v1/tools/list_currencies`, method: 'POST', headers: auth, body: '{}' })),
       () => load({ url: `${bareUrl}/bare`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }),
     );
     compare(

@@ -41,7 +41,7 @@ bare.post('/bare-db', async (_req, reply) => {
   if (!r.rows[0]) throw new Error('no agent');
   return reply.send(bodies.db);
 });
-// BENCH_PROFILE=<dir>: the driver brackets each Kitty load of the write rows with these, one CPU profile per load.
+// BENCH_PROFILE=<dir>: the driver brackets each Kitty load of the read and write rows with these, one CPU profile per load.
 const profileDir = process.env.BENCH_PROFILE;
 if (profileDir) {
   const session = new Session();

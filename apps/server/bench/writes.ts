@@ -18,7 +18,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { CONNECTIONS, SECONDS, load, paired, compare, fmt, rows, httpCeiling, type Result } from './measure.ts';
+import { CONNECTIONS, SECONDS, load, paired, compare, fmt, rows, httpCeiling, profiler, type Result } from './measure.ts';
 
 type Post = (p: string, body: unknown, key?: string) => Promise<any>;
 interface Agent {
@@ -244,18 +244,7 @@ async function seedPending(pool: pg.Pool, groupId: string, payer: string, payee:
  */
 export async function benchWrites(kittyUrl: string, databaseUrl: string, post: Post, bareRps: number, bareUrl?: string): Promise<void> {
   // BENCH_PROFILE: the target profiles Kitty during each of its loads below (target.ts), one file per row and round.
-  const rounds = new Map<string, number>();
-  const profiled = (name: string, run: () => Promise<Result>) => async (): Promise<Result> => {
-    if (!process.env.BENCH_PROFILE || !bareUrl) return run();
-    const n = (rounds.get(name) ?? 0) + 1;
-    rounds.set(name, n);
-    await fetch(`${bareUrl}/profile/start`, { method: 'POST' });
-    try {
-      return await run();
-    } finally {
-      await fetch(`${bareUrl}/profile/stop/${name}-${n}`, { method: 'POST' });
-    }
-  };
+  const profiled = profiler(bareUrl);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS + 2 });
   const register = async (name: string): Promise<Agent> => {
     const r = await post('/v1/agents', { handle: `${name}-${randomUUID().slice(0, 8)}`, display_name: name });
