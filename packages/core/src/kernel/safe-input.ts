@@ -37,12 +37,12 @@ function display(key: string): string {
 const SUSPECT = /[\u0000\ud800-\udfff]/;
 
 /** The issue of string `s` at `place` (its path is built only when there is one), or null. */
-function stringIssue(s: string, place: Place | undefined, at: (place: Place | undefined) => string): ValidationIssue | null {
+function stringIssue(s: string, place: Place | undefined, root: string): ValidationIssue | null {
   if (!SUSPECT.test(s)) return null;
-  if (s.includes('\u0000')) return { path: at(place), message: 'must not contain U+0000 (NUL)', code: 'nul_character' };
+  if (s.includes('\u0000')) return { path: pathOf(place, root), message: 'must not contain U+0000 (NUL)', code: 'nul_character' };
   if (LONE_SURROGATE.test(s))
     return {
-      path: at(place),
+      path: pathOf(place, root),
       message: 'must not contain a lone UTF-16 surrogate (U+D800-U+DFFF outside a pair): it is not valid Unicode text',
       code: 'lone_surrogate',
     };
@@ -55,6 +55,14 @@ interface Place {
   parent: Place | undefined;
 }
 
+/** The dotted path of `place` ("payers.0.handle"; `root` for the arguments themselves), property names made showable. */
+function pathOf(place: Place | undefined, root: string): string {
+  if (!place) return root;
+  const keys: string[] = [];
+  for (let p: Place | undefined = place; p; p = p.parent) keys.push(display(p.key));
+  return keys.reverse().join('.');
+}
+
 /**
  * Lists the problems above in `value` (iteratively: no recursion, so any depth is safe). Paths are
  * built only for the values that have a problem.
@@ -65,22 +73,16 @@ interface Place {
 export function inputIssues(value: unknown, root = '(root)'): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const stack: Array<{ v: unknown; place: Place | undefined; depth: number }> = [{ v: value, place: undefined, depth: 0 }];
-  const at = (place: Place | undefined) => {
-    if (!place) return root;
-    const keys: string[] = [];
-    for (let p: Place | undefined = place; p; p = p.parent) keys.push(display(p.key));
-    return keys.reverse().join('.');
-  };
   while (stack.length && issues.length < MAX_ISSUES) {
     const { v, place, depth } = stack.pop()!;
     if (typeof v === 'string') {
-      const issue = stringIssue(v, place, at);
+      const issue = stringIssue(v, place, root);
       if (issue) issues.push(issue);
       continue;
     }
     if (typeof v === 'number' && !Number.isFinite(v)) {
       issues.push({
-        path: at(place),
+        path: pathOf(place, root),
         message: 'number out of range: it overflows to infinity (JSON numbers must be finite doubles)',
         code: 'non_finite_number',
       });
@@ -89,7 +91,7 @@ export function inputIssues(value: unknown, root = '(root)'): ValidationIssue[] 
     if (v === null || typeof v !== 'object') continue;
     if (depth >= MAX_ARGUMENT_DEPTH) {
       issues.push({
-        path: at(place),
+        path: pathOf(place, root),
         message: `nested too deeply: at most ${MAX_ARGUMENT_DEPTH} levels of arrays and objects`,
         code: 'too_deep',
       });
@@ -104,7 +106,7 @@ export function inputIssues(value: unknown, root = '(root)'): ValidationIssue[] 
     for (let i = keys.length - 1; i >= 0; i--) {
       const k = keys[i]!;
       const child: Place = { key: k, parent: place };
-      const keyIssue = stringIssue(k, child, at);
+      const keyIssue = stringIssue(k, child, root);
       if (keyIssue) {
         issues.push({ ...keyIssue, message: `property name ${keyIssue.message}` });
         if (issues.length >= MAX_ISSUES) break;
