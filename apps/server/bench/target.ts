@@ -41,6 +41,11 @@ bare.post('/bare-db', async (_req, reply) => {
   if (!r.rows[0]) throw new Error('no agent');
   return reply.send(bodies.db);
 });
+// The process's CPU time so far (µs, user + system): the driver reads it around each load of the read rows.
+bare.get('/cpu', (_req, reply) => {
+  const { user, system } = process.cpuUsage();
+  reply.send({ us: user + system });
+});
 // BENCH_PROFILE=<dir>: the driver brackets each Kitty load of the read and write rows with these, one CPU profile per load.
 const profileDir = process.env.BENCH_PROFILE;
 if (profileDir) {
