@@ -52,7 +52,7 @@ export async function benchMcp(
   const metered = (into: number[], run: () => Promise<Result>) => async (): Promise<Result> => {
     const before = targetPid ? cpuMicros(targetPid) : 0;
     const r = await run();
-    if (targetPid) into.push((cpuMicros(targetPid) - before) / (r.requests ?? r.rps * SECONDS));
+    if (targetPid) into.push((cpuMicros(targetPid) - before) / (r.total || r.rps * SECONDS));
     return r;
   };
   for (const era of ['2026-07-28', '2025-11-25'] as const) {

@@ -16,18 +16,20 @@ export interface Result {
   p50: number;
   p99: number;
   errors: number;
-  /** Requests completed (autocannon loads). */
-  requests?: number;
+  /** Requests answered in the run. */
+  total: number;
+  /** CPU time of the target process per request (µs), when measured (`withCpu`). */
+  cpuUs?: number;
 }
 
 export async function load(opts: autocannon.Options): Promise<Result> {
   const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts });
   const non2xx = r.non2xx + r.errors + r.timeouts;
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: non2xx, requests: r.requests.total };
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: non2xx, total: r.requests.total };
 }
 
 export const fmt = (r: Result) =>
-  `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.errors ? `  (${r.errors} non-2xx!)` : ''}`;
+  `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.cpuUs === undefined ? '' : `  ${r.cpuUs.toFixed(0)} µs CPU/req`}${r.errors ? `  (${r.errors} non-2xx!)` : ''}`;
 /** docs/benchmarks.md table rows collected over the run, printed at the end. */
 export const rows: string[] = [];
 export const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((x, y) => key(x) - key(y))[Math.floor(xs.length / 2)]!;
@@ -62,8 +64,9 @@ export function compare(
   console.log(
     `\n${label}\n  ${aName.padEnd(34)} ${fmt(a)}\n  ${bName.padEnd(34)} ${fmt(b)}\n  ratio ${ratio.toFixed(2)}x  (goal ${goal})${note ? `\n  ${note}` : ''}`,
   );
+  const cpu = a.cpuUs === undefined ? '' : `; CPU ${a.cpuUs.toFixed(0)}${b.cpuUs === undefined ? '' : ` vs ${b.cpuUs.toFixed(0)}`} µs/req`;
   rows.push(
-    `| ${label} | ${ratio.toFixed(2)}x | ${goal} | ${a.rps.toFixed(0)} vs ${b.rps.toFixed(0)} req/s; p99 ${a.p99} vs ${b.p99} ms${note ? `; ${note}` : ''} |`,
+    `| ${label} | ${ratio.toFixed(2)}x | ${goal} | ${a.rps.toFixed(0)} vs ${b.rps.toFixed(0)} req/s; p99 ${a.p99} vs ${b.p99} ms${cpu}${note ? `; ${note}` : ''} |`,
   );
 }
 
@@ -79,13 +82,15 @@ export function httpCeiling(limit: Result, bareRps: number): string {
 }
 
 /**
- * BENCH_PROFILE=<dir>: wraps a Kitty load so that the target (target.ts, at `bareUrl`) writes a CPU
- * profile of it, `<name>-<round>.cpuprofile`. Without BENCH_PROFILE or `bareUrl` the load runs as is.
+ * Wraps a Kitty load: with the target's `bareUrl`, its CPU time per request is measured (`withCpu`), and with
+ * BENCH_PROFILE set the target also writes one CPU profile of it (target.ts), named `<name>-<round>.cpuprofile`.
  */
 export function profiler(bareUrl: string | undefined): (name: string, run: () => Promise<Result>) => () => Promise<Result> {
   const rounds = new Map<string, number>();
-  return (name, run) => async () => {
-    if (!process.env.BENCH_PROFILE || !bareUrl) return run();
+  return (name, measured) => async () => {
+    if (!bareUrl) return measured();
+    const run = withCpu(bareUrl, measured);
+    if (!process.env.BENCH_PROFILE) return run();
     const n = (rounds.get(name) ?? 0) + 1;
     rounds.set(name, n);
     await fetch(`${bareUrl}/profile/start`, { method: 'POST' });
@@ -94,5 +99,19 @@ export function profiler(bareUrl: string | undefined): (name: string, run: () =>
     } finally {
       await fetch(`${bareUrl}/profile/stop/${name}-${n}`, { method: 'POST' });
     }
+  };
+}
+
+/**
+ * `run` with the target process's CPU time per request (`cpuUs`): its CPU time over the load (target.ts GET /cpu)
+ * divided by the requests answered. Kitty and the bare routes share the process, and the two sides of a row run one
+ * after the other, so each side's figure is its own; unlike req/s it hardly moves when other work shares the cores.
+ */
+export function withCpu(bareUrl: string, run: () => Promise<Result>): () => Promise<Result> {
+  const cpu = async () => ((await (await fetch(`${bareUrl}/cpu`)).json()) as { us: number }).us;
+  return async () => {
+    const before = await cpu();
+    const r = await run();
+    return { ...r, cpuUs: ((await cpu()) - before) / Math.max(1, r.total) };
   };
 }

@@ -16,14 +16,15 @@
  *   authentication and inbox summary cost per request, next to a read tool
  *   peak RSS of the bench target process; Kitty alone (./kitty serve): start-up, idle and loaded RSS (memory.ts)
  *
- * Each comparison alternates its two sides BENCH_ROUNDS times (default 3) and reports medians.
+ * Each comparison alternates its two sides BENCH_ROUNDS times (default 3) and reports medians. The read rows and the Kitty side
+ * of the hot-write rows also give the target process's CPU time per request (µs), which other work on the machine hardly moves.
  * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_BIG (1000000), BENCH_ROUNDS (3), BENCH_ONLY=mcp (the MCP rows only),
  * BENCH_ONLY=catalogue (the catalogue size rows only), BENCH_ONLY=stats (the get_group_stats rows only),
  * BENCH_ONLY=writes (the read rows, then the hot writes and the events rows), BENCH_ONLY=hot (the hot writes alone, after one
  * bare-route measurement for their HTTP ceiling); BENCH_WRITES=add_expense,confirm_payment,… narrows the hot-write rows
  * (names: add_expense, items, record_payment, confirm_payment, cancel_payment, create_group, notify, one_group, one_group20);
  * BENCH_TARGET_ARGS adds Node flags to the target process; BENCH_PROFILE=<dir> writes a CPU profile of Kitty for each
- * Kitty load of the hot-write and MCP rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it).
+ * Kitty load of the read, hot-write and MCP rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it).
  * BENCH_ONLY=events (the events rows only: the event's cost on the hot write, fan-out, commit → SSE and commit → webhook
  * delivery; BENCH_EVENT_RATE, default 100/s).
  * BENCH_ONLY=reads (the two read rows only), BENCH_ONLY=startup (Kitty's start-up and idle RSS alone, memory.ts).
@@ -43,7 +44,7 @@ import { OAuthTokenVerifier } from '../src/oauth/verify.ts';
 import { oauthAccessToken } from './oauth-token.ts';
 import { benchWrites } from './writes.ts';
 import { benchEvents } from './events.ts';
-import { SECONDS, CONNECTIONS, BIG, load, fmt, rows, paired, compare, type Result } from './measure.ts';
+import { SECONDS, CONNECTIONS, BIG, load, fmt, rows, paired, compare, profiler, withCpu, type Result } from './measure.ts';
 import { benchSettle } from './settle.ts';
 import { benchInstances } from './instances.ts';
 import { benchMemory } from './memory.ts';
@@ -154,8 +155,14 @@ async function main() {
       console.log(TABLE_HEAD + rows.join('\n'));
       return;
     }
-    const [rest, bareDb, readRatio] = await paired(loadRest, () =>
-      load({ url: `${bareUrl}/bare-db`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }),
+    // Each side's CPU time per request in the target; BENCH_PROFILE: one CPU profile of Kitty per load of the two read rows
+    // (get_me-<round>, list_currencies-<round>).
+    const profiled = profiler(bareUrl);
+    const [rest, bareDb, readRatio] = await paired(
+      profiled('get_me', loadRest),
+      withCpu(bareUrl, () =>
+        load({ url: `${bareUrl}/bare-db`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }),
+      ),
     );
     compare(
       'Read tool over REST vs bare Fastify (same DB read)',
@@ -167,8 +174,8 @@ async function main() {
       readRatio,
     );
     const [currencies, bare, staticRatio] = await paired(
-      () => load({ url: `${kittyUrl}/v1/tools/list_currencies`, method: 'POST', headers: auth, body: '{}' }),
-      () => load({ url: `${bareUrl}/bare`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }),
+      profiled('list_currencies', () => load({ url: `${kittyUrl}/v1/tools/list_currencies`, method: 'POST', headers: auth, body: '{}' })),
+      withCpu(bareUrl, () => load({ url: `${bareUrl}/bare`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })),
     );
     compare(
       'Static read tool vs bare static route (framework only)',

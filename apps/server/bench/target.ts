@@ -41,7 +41,12 @@ bare.post('/bare-db', async (_req, reply) => {
   if (!r.rows[0]) throw new Error('no agent');
   return reply.send(bodies.db);
 });
-// BENCH_PROFILE=<dir>: the driver brackets each Kitty load of the write and MCP rows with these, one CPU profile per load.
+// The process's CPU time so far (µs, user + system): the driver reads it around each load of the read rows.
+bare.get('/cpu', (_req, reply) => {
+  const { user, system } = process.cpuUsage();
+  reply.send({ us: user + system });
+});
+// BENCH_PROFILE=<dir>: the driver brackets each Kitty load of the read, write and MCP rows with these, one CPU profile per load.
 const profileDir = process.env.BENCH_PROFILE;
 if (profileDir) {
   const session = new Session();

@@ -61,7 +61,7 @@ export async function rawLoop(pool: pg.Pool, once: (c: pg.PoolClient, i: number)
   const elapsed = (performance.now() - t0) / 1000;
   latencies.sort((x, y) => x - y);
   const q = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0);
-  return { rps: latencies.length / elapsed, p50: q(0.5), p99: q(0.99), errors: 0 };
+  return { rps: latencies.length / elapsed, p50: q(0.5), p99: q(0.99), errors: 0, total: latencies.length };
 }
 
 /** BENCH_WRITES=add_expense,confirm_payment,… runs only those rows (names in run.ts); unset: all. */

@@ -5,7 +5,14 @@ export * from './kernel/meta.ts';
 export * from './kernel/registry.ts';
 export { inputIssues, MAX_ARGUMENT_DEPTH } from './kernel/safe-input.ts';
 export { appRouter, type AppRouter } from './catalogue.ts';
-export { generateApiKey, digestApiKey, isWellFormedApiKey, API_KEY_PREFIX, ROTATION_GRACE_SECONDS } from './access/api-keys.ts';
+export {
+  generateApiKey,
+  digestApiKey,
+  digestApiKeyHex,
+  isWellFormedApiKey,
+  API_KEY_PREFIX,
+  ROTATION_GRACE_SECONDS,
+} from './access/api-keys.ts';
 export { inviteCodeKey } from './areas/invites/codes.ts';
 export { findInviteByCode, toInvite, effectiveStatus } from './areas/invites/invites.ts';
 export { CURRENCIES, currencyInfo, formatMinor } from './kernel/money.ts';

@@ -12,7 +12,7 @@
 import { LRUCache } from 'lru-cache';
 import { upTo } from '../runtime/lru.ts';
 import type { PrismaClient } from '@kitty/db';
-import { ToolError, digestApiKey, isWellFormedApiKey, type AuthInfo } from '@kitty/core';
+import { ToolError, digestApiKey, digestApiKeyHex, isWellFormedApiKey, type AuthInfo } from '@kitty/core';
 
 interface Entry {
   auth: AuthInfo;
@@ -72,7 +72,7 @@ export class ApiKeyAuthenticator {
    */
   async authenticate(token: string): Promise<AuthInfo> {
     if (!isWellFormedApiKey(token)) throw malformedCredential();
-    const digest = Buffer.from(digestApiKey(token)).toString('hex');
+    const digest = digestApiKeyHex(token);
     const nowMs = this.now().getTime();
     const hit = this.cache.get(digest);
     if (hit) {

@@ -8,13 +8,13 @@
  * Only a SHA-256 digest of the token is kept. Recording costs at most one Redis write per credential per
  * `localSeconds` on each instance (the local set remembers what was written).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { RedisStore } from '../http/rate-limit.ts';
 import { upTo } from '../runtime/lru.ts';
 
 function credentialDigest(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+  return hash('sha256', token, 'base64url');
 }
 
 export class KnownCredentials {

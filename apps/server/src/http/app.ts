@@ -136,9 +136,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.decorateRequest('kittyAuth', null);
   registerSecurityHeaders(app);
-  await app.register(cookie);
   // Before authentication and rate limiting: a preflight carries no credential.
-  await registerCors(app, { baseUrl: deps.baseUrl, allowedOrigins: deps.allowedOrigins ?? [] });
+  registerCors(app, { baseUrl: deps.baseUrl, allowedOrigins: deps.allowedOrigins ?? [] });
   // Every JSON or text body ends with a newline, so responses printed one after another in a shell stay apart.
   // (Callback hooks, here and below: no promise per request.)
   app.addHook('onSend', (_req, reply, payload, done) => {
@@ -268,7 +267,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerFavicon(app);
   if (deps.baseUrlDerived) registerPageHostCheck(app, deps.baseUrl);
   await registerAccountRoutes(app, { services: deps.services });
-  if (deps.signIn) await registerSignIn(app, deps.signIn);
-  if (deps.oauth) await registerOAuthRoutes(app, deps.oauth);
+  // Cookies (the session, sign-in state, CSRF) belong to people's pages and the authorization server only: the tool
+  // routes neither parse nor set any.
+  await app.register(async (people) => {
+    await people.register(cookie);
+    if (deps.signIn) await registerSignIn(people, deps.signIn);
+    if (deps.oauth) await registerOAuthRoutes(people, deps.oauth);
+  });
   return app;
 }

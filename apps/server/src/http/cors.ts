@@ -1,5 +1,5 @@
 /**
- * CORS for browser-based MCP clients (@fastify/cors), on the paths such a client needs and no
+ * CORS for browser-based MCP clients, on the paths such a client needs and no
  * others: `/mcp`, `/mcp/docs`, the protected-resource metadata (RFC 9728) and the authorization
  * server metadata (RFC 8414). Allowed origins: loopback (http or https, any port), the service's
  * own origin and `KITTY_ALLOWED_ORIGINS`. A preflight is answered 204 before authentication and
@@ -8,7 +8,6 @@
  * browser client can read the OAuth challenge. Other origins get no CORS headers (the browser
  * withholds the answer; /mcp also refuses them: DNS-rebinding protection).
  */
-import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 
 const CORS_PATHS =
@@ -44,20 +43,32 @@ function corsOriginAllowed(origin: string, baseUrl: string, allowedOrigins: read
   return allowedOrigins.some((a) => a.toLowerCase().replace(/\/$/, '') === o);
 }
 
-/** Registers CORS; call before the hooks that authenticate, so preflights answer first. */
-export async function registerCors(app: FastifyInstance, opts: { baseUrl: string; allowedOrigins: readonly string[] }): Promise<void> {
-  await app.register(cors, {
-    hook: 'onRequest',
-    delegator: (req, cb) => {
-      if (!CORS_PATHS.test(req.url)) return cb(null, { origin: false });
-      cb(null, {
-        origin: (origin, done) => done(null, origin !== undefined && corsOriginAllowed(origin, opts.baseUrl, opts.allowedOrigins)),
-        methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-        allowedHeaders: CORS_ALLOWED_HEADERS,
-        exposedHeaders: CORS_EXPOSED_HEADERS,
-        maxAge: 600,
-        strictPreflight: false,
-      });
-    },
+const METHODS = 'GET, POST, DELETE, OPTIONS';
+const ALLOWED_HEADERS = CORS_ALLOWED_HEADERS.join(', ');
+const EXPOSED_HEADERS = CORS_EXPOSED_HEADERS.join(', ');
+
+/**
+ * Registers CORS as one callback onRequest hook; call before the hooks that authenticate, so preflights answer
+ * first. Every answer varies by Origin (`Vary: Origin`); on the CORS paths an allowed origin gets
+ * `Access-Control-Allow-Origin` (its own value) and `Access-Control-Expose-Headers`, and its preflight (OPTIONS)
+ * is answered 204 with the allowed methods, headers and a 10-minute max age. A preflight the rule does not
+ * allow goes on to the routes and is answered 404. Other paths cost one regular-expression test.
+ */
+export function registerCors(app: FastifyInstance, opts: { baseUrl: string; allowedOrigins: readonly string[] }): void {
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header('Vary', 'Origin');
+    const origin = req.headers.origin;
+    if (origin === undefined || !CORS_PATHS.test(req.url) || !corsOriginAllowed(origin, opts.baseUrl, opts.allowedOrigins)) return done();
+    reply.header('Access-Control-Allow-Origin', origin).header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    if (req.raw.method !== 'OPTIONS') return done();
+    void reply
+      .header('Access-Control-Allow-Methods', METHODS)
+      .header('Access-Control-Allow-Headers', ALLOWED_HEADERS)
+      .header('Access-Control-Max-Age', '600')
+      .code(204)
+      .header('Content-Length', '0')
+      .send();
   });
+  // Preflights the hook did not answer (other paths, other origins) end here, as unknown routes do.
+  app.options('*', (_req, reply) => reply.callNotFound());
 }

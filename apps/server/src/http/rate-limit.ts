@@ -53,19 +53,22 @@ export class KittyRateLimiter {
   private readonly user: RateLimiterAbstract;
   private readonly anon: RateLimiterAbstract;
 
-  private readonly opts: RateLimiterOptions;
+  /** The RateLimit-Policy value of each limit (the same on every answer). */
+  private readonly policies: Record<'user' | 'anon', string>;
 
   constructor(opts: RateLimiterOptions) {
-    this.opts = opts;
     this.user = createLimiter(opts.points, opts.windowSeconds, 'user', opts.redis);
     this.anon = createLimiter(opts.anonPoints, opts.windowSeconds, 'anon', opts.redis);
+    this.policies = {
+      user: `"user";q=${opts.points};w=${opts.windowSeconds}`,
+      anon: `"anon";q=${opts.anonPoints};w=${opts.windowSeconds}`,
+    };
   }
 
   /** Counts one request for `key` (agent id or IP). */
   async consume(kind: 'user' | 'anon', key: string): Promise<RateDecision> {
     const limiter = kind === 'user' ? this.user : this.anon;
-    const q = kind === 'user' ? this.opts.points : this.opts.anonPoints;
-    const policyHeader = `"${kind}";q=${q};w=${this.opts.windowSeconds}`;
+    const policyHeader = this.policies[kind];
     try {
       const res = await limiter.consume(key, 1);
       return {

@@ -26,7 +26,11 @@ import { isMcpPath, toMcpErrorBody } from '@kitty/mcp-adapter';
 /** A request line this long is reported as 414 URI_TOO_LONG rather than 431 when the header section overflows. */
 const URI_LIMIT = 8192;
 
-export const newRequestId = () => `req_${randomUUID().replaceAll('-', '')}`;
+export const newRequestId = () => {
+  // A UUID's five groups of hex digits without the dashes (8-4-4-4-12).
+  const u = randomUUID();
+  return `req_${u.slice(0, 8)}${u.slice(9, 13)}${u.slice(14, 18)}${u.slice(19, 23)}${u.slice(24)}`;
+};
 
 /**
  * The body to send for `envelope` on `url` when the refusal comes before routing (no adapter's

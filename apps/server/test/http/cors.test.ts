@@ -45,7 +45,12 @@ describe('CORS on /mcp and the metadata documents', () => {
           'last-event-id',
         ])
           expect(allowed, h).toContain(h);
-        expect(r.headers.get('access-control-allow-methods')).toContain('POST');
+        expect(r.headers.get('access-control-allow-methods')).toBe('GET, POST, DELETE, OPTIONS');
+        expect(r.headers.get('access-control-max-age')).toBe('600');
+        expect(r.headers.get('access-control-expose-headers')).toBe(
+          'WWW-Authenticate, Mcp-Session-Id, X-Request-Id, RateLimit, RateLimit-Policy, Retry-After',
+        );
+        expect([r.headers.get('vary'), r.headers.get('content-length')]).toEqual(['Origin', '0']);
       }
     }
     for (const path of [
@@ -86,6 +91,9 @@ describe('CORS on /mcp and the metadata documents', () => {
   it('other origins get no CORS headers, and /mcp refuses them', async () => {
     const r = await preflight('/mcp', 'https://evil.example.com');
     expect(r.headers.get('access-control-allow-origin')).toBeNull();
+    // A preflight that is not allowed goes on to the routes: NOT_FOUND, as an unknown route.
+    expect(r.status).toBe(404);
+    expect(r.headers.get('vary')).toBe('Origin');
     const post = await fetch(`${s.url}/mcp`, {
       method: 'POST',
       headers: { origin: 'https://evil.example.com', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -98,6 +106,7 @@ describe('CORS on /mcp and the metadata documents', () => {
   it('REST tool routes are not opened to browsers', async () => {
     const r = await preflight('/v1/tools/get_me', APP);
     expect(r.headers.get('access-control-allow-origin')).toBeNull();
+    expect(r.status).toBe(404);
     const get = await fetch(`${s.url}/v1/tools`, { headers: { origin: APP } });
     expect(get.headers.get('access-control-allow-origin')).toBeNull();
   });

@@ -5,7 +5,7 @@
  * password hash (argon2) adds latency without adding security; lookup is by digest (an index
  * equality match, no secret-dependent comparison in our code).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { Db } from '../kernel/context.ts';
 
@@ -23,9 +23,19 @@ function base62(n: bigint, width: number): string {
   return out;
 }
 
+/** CRC-32 of `body` in CHECKSUM_LENGTH base62 digits (number arithmetic: a CRC-32 is below 2^32). */
 function checksum(body: string): string {
-  return base62(BigInt(crc32(body)), CHECKSUM_LENGTH);
+  let n = crc32(body);
+  let out = '';
+  for (let i = 0; i < CHECKSUM_LENGTH; i++) {
+    out = ALPHABET[n % 62]! + out;
+    n = Math.floor(n / 62);
+  }
+  return out;
 }
+
+/** `kitty_`, then the body and checksum in base62. */
+const KEY_SHAPE = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}$`);
 
 /** Scopes every API key carries (interface-spec "Authentication"). */
 export const API_KEY_SCOPES = ['svc:read', 'svc:write'] as const;
@@ -41,16 +51,18 @@ export function generateApiKey(): { key: string; digest: Uint8Array<ArrayBuffer>
 
 /** True when the string has the shape and checksum of a Kitty key (cheap rejection before any DB work). */
 export function isWellFormedApiKey(key: string): boolean {
-  if (!key.startsWith(API_KEY_PREFIX) || key.length !== API_KEY_PREFIX.length + BODY_LENGTH + CHECKSUM_LENGTH) return false;
-  const body = key.slice(API_KEY_PREFIX.length, API_KEY_PREFIX.length + BODY_LENGTH);
-  const sum = key.slice(API_KEY_PREFIX.length + BODY_LENGTH);
-  for (const ch of body + sum) if (!ALPHABET.includes(ch)) return false;
-  return checksum(body) === sum;
+  if (!KEY_SHAPE.test(key)) return false;
+  return checksum(key.slice(API_KEY_PREFIX.length, API_KEY_PREFIX.length + BODY_LENGTH)) === key.slice(API_KEY_PREFIX.length + BODY_LENGTH);
 }
 
 /** SHA-256 of the key: what is stored and looked up. */
 export function digestApiKey(key: string): Uint8Array<ArrayBuffer> {
-  return new Uint8Array(createHash('sha256').update(key).digest());
+  return new Uint8Array(hash('sha256', key, 'buffer'));
+}
+
+/** The same SHA-256 as `digestApiKey`, as 64 hex digits (an in-memory cache key). */
+export function digestApiKeyHex(key: string): string {
+  return hash('sha256', key, 'hex');
 }
 
 /**

@@ -10,6 +10,7 @@ import { inboxSummaryFor } from './inbox-summary.ts';
 import { callableBy } from './inbox-calls.ts';
 import { inputIssues } from './safe-input.ts';
 import { helpfulError } from './explain.ts';
+import { runProcedure } from './run-procedure.ts';
 import type { ToolDescriptor } from './catalogue.ts';
 
 export interface CallRequest {
@@ -27,7 +28,9 @@ export type Procedure = ((opts: {
   type: 'query' | 'mutation' | 'subscription';
   signal: undefined;
   batchIndex: number;
-}) => Promise<Record<string, unknown>>) & { _def: { type: 'query' | 'mutation' | 'subscription'; meta?: { static?: boolean } } };
+}) => Promise<Record<string, unknown>>) & {
+  _def: { type: 'query' | 'mutation' | 'subscription'; meta?: { static?: boolean }; middlewares: readonly unknown[] };
+};
 
 /** What a call needs from the registry: the descriptors, the procedures, the unknown-tool error, the static answers kept so far. */
 export interface CallTable {
@@ -79,7 +82,15 @@ export async function callTool(
   if (data) call.static = true;
   else {
     try {
-      data = await proc({ path: name, getRawInput: async () => args ?? {}, ctx, type: proc._def.type, signal: undefined, batchIndex: 0 });
+      // The procedure's middlewares and resolver, as calling `proc` itself runs them (run-procedure.ts).
+      data = (await runProcedure(proc._def, {
+        path: name,
+        getRawInput: async () => args ?? {},
+        ctx,
+        type: proc._def.type,
+        signal: undefined,
+        batchIndex: 0,
+      })) as Record<string, unknown>;
     } catch (e) {
       throw await helpfulError(toToolError(e), tool, args, ctx);
     }
