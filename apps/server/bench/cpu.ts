@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { ADD_EXPENSE_LIMIT, CONFIRM_PAYMENT_LIMIT, RECORD_PAYMENT_LIMIT, response, seedPending } from './writes.ts';
+import { ADD_EXPENSE_LIMIT, CONFIRM_PAYMENT_LIMIT, RECORD_PAYMENT_LIMIT, addExpenseLimitValues, response, seedPending } from './writes.ts';
 
 type Post = (p: string, body: unknown, key?: string) => Promise<any>;
 interface Agent {
@@ -100,10 +100,6 @@ export async function benchCpu(kittyUrl: string, bareUrl: string, targetPid: num
   const inv = await post('/v1/tools/create_invite', { group_id: groupId, max_uses: 3, idempotency_key: randomUUID() }, payer.key);
   for (const m of members.slice(1)) await post('/v1/tools/join_group', { code: inv.invite.code, idempotency_key: randomUUID() }, m.key);
   const ids = members.map((m) => m.id).sort();
-  const n = BigInt(ids.length);
-  const owed = ids.map((_, i) => 1234n / n + (BigInt(i) < 1234n % n ? 1n : 0n));
-  const paid = ids.map((a) => (a === payer.id ? 1234n : 0n));
-  const debtors = ids.filter((a) => a !== payer.id);
   const raw = (name: string, text: string, values: () => unknown[]) => () => sql.query({ name, text, values: values() });
 
   const bare = await measure(() => http(`${bareUrl}/bare`, {}));
@@ -127,25 +123,8 @@ export async function benchCpu(kittyUrl: string, bareUrl: string, targetPid: num
   row('get_me', await measure(() => http(`${kittyUrl}/v1/tools/get_me`, {}, payer.key)), bareDb, 'bare Fastify route, same query');
   row('list_currencies', await measure(() => http(`${kittyUrl}/v1/tools/list_currencies`, {}, payer.key)), bare, 'bare static route');
   const expense = () => ({ group_id: groupId, description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() });
-  const expenseLimit = await measure(
-    raw('cpu_limit_add_expense', ADD_EXPENSE_LIMIT, () => [
-      payer.id,
-      randomUUID(),
-      'h'.repeat(64),
-      response(900),
-      groupId,
-      randomUUID(),
-      ids,
-      paid.map(String),
-      owed.map(String),
-      ids.map((_, i) => String(paid[i]! - owed[i]!)),
-      debtors.map((d) => (d < payer.id ? d : payer.id)),
-      debtors.map((d) => (d < payer.id ? payer.id : d)),
-      debtors.map((d) => String((d < payer.id ? -1n : 1n) * owed[ids.indexOf(d)]!)),
-      '{}',
-      debtors,
-    ]),
-  );
+  const expenseLimitValues = addExpenseLimitValues(payer.id, ids, 900);
+  const expenseLimit = await measure(raw('cpu_limit_add_expense', ADD_EXPENSE_LIMIT, () => expenseLimitValues(groupId)));
   row(
     'add_expense',
     await measure(() => http(`${kittyUrl}/v1/tools/add_expense`, expense(), payer.key)),

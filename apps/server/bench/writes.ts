@@ -205,6 +205,41 @@ const CREATE_GROUP_LIMIT_NOTIFY = CREATE_GROUP_LIMIT.replace(
   "+ (SELECT count(*) FROM (SELECT pg_notify('kitty_bench', $1::text)) n) AS written",
 );
 
+/**
+ * The values of ADD_EXPENSE_LIMIT for one add_expense of 1234 minor units by `payerId`, split equally over `memberIds`
+ * (sorted by id; largest remainder: with 4 members two owe 309, two 308), the payer paid all; the stored response is
+ * `responseBytes` long. Returns the values for a group id (new idempotency key and expense id each call).
+ */
+export function addExpenseLimitValues(payerId: string, memberIds: readonly string[], responseBytes: number) {
+  const n = BigInt(memberIds.length);
+  const owed = memberIds.map((_, i) => 1234n / n + (BigInt(i) < 1234n % n ? 1n : 0n));
+  const paid = memberIds.map((m) => (m === payerId ? 1234n : 0n));
+  const debtors = memberIds.filter((m) => m !== payerId);
+  const snapshot = JSON.stringify({
+    description: 'Coffee',
+    amount_minor: '1234',
+    shares: memberIds.map((m, i) => ({ agent_id: m, paid_minor: String(paid[i]), owed_minor: String(owed[i]) })),
+  });
+  // Canonical pair rows (a < b), positive = b owes a: each debtor owes the payer their share.
+  return (groupId: string) => [
+    payerId,
+    randomUUID(),
+    'h'.repeat(64),
+    response(responseBytes),
+    groupId,
+    randomUUID(),
+    memberIds,
+    paid.map(String),
+    owed.map(String),
+    memberIds.map((_, i) => String(paid[i]! - owed[i]!)),
+    debtors.map((d) => (d < payerId ? d : payerId)),
+    debtors.map((d) => (d < payerId ? payerId : d)),
+    debtors.map((d) => String((d < payerId ? -1n : 1n) * owed[memberIds.indexOf(d)]!)),
+    snapshot,
+    debtors,
+  ];
+}
+
 /** Seeds `n` pending payments payer → payee of 100 minor units in `groupId`, as record_payment leaves them; returns their ids. */
 export async function seedPending(pool: pg.Pool, groupId: string, payer: string, payee: string, n: number): Promise<string[]> {
   const c = await pool.connect();
@@ -276,36 +311,12 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
     const responseBytes = JSON.stringify(sample).length;
 
     // add_expense: 1234 split equally (largest remainder: with 4 members two owe 309, two 308), the payer paid all.
-    const expenseArgs = (g: (typeof groups)[number]) => {
-      const { members, payer } = g;
-      const n = BigInt(members.length);
-      const owed = members.map((_, i) => 1234n / n + (BigInt(i) < 1234n % n ? 1n : 0n));
-      const paid = members.map((m) => (m.id === payer.id ? 1234n : 0n));
-      const debtors = members.filter((m) => m.id !== payer.id);
-      const snapshot = JSON.stringify({
-        description: 'Coffee',
-        amount_minor: '1234',
-        shares: members.map((m, i) => ({ agent_id: m.id, paid_minor: String(paid[i]), owed_minor: String(owed[i]) })),
-      });
-      // Canonical pair rows (a < b), positive = b owes a: each debtor owes the payer their share.
-      return (id: string) => [
-        payer.id,
-        randomUUID(),
-        'h'.repeat(64),
-        response(responseBytes),
-        id,
-        randomUUID(),
-        members.map((m) => m.id),
-        paid.map(String),
-        owed.map(String),
-        members.map((_, i) => String(paid[i]! - owed[i]!)),
-        debtors.map((d) => (d.id < payer.id ? d.id : payer.id)),
-        debtors.map((d) => (d.id < payer.id ? payer.id : d.id)),
-        debtors.map((d) => String((d.id < payer.id ? -1n : 1n) * owed[members.indexOf(d)]!)),
-        snapshot,
-        debtors.map((d) => d.id),
-      ];
-    };
+    const expenseArgs = (g: (typeof groups)[number]) =>
+      addExpenseLimitValues(
+        g.payer.id,
+        g.members.map((m) => m.id),
+        responseBytes,
+      );
     const limitValues = groups.map((g) => expenseArgs(g));
     let next = 0;
     /** autocannon requests cycling over the groups, each as `who(group)`, with `body(group)`. */
