@@ -23,24 +23,29 @@ type Agent = Awaited<ReturnType<TestServer['agent']>>;
 
 /**
  * Deadlocks PostgreSQL counted for this database. With `flush`, every other backend of the database
- * is ended first and awaited, because a backend reports its counters when idle for a while or on exit
- * (the server's pool reconnects). Before the load nothing can be pending (the setup runs serially).
+ * is ended first and awaited, because a backend reports its counters when idle for a while or on exit.
+ * Only the ended backends are awaited: the server reconnects at once (its pools, pg-boss's poller every
+ * second, its LISTEN connection after 500 ms), and waiting for "no backend at all" could wait forever on
+ * a busy machine. Before the load nothing can be pending (the setup runs serially).
  */
 async function deadlocks(opts: { flush: boolean }): Promise<number> {
   const c = new pg.Client({ connectionString: s.databaseUrl });
   await c.connect();
   try {
-    if (opts.flush)
-      await c.query(
-        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    if (opts.flush) {
+      // Listed first, then ended: in one WHERE clause PostgreSQL may call pg_terminate_backend before `pid <> …`.
+      const { rows: others } = await c.query<{ pid: number }>(
+        'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
       );
-    // Wait until the terminated backends are gone, so their counters are flushed.
-    for (; opts.flush;) {
-      const { rows } = await c.query(
-        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
-      );
-      if (rows[0].n === 0) break;
-      await new Promise((r) => setTimeout(r, 20));
+      const pids = others.map((r) => r.pid);
+      await c.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) pid', [pids]);
+      // Wait until the ended backends are gone, so their counters are flushed.
+      for (const deadline = Date.now() + 60_000; ;) {
+        const { rows } = await c.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1::int[])', [pids]);
+        if (rows[0].n === 0) break;
+        if (Date.now() > deadline) throw new Error(`backends ${pids.join(', ')} did not exit within 60 s`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
     }
     await c.query('SELECT pg_stat_clear_snapshot()');
     const { rows } = await c.query('SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()');
