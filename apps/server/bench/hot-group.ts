@@ -91,7 +91,11 @@ async function main() {
       const ms: number[] = [];
       for (let i = 0; i < PROBE; i++) {
         const t = performance.now();
-        await post('/v1/tools/add_expense', { group_id: g.id, description: 'Coffee', amount_minor: 5000, idempotency_key: randomUUID() }, g.members[0]!.key);
+        await post(
+          '/v1/tools/add_expense',
+          { group_id: g.id, description: 'Coffee', amount_minor: 5000, idempotency_key: randomUUID() },
+          g.members[0]!.key,
+        );
         ms.push(performance.now() - t);
       }
       return ms.sort((a, b) => a - b)[Math.floor(ms.length / 2)]!.toFixed(1);
@@ -111,7 +115,11 @@ async function main() {
               try {
                 while (Date.now() < end) {
                   const t = performance.now();
-                  await c.query({ name: 'hot', text: 'SELECT kitty_apply_batch_quiet($1::jsonb)', values: [expenseDoc(gid, members, true)] });
+                  await c.query({
+                    name: 'hot',
+                    text: 'SELECT kitty_apply_batch_quiet($1::jsonb)',
+                    values: [expenseDoc(gid, members, true)],
+                  });
                   latencies.push(performance.now() - t);
                 }
               } finally {
@@ -154,14 +162,21 @@ async function main() {
       const s = await pool.query(STATS_SQL, [TABLES]);
       const x = (await pool.query(XMIN_SQL)).rows[0];
       const tables = s.rows
-        .map((r) => `${r.relname}: ${r.upd} ${r.upd ? ((100 * r.hot) / r.upd).toFixed(0) : '-'}% ${r.dead} ${r.live} ${r.pages} ${r.idx_pages} ${r.av}`)
+        .map(
+          (r) =>
+            `${r.relname}: ${r.upd} ${r.upd ? ((100 * r.hot) / r.upd).toFixed(0) : '-'}% ${r.dead} ${r.live} ${r.pages} ${r.idx_pages} ${r.av}`,
+        )
         .join(' | ');
       const t = ((Date.now() - t0) / 1000).toFixed(0).padStart(5);
-      console.log(`${t} ${(win.length / EVERY).toFixed(0).padStart(8)} ${q(0.5).padStart(7)} ${q(0.99).padStart(7)} | ${tables} | ${x.xmin_age}, ${x.idle_tx}`);
+      console.log(
+        `${t} ${(win.length / EVERY).toFixed(0).padStart(8)} ${q(0.5).padStart(7)} ${q(0.99).padStart(7)} | ${tables} | ${x.xmin_age}, ${x.idle_tx}`,
+      );
     }
     await writer;
     // The same single REST write into the busy group and into a fresh group of the same size, one at a time.
-    console.log(`one REST add_expense at a time, median of ${PROBE}: busy group ${await probe({ id: gid, members })} ms, fresh group ${await probe(fresh)} ms`);
+    console.log(
+      `one REST add_expense at a time, median of ${PROBE}: busy group ${await probe({ id: gid, members })} ms, fresh group ${await probe(fresh)} ms`,
+    );
     const s = await pool.query(STATS_SQL, [TABLES]);
     console.log(`after the probe: ${s.rows.map((r) => `${r.relname} dead ${r.dead} pages ${r.pages}`).join(', ')}`);
   } finally {

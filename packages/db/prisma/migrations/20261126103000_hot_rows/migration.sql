@@ -1,10 +1,11 @@
 -- The rows every write into a busy group updates (its members' memberships and pair_debts rows, the recipients' agents
 -- rows for their inbox counters) no longer pile up row versions that later writes must walk.
 --
--- Measured (10 connections writing add_expense into one 50-member group, apps/server/bench/hot-group.ts): writes fell
--- from 38 to 11 per second within 60 s, and one write into that group then took 310 ms against 31 ms in a fresh group.
--- Every agent lookup (the inbox items' foreign-key checks, the counter lock and update: 3 × 49 per write) read ~140 heap
--- pages: the agents_pkey entries of dead versions were never marked dead, because those versions' xmax was a MultiXact
+-- Measured (10 connections writing add_expense over REST into one 50-member group, apps/server/bench/hot-group.ts):
+-- writes fell from 60–78 to 4–8 per second within 120 s, and one write into that group then took 211 ms against 47 ms
+-- in a fresh group (after: 37–109 per second, dead versions and pages flat; 63 ms against 59 ms). Every agent lookup (the inbox items'
+-- foreign-key checks, the counter lock and update: 3 × 49 per write) read ~140 heap pages: the agents_pkey entries
+-- of dead versions were never marked dead, because those versions' xmax was a MultiXact
 -- (an index scan does not consult pg_multixact, so it cannot know such a version is dead; only VACUUM removes it). The
 -- MultiXacts came from the inbox items' foreign-key checks: a write's FOR KEY SHARE on a recipient's agent row while
 -- another write was updating that row's counters. Two changes:
@@ -13,8 +14,9 @@
 --      and updated the recipients' counters, so the checks lock this transaction's own new agent row versions and
 --      still raise inside the call. Same signature, same rows, same answer; the body is 20261126101000's otherwise.
 --   2. fillfactor 50 on the three tables: room on the page for the next version, so more updates stay HOT (no new
---      index entry) while concurrent writers' snapshots keep the previous versions (measured: HOT updates 75% → 90%
---      on agents, 72% → 88% on memberships, 81% → 97% on pair_debts). It applies to pages filled from now on.
+--      index entry) while concurrent writers' snapshots keep the previous versions (measured with the batch replayed
+--      on raw pg, with change 1 alone vs both: HOT updates 75% → 90% on agents, 72% → 88% on memberships, 81% → 97% on
+--      pair_debts, dead versions after 60 s 43k → 23k, 44k → 26k, 40k → 12k). It applies to pages filled from now on.
 -- Prisma's schema language has neither deferrable constraints nor storage parameters; migration:check ignores both.
 -- Functions are outside Prisma's schema language: written by hand; migration:check ignores functions.
 
