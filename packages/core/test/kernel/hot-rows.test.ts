@@ -85,4 +85,26 @@ describe("a write's inbox items and the recipients' agent rows", () => {
       c.release();
     }
   });
+
+  it('find the recipients by primary key: no sequential scan of a large agents table', async () => {
+    const [a, b] = [await h.agent('he'), await h.agent('hf')];
+    const g = await groupWith(h, [a, b]);
+    const c = await h.services.pool.connect();
+    try {
+      await c.query(
+        `INSERT INTO agents (id, handle, display_name, updated_at) SELECT gen_random_uuid(), 'bulk' || n, 'Bulk', now() FROM generate_series(1, 5000) n`,
+      );
+      await c.query('ANALYZE agents');
+      // This transaction's own scan counters (pg_stat_xact_user_tables): joined to the batch's recordset (estimated at
+      // 100 rows), the counter lock and update scanned the whole table.
+      await c.query('BEGIN');
+      await c.query('SELECT kitty_apply_batch($1::jsonb)', [inboxDoc(g, b.agentId)]);
+      const r = await c.query(`SELECT seq_scan::int AS seq, idx_scan::int AS idx FROM pg_stat_xact_user_tables WHERE relname = 'agents'`);
+      expect(r.rows[0]).toMatchObject({ seq: 0 });
+      expect(r.rows[0].idx).toBeGreaterThan(0);
+    } finally {
+      await c.query('ROLLBACK').catch(() => undefined);
+      c.release();
+    }
+  });
 });
