@@ -108,3 +108,46 @@ describe("a write's inbox items and the recipients' agent rows", () => {
     }
   });
 });
+
+describe("a batch's member rows", () => {
+  it('are found by primary key: a payment-shaped batch in a 2,000-member group reads its two member rows, not the group', async () => {
+    const [a, b] = [await h.agent('ma'), await h.agent('mb')];
+    const g = await groupWith(h, [a, b]);
+    const c = await h.services.pool.connect();
+    try {
+      await c.query(
+        `WITH n AS (INSERT INTO agents (id, handle, display_name, updated_at)
+           SELECT gen_random_uuid(), 'member' || n, 'Member', now() FROM generate_series(1, 2000) n RETURNING id)
+         INSERT INTO memberships (group_id, agent_id) SELECT $1::uuid, id FROM n`,
+        [g],
+      );
+      await c.query('ANALYZE agents; ANALYZE memberships');
+      const ids = [a.agentId, b.agentId].sort();
+      const doc = JSON.stringify({
+        group_id: g,
+        guard: {
+          lock: 'update',
+          active: ids,
+          balances: ids.map((agent_id) => ({ agent_id, balance_minor: '0', balance_pending_minor: '0' })),
+        },
+        pending: [{ agent_id: ids[0], delta: '500', count: 1 }],
+        balances: [
+          { agent_id: ids[0], delta: '-500' },
+          { agent_id: ids[1], delta: '500' },
+        ],
+      });
+      // This transaction's own counters (pg_stat_xact_user_tables): joined to the batch's recordset (estimated at 100
+      // rows), the guard's count, lock and check and the balance lock and update each read every member row of the group.
+      await c.query('BEGIN');
+      await c.query('SELECT kitty_apply_batch($1::jsonb)', [doc]);
+      const r = await c.query(
+        `SELECT seq_scan::int AS seq, idx_tup_fetch::int AS fetched FROM pg_stat_xact_user_tables WHERE relname = 'memberships'`,
+      );
+      expect(r.rows[0].seq).toBe(0);
+      expect(r.rows[0].fetched).toBeLessThan(50);
+    } finally {
+      await c.query('ROLLBACK').catch(() => undefined);
+      c.release();
+    }
+  });
+});
