@@ -19,6 +19,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { applyMigrations } from '@kitty/db';
 import { expenseDoc, type Agent } from './expense-doc.ts';
+import { toolPoster } from './measure.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const SECONDS = Number(process.env.HOT_SECONDS ?? 60);
@@ -58,16 +59,7 @@ async function main() {
       child.once('exit', (code) => reject(new Error(`bench target exited ${code}`)));
     });
     const { kittyUrl } = JSON.parse(first) as { kittyUrl: string };
-    const post = async (p: string, body: unknown, key?: string) => {
-      const res = await fetch(`${kittyUrl}${p}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-        body: JSON.stringify(body),
-      });
-      const j = (await res.json()) as any;
-      if (!j.ok) throw new Error(`${p}: ${JSON.stringify(j.error)}`);
-      return j.data;
-    };
+    const post = toolPoster(kittyUrl);
     const register = async (n: string): Promise<Agent> => {
       const r = await post('/v1/agents', { handle: `${n}-${randomUUID().slice(0, 8)}`, display_name: n });
       return { id: r.agent.agent_id, key: r.api_key, handle: r.agent.handle };

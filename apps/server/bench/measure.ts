@@ -115,3 +115,21 @@ export function withCpu(bareUrl: string, run: () => Promise<Result>): () => Prom
     return { ...r, cpuUs: ((await cpu()) - before) / Math.max(1, r.total) };
   };
 }
+
+/**
+ * POSTs JSON to Kitty at `baseUrl` (with `key` as the Bearer credential when given) and returns the answer's `data`;
+ * throws with the path and the error object when the answer is not `ok`. Bench set-up only (registering agents, making
+ * groups), not a measured path.
+ */
+export function toolPoster(baseUrl: string) {
+  return async (p: string, body: unknown, key?: string): Promise<any> => {
+    const res = await fetch(`${baseUrl}${p}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      body: JSON.stringify(body),
+    });
+    const j = (await res.json()) as any;
+    if (!j.ok) throw new Error(`${p}: ${JSON.stringify(j.error)}`);
+    return j.data;
+  };
+}

@@ -44,7 +44,7 @@ import { OAuthTokenVerifier } from '../src/oauth/verify.ts';
 import { oauthAccessToken } from './oauth-token.ts';
 import { benchWrites } from './writes.ts';
 import { benchEvents } from './events.ts';
-import { SECONDS, CONNECTIONS, BIG, load, fmt, rows, paired, compare, profiler, withCpu, type Result } from './measure.ts';
+import { SECONDS, CONNECTIONS, BIG, load, fmt, rows, paired, compare, profiler, withCpu, toolPoster, type Result } from './measure.ts';
 import { benchSettle } from './settle.ts';
 import { benchInstances } from './instances.ts';
 import { benchMemory } from './memory.ts';
@@ -85,16 +85,7 @@ async function main() {
   });
   const { kittyUrl, bareUrl } = JSON.parse(first) as { kittyUrl: string; bareUrl: string };
   try {
-    const post = async (p: string, body: unknown, key?: string) => {
-      const res = await fetch(`${kittyUrl}${p}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-        body: JSON.stringify(body),
-      });
-      const j = (await res.json()) as any;
-      if (!j.ok) throw new Error(`${p}: ${JSON.stringify(j.error)}`);
-      return j.data;
-    };
+    const post = toolPoster(kittyUrl);
     const reg = await post('/v1/agents', { handle: `bench-${randomUUID().slice(0, 8)}`, display_name: 'Bench' });
     const key: string = reg.api_key;
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
