@@ -8,7 +8,7 @@
 -- of dead versions were never marked dead, because those versions' xmax was a MultiXact
 -- (an index scan does not consult pg_multixact, so it cannot know such a version is dead; only VACUUM removes it). The
 -- MultiXacts came from the inbox items' foreign-key checks: a write's FOR KEY SHARE on a recipient's agent row while
--- another write was updating that row's counters. Two changes:
+-- another write was updating that row's counters. Four changes:
 --   1. inbox_items.agent_id's foreign key is DEFERRABLE (INITIALLY IMMEDIATE: every other statement is checked as
 --      before). kitty_apply_batch defers it for its own inbox items and makes it IMMEDIATE again once it has locked
 --      and updated the recipients' counters, so the checks lock this transaction's own new agent row versions and
@@ -17,6 +17,19 @@
 --      index entry) while concurrent writers' snapshots keep the previous versions (measured with the batch replayed
 --      on raw pg, with change 1 alone vs both: HOT updates 75% → 90% on agents, 72% → 88% on memberships, 81% → 97% on
 --      pair_debts, dead versions after 60 s 43k → 23k, 44k → 26k, 40k → 12k). It applies to pages filled from now on.
+--   3. The counter lock and update find the recipients' agent rows by primary key (`= ANY` of their ids). Joined to the
+--      batch's recordset (jsonb_to_recordset, which the planner always estimates at 100 rows) they took a hash join
+--      over a sequential scan of agents: at 20,000 agents, one recipient, the lock 6.7 ms and the update 4.7 ms per
+--      write (cold), now 0.04 and 0.14 ms. Every batched write that notifies anyone runs both.
+--   4. The guard's active-member count, the guard's balance lock and check, and the lock and update of the members
+--      whose balances change find their member rows by primary key (group_id, agent_id = ANY of the named ids). Joined
+--      to the recordset and filtered by group_id alone, the planner read every member row of the group. Measured in a
+--      5,000-member group (20,000 agents, 135,000 member rows; cached generic plan; confirm_payment, 2 members; median
+--      of 3 runs, before -> after): guard 'active' count 1.01 -> 0.04 ms; guard 'balances' lock 0.98 -> 0.02 ms (check
+--      0.19 -> 0.02 ms); pending/balances lock 1.26 -> 0.02 ms; pending/balances update 1.63 -> 0.75 ms (the rest is
+--      writing the two row versions). In a small test database the same statements chose sequential scans of
+--      memberships (5 per call at 2,000 rows).
+-- Lock order unchanged (idempotency key, group row, payment row, member rows in id order, agent rows last in id order).
 -- Prisma's schema language has neither deferrable constraints nor storage parameters; migration:check ignores both.
 -- Functions are outside Prisma's schema language: written by hand; migration:check ignores functions.
 
@@ -35,6 +48,9 @@ DECLARE
   item record;
   summary jsonb;
   summary_read boolean := false;
+  counter_agents uuid[];
+  guard_agents uuid[];
+  member_agents uuid[];
 BEGIN
   IF b ? 'idempotency' THEN
     INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response)
@@ -59,8 +75,10 @@ BEGIN
         IS DISTINCT FROM ARRAY(SELECT x::uuid FROM jsonb_array_elements_text(guard->'roster') x ORDER BY 1) THEN
       RAISE EXCEPTION 'members of group % changed', g USING ERRCODE = 'KB001';
     END IF;
+    -- The member rows this batch names, by primary key (group_id, agent_id = ANY of their ids) here and below: joined
+    -- to a recordset (estimated 100 rows) the planner read every member row of the group (5,000 in a large group).
     IF guard ? 'active' AND (SELECT count(*) FROM memberships m WHERE m.group_id = g AND m.left_at IS NULL
-        AND m.agent_id IN (SELECT x::uuid FROM jsonb_array_elements_text(guard->'active') x))
+        AND m.agent_id = ANY (ARRAY(SELECT DISTINCT x::uuid FROM jsonb_array_elements_text(guard->'active') x)))
         <> (SELECT count(DISTINCT x) FROM jsonb_array_elements_text(guard->'active') x) THEN
       RAISE EXCEPTION 'a member of group % left', g USING ERRCODE = 'KB001';
     END IF;
@@ -71,11 +89,11 @@ BEGIN
       IF NOT FOUND THEN RAISE EXCEPTION 'payment % changed', guard#>>'{payment,id}' USING ERRCODE = 'KB001'; END IF;
     END IF;
     IF guard ? 'balances' THEN
-      PERFORM 1 FROM memberships m WHERE m.group_id = g
-        AND m.agent_id IN (SELECT e.agent_id FROM jsonb_to_recordset(guard->'balances') e(agent_id uuid))
+      guard_agents := ARRAY(SELECT DISTINCT e.agent_id FROM jsonb_to_recordset(guard->'balances') e(agent_id uuid) ORDER BY 1);
+      PERFORM 1 FROM memberships m WHERE m.group_id = g AND m.agent_id = ANY (guard_agents)
         ORDER BY m.agent_id FOR NO KEY UPDATE;
       IF EXISTS (SELECT 1 FROM jsonb_to_recordset(guard->'balances') e(agent_id uuid, balance_minor bigint, balance_pending_minor bigint)
-          LEFT JOIN memberships m ON m.group_id = g AND m.agent_id = e.agent_id
+          LEFT JOIN memberships m ON m.group_id = g AND m.agent_id = ANY (guard_agents) AND m.agent_id = e.agent_id
           WHERE m.agent_id IS NULL OR m.balance_minor <> e.balance_minor OR m.balance_pending_minor <> e.balance_pending_minor) THEN
         RAISE EXCEPTION 'balances in group % changed', g USING ERRCODE = 'KB001';
       END IF;
@@ -158,9 +176,10 @@ BEGIN
   -- Member rows of every balance change, locked in id order before any is updated (an UPDATE ... FROM
   -- join may visit them in physical order, which differs between transactions: a deadlock).
   IF b ? 'pending' OR b ? 'balances' THEN
-    PERFORM 1 FROM memberships m WHERE m.group_id = g AND m.agent_id IN (
+    member_agents := ARRAY(
         SELECT x.agent_id FROM jsonb_to_recordset(coalesce(b->'pending', '[]'::jsonb)) x(agent_id uuid)
-        UNION SELECT x.agent_id FROM jsonb_to_recordset(coalesce(b->'balances', '[]'::jsonb)) x(agent_id uuid))
+        UNION SELECT x.agent_id FROM jsonb_to_recordset(coalesce(b->'balances', '[]'::jsonb)) x(agent_id uuid) ORDER BY 1);
+    PERFORM 1 FROM memberships m WHERE m.group_id = g AND m.agent_id = ANY (member_agents)
       ORDER BY m.agent_id FOR NO KEY UPDATE;
   END IF;
   -- Pending and settled changes of a member in one UPDATE (one new row version per member, not two).
@@ -172,7 +191,7 @@ BEGIN
           FROM jsonb_to_recordset(coalesce(b->'pending', '[]'::jsonb)) p(agent_id uuid, delta bigint, count int)
           FULL JOIN jsonb_to_recordset(coalesce(b->'balances', '[]'::jsonb)) q(agent_id uuid, delta bigint) ON q.agent_id = p.agent_id
           ORDER BY 1) d
-    WHERE m.group_id = g AND m.agent_id = d.agent_id;
+    WHERE m.group_id = g AND m.agent_id = ANY (member_agents) AND m.agent_id = d.agent_id;
   END IF;
   IF b ? 'pairs' THEN
     INSERT INTO pair_debts (group_id, agent_a, agent_b, amount_minor)
@@ -201,11 +220,14 @@ BEGIN
     END LOOP;
   END IF;
   IF jsonb_array_length(counters) > 0 THEN
-    PERFORM 1 FROM agents WHERE id IN (SELECT x.agent_id FROM jsonb_to_recordset(counters) x(agent_id uuid)) ORDER BY id FOR NO KEY UPDATE;
+    -- The agents by primary key (= ANY of an array): joined to the recordset, the planner assumed 100 rows and
+    -- scanned the whole agents table with a hash join (3.3 ms per statement at 20,000 agents).
+    counter_agents := ARRAY(SELECT DISTINCT x.agent_id FROM jsonb_to_recordset(counters) x(agent_id uuid) ORDER BY 1);
+    PERFORM 1 FROM agents WHERE id = ANY (counter_agents) ORDER BY id FOR NO KEY UPDATE;
     UPDATE agents a SET inbox_unread = a.inbox_unread + d.u, inbox_requires_action = a.inbox_requires_action + d.r
     FROM (SELECT x.agent_id, sum(x.unread)::int AS u, sum(x.requires_action)::int AS r
           FROM jsonb_to_recordset(counters) x(agent_id uuid, unread int, requires_action int) GROUP BY x.agent_id) d
-    WHERE a.id = d.agent_id AND (d.u <> 0 OR d.r <> 0);
+    WHERE a.id = ANY (counter_agents) AND a.id = d.agent_id AND (d.u <> 0 OR d.r <> 0);
   END IF;
   -- The inbox items' deferred foreign-key checks, here, after the counter updates (they raise inside this call, as before).
   IF rows ? 'inbox_items' THEN
