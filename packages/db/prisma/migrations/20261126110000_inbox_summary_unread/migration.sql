@@ -5,7 +5,13 @@
 -- every one of them (a heap fetch each) on every response it got, i.e. on each confirm_payment it made. With 3,000 such
 -- items one summary touched 89 shared pages; now a handful (core/test/kernel/inbox-summary.test.ts). The new index
 -- puts requires_action before read_at; the function's second branch names it in its ORDER BY so the planner reads
--- the index in order and stops after 3 rows. Same signature and result as 20261126100000_inbox_summary_cached_plan.
+-- the index in order and stops after 3 rows.
+--
+-- And when the agent has nothing unread and nothing to do, the function answers from the agent row before the big
+-- query: PostgreSQL sets up a statement's whole plan even where CASE skips it, and every batched write asks for its
+-- caller's summary. Measured in a server-side loop of add_expense batches whose caller has nothing unread (CPU of the
+-- backend, 9 alternating runs of 200, medians): 812 → 790 µs per batch; 33 → 9 µs per summary call alone.
+-- Same signature and result as 20261126100000_inbox_summary_cached_plan (NULL: nothing unread, nothing to do).
 -- Functions are outside Prisma's schema language: written by hand; migration:check ignores functions.
 
 -- CreateIndex
@@ -13,6 +19,11 @@ CREATE INDEX "inbox_items_agent_id_requires_action_read_at_created_at_idx" ON "i
 
 CREATE OR REPLACE FUNCTION kitty_inbox_summary(agent uuid) RETURNS jsonb LANGUAGE plpgsql STABLE AS $$
 BEGIN
+  -- Nothing unread and nothing to do (most callers of most writes): answer from the agent row alone. The query below
+  -- is not run then, but PostgreSQL would still set up its whole plan (window, sorts, aggregates, both index scans).
+  IF NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = agent AND (a.inbox_unread > 0 OR a.inbox_requires_action > 0)) THEN
+    RETURN NULL;
+  END IF;
   RETURN (
     SELECT CASE WHEN a.inbox_unread > 0 OR a.inbox_requires_action > 0 THEN (
       SELECT jsonb_build_object(
