@@ -3,7 +3,7 @@
  * enforce authentication, scopes and idempotency with one transaction per write.
  * Tools never repeat these rules: `writeTool` also declares the `idempotency_key` argument.
  */
-import { createHash } from 'node:crypto';
+import { hash as sha } from 'node:crypto';
 import { initTRPC } from '@trpc/server';
 import canonicalize from 'canonicalize';
 import { z } from 'zod';
@@ -24,9 +24,7 @@ export const router = t.router;
 export function requestHash(args: unknown): string {
   const copy = args && typeof args === 'object' && !Array.isArray(args) ? { ...(args as Record<string, unknown>) } : args;
   if (copy && typeof copy === 'object') delete (copy as Record<string, unknown>).idempotency_key;
-  return createHash('sha256')
-    .update(canonicalize(copy ?? {}) ?? '')
-    .digest('hex');
+  return sha('sha256', canonicalize(copy ?? {}) ?? '', 'hex');
 }
 
 /**

@@ -13,7 +13,7 @@
  * payment row, membership and pair rows in id order, agent rows last in id order.
  */
 import { wakeSenderFor, type Wakes } from './wakes.ts';
-import { createHash, randomUUID } from 'node:crypto';
+import { hash as sha, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Db, InboxSummary } from './context.ts';
 import { finishSummary } from './inbox-calls.ts';
@@ -215,7 +215,7 @@ export class WriteBatch {
  * a preview with the same key and arguments shows the id, and the rounding seeded by it, of the real call.
  */
 export function callEntityId(agentId: string, tool: string, key: string, requestHash: string): string {
-  const h = createHash('sha256').update(`${agentId}\u0000${tool}\u0000${key}\u0000${requestHash}`).digest();
+  const h = sha('sha256', `${agentId}\u0000${tool}\u0000${key}\u0000${requestHash}`, 'buffer');
   h[6] = (h[6]! & 0x0f) | 0x80;
   h[8] = (h[8]! & 0x3f) | 0x80;
   const x = h.subarray(0, 16).toString('hex');
