@@ -22,8 +22,12 @@ export const router = t.router;
 
 /** SHA-256 of the canonical JSON (RFC 8785) of the arguments without the idempotency key. */
 export function requestHash(args: unknown): string {
-  const copy = args && typeof args === 'object' && !Array.isArray(args) ? { ...(args as Record<string, unknown>) } : args;
-  if (copy && typeof copy === 'object') delete (copy as Record<string, unknown>).idempotency_key;
+  let copy = args;
+  if (args && typeof args === 'object' && !Array.isArray(args)) {
+    // Rest destructuring, not `delete` on a copy (which turns the copy into a slow dictionary-mode object).
+    const { idempotency_key: _key, ...rest } = args as Record<string, unknown>;
+    copy = rest;
+  }
   return sha('sha256', canonicalize(copy ?? {}) ?? '', 'hex');
 }
 
@@ -255,8 +259,9 @@ const stripArg = (name: string) =>
   t.middleware(async ({ getRawInput, next }) => {
     const raw = await getRawInput();
     if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return next();
-    const rest: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
-    delete rest[name];
+    // A copy without `name`, made by rest destructuring rather than `delete`, which would leave the copy a slow
+    // dictionary-mode object for the schemas, the request hash and the handler.
+    const { [name]: _taken, ...rest } = raw as Record<string, unknown>;
     return next({ getRawInput: async () => rest });
   });
 
