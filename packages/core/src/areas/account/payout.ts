@@ -126,9 +126,13 @@ async function payWith(methods: PayoutMethod[], amountMinor: number, currency: s
   return out;
 }
 
+const storedMethodsSchema = z.array(payoutMethodInput);
+
 /** The stored methods of an agent (validated again on read: a row written by hand cannot inject anything). */
 export function storedMethods(json: unknown): PayoutMethod[] {
-  const parsed = z.array(payoutMethodInput).safeParse(json ?? []);
+  // None stored (SQL NULL): nothing to validate.
+  if (json === null || json === undefined) return [];
+  const parsed = storedMethodsSchema.safeParse(json);
   return parsed.success ? parsed.data : [];
 }
 
