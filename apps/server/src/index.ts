@@ -2,7 +2,8 @@
  * Composition root: configuration → database (embedded or DATABASE_URL) → migrations →
  * services → registry → HTTP server. `startKitty` is what `main.ts` and the e2e tests run.
  */
-import { appRouter, buildRegistry, type Services, type Registry } from '@kitty/core';
+import { LRUCache } from 'lru-cache';
+import { appRouter, buildRegistry, groupReadWeight, type Services, type Registry } from '@kitty/core';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type ServerConfig } from './runtime/config.ts';
 import { ApiKeyAuthenticator } from './auth/api-keys.ts';
@@ -171,6 +172,8 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       inboxSummaries: inboxCache,
       eventWaiter: eventNotifier,
       receiptStore: receipts.store,
+      // The reads batched writes decided on, per group (access/group-reads.ts): at most 50,000 members' worth, ~12 MB.
+      groupReads: new LRUCache<string, object>({ maxSize: 50_000, sizeCalculation: groupReadWeight }),
     };
     const rateLimiter = new KittyRateLimiter({
       points: config.rateLimitPoints,

@@ -43,6 +43,8 @@ export async function createHarness(): Promise<Harness> {
     pool: db.pool,
     config: { baseUrl: 'http://kitty.test', inviteOnly: false, platformInviteCodes: [] },
     now: () => new Date(Date.now() + offset),
+    // As on the server: batched writes may decide on a cached read of their group (access/group-reads.ts).
+    groupReads: new Map<string, object>(),
   };
   const registry = buildRegistry(appRouter);
 

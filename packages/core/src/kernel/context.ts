@@ -86,8 +86,21 @@ export interface Services {
   inboxSummaries?: { get(agentId: string, opts: { fresh: boolean }): Promise<InboxSummary | undefined> };
   /** Wakes event-feed readers (the server: PostgreSQL LISTEN kitty_events). Absent → readers poll. */
   eventWaiter?: EventWaiter;
+  /**
+   * Where batched writes may take the read of their group from, by group id (the server: an LRU per process).
+   * Absent → every write reads its group. A write decided on a cached read is checked by its guard against the
+   * group's fingerprint (access/group-reads.ts) and decided again on a fresh read when the group changed.
+   */
+  groupReads?: KeyedCache<object>;
   /** Resolves webhook host names (tests fake DNS with it). Absent → the system resolver. */
   resolveHost?: (hostname: string) => Promise<Array<{ address: string; family: number }>>;
+}
+
+/** A bounded in-process cache by string key (least recently used entries are dropped first). */
+export interface KeyedCache<V> {
+  get(key: string): V | undefined;
+  set(key: string, value: V): void;
+  delete(key: string): void;
 }
 
 /** Wakes readers of an agent's event feed (list_events' long poll, the SSE stream) when new events may be there. */

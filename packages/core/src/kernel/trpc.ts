@@ -227,6 +227,8 @@ const batchedWriteTx = t.middleware(async ({ ctx, meta, path, input, getRawInput
     const batch = new WriteBatch(callEntityId(agentId, path, key, hash));
     const result = await next({ ctx: { db: ctx.services.prisma as unknown as Db, batch, dryRun: false } });
     if (!result.ok) {
+      // Refused on a cached read: decided again on a fresh one (the cache may not know of a new member or handle yet).
+      if (batch.forgetCachedReads('refused') && attempt < MAX_BATCH_ATTEMPTS) continue;
       // Refused on the current state — but a call that already succeeded under this key is answered as it was
       // (a retry after the group was archived, say). Looked up only here: on success the write itself finds a stored key.
       const stored = await lookup().catch(() => undefined);
@@ -239,6 +241,7 @@ const batchedWriteTx = t.middleware(async ({ ctx, meta, path, input, getRawInput
       outcome = await applyBatch(pool, batch, { agent_id: agentId, tool: path, key, request_hash: hash, response });
     } catch (e) {
       if (e instanceof StaleBatchError) {
+        batch.forgetCachedReads('stale');
         if (attempt < MAX_BATCH_ATTEMPTS) continue;
         throw new ToolError('TRANSIENT_CONFLICT', 'The group kept changing while this change was being written; nothing was changed.', {
           retryAfter: 1,

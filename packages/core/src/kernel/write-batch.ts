@@ -32,6 +32,8 @@ export interface BatchGuard {
   lock: 'share' | 'update';
   /** Sorted ids of the group's active members as read (the default split, handle resolution and "still a member" rest on it). */
   roster?: string[];
+  /** The group's fingerprint as read (access/group-reads.ts): its name, kind, member count, direct key, creator and active members with their handles and display names. */
+  fingerprint?: string;
   /** Ids that must still be active members. */
   active?: string[];
   /** Balances (minor units) as read, for decisions that depend on them (the overpayment check). */
@@ -52,13 +54,13 @@ export interface BatchIdempotency {
   response: unknown;
 }
 
-/** Rows and changes collected by a batched write tool; applied by `applyBatch` in one round trip. */
 /** Minor-unit changes by agent id and by canonical pair "a|b" (a < b, positive = b owes a). */
 interface BalanceChanges {
   readonly balances: ReadonlyMap<string, bigint>;
   readonly pairs: ReadonlyMap<string, bigint>;
 }
 
+/** Rows and changes collected by a batched write tool; applied by `applyBatch` in one round trip. */
 export class WriteBatch {
   /** The id of the row this call creates, fixed by the call (see `callEntityId`) so a preview names the same id, and rounds the same way, as the real call. */
   readonly entityId: string;
@@ -71,6 +73,7 @@ export class WriteBatch {
   private readonly pairChanges = new Map<string, bigint>();
   private readonly counters = new Map<string, { unread: number; requires_action: number }>();
   private readonly events: EventSpec[] = [];
+  private readonly cachedReads: Array<{ forget: () => void; fromCache: boolean }> = [];
 
   constructor(entityId: string = randomUUID()) {
     this.entityId = entityId;
@@ -87,6 +90,18 @@ export class WriteBatch {
   guard(groupId: string, guard: BatchGuard): this {
     this.guardSpec = guard;
     return this.forGroup(groupId);
+  }
+
+  /** Decided on a read kept in a cache (`fromCache`: taken from it, else just stored in it) that `forget` drops. */
+  decidedOnCachedRead(forget: () => void, fromCache: boolean): this {
+    this.cachedReads.push({ forget, fromCache });
+    return this;
+  }
+
+  /** Drops the cached reads decided on: all when the guard failed ('stale'), those taken from the cache when the call was refused; true if any was. */
+  forgetCachedReads(reason: 'stale' | 'refused'): boolean {
+    const dropped = this.cachedReads.filter((r) => reason === 'stale' || r.fromCache);
+    return dropped.map((r) => r.forget()).length > 0;
   }
 
   /** A row to insert; keys are column names, money as decimal strings of minor units, times as ISO 8601. */

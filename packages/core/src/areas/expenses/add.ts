@@ -8,7 +8,8 @@ import type { z } from 'zod';
 import type { Db, Services } from '../../kernel/context.ts';
 import type { Actor } from '../../kernel/actor.ts';
 import { validationError } from '../../kernel/errors.ts';
-import { readGroupForWrite, assertNotArchived, assertLedgerAccepted } from '../../access/groups.ts';
+import { assertNotArchived, assertLedgerAccepted } from '../../access/groups.ts';
+import { readGroupIdentities } from '../../access/group-reads.ts';
 import { formatMinor } from '../../kernel/money.ts';
 import type { WriteBatch } from '../../kernel/write-batch.ts';
 import type { payersInput, splitInput, repeatInput } from './wire.ts';
@@ -48,8 +49,9 @@ export interface NewExpense {
 
 /**
  * Adds `req` to group `req.group_id` on behalf of `actor`: decides from one read of
- * the group and its members and stages every row in `batch` (written in one round trip by the
- * write middleware, guarded by the roster it decided on). With repeat, a recurrence row is staged
+ * the group and its members (from `services.groupReads` when it holds them, except for a preview:
+ * `opts.dryRun`) and stages every row in `batch` (written in one round trip by the write middleware,
+ * guarded by the fingerprint of what it decided on: access/group-reads.ts). With repeat, a recurrence row is staged
  * first (the first copy is index 1; this expense is index 0). Returns the group and the expense
  * (wire shape, amounts in minor units), answered from what will be written.
  * Errors: NOT_FOUND (group), FORBIDDEN (not a member), GROUP_ARCHIVED, DIRECT_LEDGER_NOT_ACCEPTED,
@@ -61,11 +63,14 @@ export async function addExpense(
   actor: Pick<Actor, 'agentId' | 'handle'>,
   batch: WriteBatch,
   req: NewExpense,
-  services: Pick<Services, 'pool' | 'now'>,
+  services: Pick<Services, 'pool' | 'now' | 'groupReads'>,
+  opts: { dryRun?: boolean } = {},
 ) {
   const agentId = actor.agentId;
   const now = services.now();
-  const { group, members, refs } = await readGroupForWrite(services.pool, req.group_id, agentId);
+  // A preview reads afresh: it is not sent, so no guard would catch a cached read that is out of date.
+  const cache = opts.dryRun ? undefined : services.groupReads;
+  const { group, members, refs, fingerprint } = await readGroupIdentities(services.pool, req.group_id, agentId, batch, cache);
   assertNotArchived(group);
   await assertLedgerAccepted(db, group);
   let spec: ExpenseSpec;
@@ -99,7 +104,7 @@ export async function addExpense(
     ...foreign,
   };
   const date = req.date ?? todayUtc(now);
-  batch.guard(group.id, { lock: 'share', roster: [...members.values()].map((m) => m.agentId).sort() });
+  batch.guard(group.id, { lock: 'share', fingerprint });
 
   let recurrenceId: string | null = null;
   let recurrence: ExpenseRow['recurrence'] = null;

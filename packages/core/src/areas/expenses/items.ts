@@ -23,7 +23,7 @@ export interface ItemsInput {
  * `amountMinor`, when given, must equal it (VALIDATION_ERROR naming amount_minor and items).
  */
 export function resolveItems(
-  members: Map<string, MemberRef>,
+  members: ReadonlyMap<string, MemberRef>,
   req: ItemsInput,
   defaultSplit: z.input<typeof splitInput> | undefined,
   amountMinor: number | undefined,

@@ -40,7 +40,7 @@ export interface MemberRef {
   displayName: string;
 }
 
-function memberAt(members: Map<string, MemberRef>, h: string, path: string): MemberRef {
+function memberAt(members: ReadonlyMap<string, MemberRef>, h: string, path: string): MemberRef {
   const m = members.get(h);
   if (!m) throw notAMember(path, h, members.keys());
   return m;
@@ -105,7 +105,7 @@ export function resolveAmount(
 }
 
 export function resolvePayers(
-  members: Map<string, MemberRef>,
+  members: ReadonlyMap<string, MemberRef>,
   amount: bigint,
   payers: z.infer<typeof payersInput> | undefined,
   callerId: string,
@@ -127,7 +127,7 @@ export function resolvePayers(
 }
 
 export function resolveSplit(
-  members: Map<string, MemberRef>,
+  members: ReadonlyMap<string, MemberRef>,
   amount: bigint,
   split: z.input<typeof splitInput> | undefined,
   path = 'split',

@@ -60,7 +60,7 @@ export const add_expense = previewBatchedWriteTool
   )
   .output(builtOutput(output({ ...previewOutput, expense: expenseSchema })))
   .mutation(async ({ ctx, input }) => {
-    const { group, expense } = await addExpense(ctx.db, ctx.auth, ctx.batch, input, ctx.services);
+    const { group, expense } = await addExpense(ctx.db, ctx.auth, ctx.batch, input, ctx.services, { dryRun: ctx.dryRun });
     return {
       expense,
       suggested_next: [
