@@ -20,17 +20,22 @@ CREATE FUNCTION kitty_fingerprint_field(v text) RETURNS text LANGUAGE sql IMMUTA
   SELECT CASE WHEN v IS NULL THEN '~' ELSE octet_length(v)::text || ':' || v END
 $$;
 
-CREATE FUNCTION kitty_group_fingerprint(gid uuid) RETURNS text LANGUAGE sql STABLE AS $$
-  SELECT encode(sha256(convert_to(
-      g.fields || coalesce((
-        SELECT string_agg(kitty_fingerprint_field(m.agent_id::text) || kitty_fingerprint_field(a.handle)
-                          || kitty_fingerprint_field(a.display_name), '' ORDER BY m.agent_id)
-        FROM memberships m JOIN agents a ON a.id = m.agent_id
-        WHERE m.group_id = gid AND m.left_at IS NULL), ''), 'UTF8')), 'hex')
-  FROM (SELECT kitty_fingerprint_field(g.id::text) || kitty_fingerprint_field(g.name) || kitty_fingerprint_field(g.kind)
-               || kitty_fingerprint_field(g.member_count::text) || kitty_fingerprint_field(g.direct_key)
-               || kitty_fingerprint_field(g.created_by::text) AS fields
-        FROM groups g WHERE g.id = gid) g
+-- plpgsql, not SQL: its statement's plan is kept for the session (28 µs per call in a loop; as a SQL function 39 µs,
+-- against 10 µs for the roster check it replaces in add_expense's guard).
+CREATE FUNCTION kitty_group_fingerprint(gid uuid) RETURNS text LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN (
+    SELECT encode(sha256(convert_to(
+        g.fields || coalesce((
+          SELECT string_agg(kitty_fingerprint_field(m.agent_id::text) || kitty_fingerprint_field(a.handle)
+                            || kitty_fingerprint_field(a.display_name), '' ORDER BY m.agent_id)
+          FROM memberships m JOIN agents a ON a.id = m.agent_id
+          WHERE m.group_id = gid AND m.left_at IS NULL), ''), 'UTF8')), 'hex')
+    FROM (SELECT kitty_fingerprint_field(g.id::text) || kitty_fingerprint_field(g.name) || kitty_fingerprint_field(g.kind)
+                 || kitty_fingerprint_field(g.member_count::text) || kitty_fingerprint_field(g.direct_key)
+                 || kitty_fingerprint_field(g.created_by::text) AS fields
+          FROM groups g WHERE g.id = gid) g);
+END;
 $$;
 
 CREATE OR REPLACE FUNCTION kitty_apply_batch(b jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
