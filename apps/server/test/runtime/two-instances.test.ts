@@ -357,6 +357,23 @@ describe.skipIf(!HAPROXY)('two instances behind HAProxy on one PostgreSQL and on
     console.log(`inbox summary on B updated ${seen.elapsedMs.toFixed(0)} ms after the write on A`);
   });
 
+  it("add_expense on B after the group changed on A: B's cached read of the group is not used for the decision", async () => {
+    const [ann, bo, cy] = [await agent(a, 'ann'), await agent(a, 'bo'), await agent(a, 'cy')];
+    const g = (await ok(a, 'create_group', write({ name: 'Before', currency: 'EUR' }), ann.key)).group.group_id;
+    const invite = (await ok(a, 'create_invite', write({ group_id: g, max_uses: 2 }), ann.key)).invite.code;
+    await ok(a, 'join_group', write({ code: invite }), bo.key);
+    const add = (who: { key: string }, amount_minor: number) =>
+      ok(b, 'add_expense', write({ group_id: g, description: 'Taxi', amount_minor }), who.key);
+    await add(ann, 200); // B has read the group (two members, named "Before") and keeps it
+    await ok(a, 'update_group', write({ group_id: g, name: 'After' }), ann.key);
+    await ok(a, 'join_group', write({ code: invite }), cy.key);
+    await ok(a, 'update_me', write({ display_name: 'Bo Renamed' }), bo.key);
+    const r = await add(bo, 300);
+    expect(r.suggested_next.join(' ')).toContain('"After"');
+    expect(r.expense.shares.map((s: { handle: string }) => s.handle).sort()).toEqual([ann.handle, bo.handle, cy.handle].sort());
+    expect(r.expense.shares.find((s: { handle: string }) => s.handle === bo.handle).display_name).toBe('Bo Renamed');
+  });
+
   it('both schedulers running create each due occurrence of a repeating expense exactly once', async () => {
     // Test-only bookkeeping in this test's database: which instance's session inserted each occurrence (informational).
     await db.pool.query(`
