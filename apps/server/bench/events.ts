@@ -51,13 +51,13 @@ export async function benchEvents(kittyUrl: string, databaseUrl: string, post: P
             text: 'SELECT kitty_apply_batch_quiet($1::jsonb)',
             values: [expenseDoc(g.id, g.members, withEvent)],
           });
-          // The wake-ups Kitty sends after the commit (packages/core kernel/wakes.ts): the members' inboxes (one
-          // comma-separated kitty_inbox payload), and the event's recipients when there is an event.
+          // The wake-ups Kitty sends after the commit (packages/core kernel/wakes.ts): the members' inboxes, and the
+          // event's recipients when there is an event.
           const ids = g.members.map((m) => m.id);
           await c.query({
             name: 'bench_wakes',
             text: `SELECT (SELECT count(pg_notify('kitty_events', $1)) WHERE $1 <> ''), (SELECT count(pg_notify('kitty_inbox', a)) FROM unnest($2::text[]) a)`,
-            values: [withEvent ? ids.join(',') : '', [ids.join(',')]],
+            values: [withEvent ? ids.join(',') : '', ids],
           });
         });
     /** WAL bytes one write generates (EXPLAIN ANALYZE, WAL; mean of 40): independent of the machine's load. */

@@ -3,8 +3,7 @@
  *
  * The counters live on the agent row (maintained in the same transaction as each inbox event);
  * a trigger (migration 20261121130000_inbox_notify) NOTIFYs channel `kitty_inbox` with the agent id
- * whenever they change, delivered on commit to every instance (batched writes send their agents' ids after the
- * commit instead, comma-separated: core's kernel/wakes.ts). Each instance LISTENs on its one
+ * whenever they change, delivered on commit to every instance. Each instance LISTENs on its one
  * dedicated connection (pg-listener.ts, shared with credential-notify.ts) and drops that agent's
  * cached summary. A value read from the database is cached only if no notification for that agent
  * arrived while it was being read (per-agent epoch), so a cached summary is at most one notification delivery (milliseconds) behind. While the LISTEN
@@ -37,9 +36,8 @@ export class InboxSummaryCache {
     this.listener = listener;
     this.prisma = prisma;
     listener.subscribe(INBOX_CHANNEL, {
-      // One agent id (the counters' trigger) or several, comma-separated (the wake-ups after a batched write: kernel/wakes.ts).
-      notify: (payload) => {
-        for (const agentId of payload.split(',')) if (agentId) this.invalidate(agentId);
+      notify: (agentId) => {
+        if (agentId) this.invalidate(agentId);
       },
       // Notifications may be missed from now on: the cache is bypassed (listener.listening) and emptied.
       down: () => this.cache.clear(),

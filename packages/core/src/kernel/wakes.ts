@@ -8,10 +8,7 @@
  *
  * Channels (read by apps/server runtime/event-notify.ts and runtime/inbox-cache.ts on every instance):
  * - `kitty_events`: the event recipients' agent ids, comma-separated, or `*` past 150 (wake everyone).
- * - `kitty_inbox`: the agents whose inbox counters may have changed (their cached summaries are dropped), comma-separated,
- *   one notification per statement (more past NOTIFY's 8,000 bytes). Each notification costs PostgreSQL a queue entry
- *   and a message to every listening instance; one per agent made 3-5 per add_expense. (The counters' trigger, on
- *   interactive writes, still sends one agent id per notification; readers split on commas either way.)
+ * - `kitty_inbox`: one notification per agent whose inbox counters may have changed (its cached summary is dropped).
  * A lost wake-up delays, never loses: event readers re-read the log periodically; inbox summaries are re-read when
  * their cache entry expires.
  */
@@ -25,24 +22,6 @@ export interface Wakes {
 
 /** More recipients than this wake every reader ('*'): the payload stays far below NOTIFY's 8,000-byte limit. */
 const MAX_LISTED = 150;
-
-/** Longest `kitty_inbox` payload sent: PostgreSQL refuses a NOTIFY payload of 8,000 bytes or more. */
-const MAX_INBOX_PAYLOAD = 7_900;
-
-/** The `kitty_inbox` payloads for `agentIds`: comma-separated ids, each payload at most MAX_INBOX_PAYLOAD bytes (ids are ASCII). */
-export function inboxPayloads(agentIds: Iterable<string>): string[] {
-  const payloads: string[] = [];
-  let current = '';
-  for (const id of agentIds) {
-    if (current && current.length + 1 + id.length > MAX_INBOX_PAYLOAD) {
-      payloads.push(current);
-      current = '';
-    }
-    current = current ? `${current},${id}` : id;
-  }
-  if (current) payloads.push(current);
-  return payloads;
-}
 
 /** The `kitty_events` payload for `recipients` (empty string: nothing to send). */
 function eventsPayload(recipients: ReadonlySet<string>): string {
@@ -60,7 +39,7 @@ interface Pending {
 /**
  * Sends the wake-ups of concurrent writes together: one statement carries every write's wake-ups that arrived while
  * the previous statement was on its way (the event recipients joined into one `kitty_events` payload, `*` past 150;
- * every agent id once in the `kitty_inbox` payloads). With nothing in flight a write's wake-ups leave at once; under load
+ * each agent's `kitty_inbox` notification once). With nothing in flight a write's wake-ups leave at once; under load
  * writes share statements instead of each paying a round trip of its own (PostgreSQL and Node CPU per write).
  */
 export class WakeSender {
@@ -125,7 +104,7 @@ async function sendWakes(pool: Pool, wakes: Wakes): Promise<void> {
       name: 'kitty_wakes',
       text: `SELECT (SELECT count(pg_notify('kitty_events', $1)) WHERE $1 <> '') AS events,
                     (SELECT count(pg_notify('kitty_inbox', a)) FROM unnest($2::text[]) a) AS inbox`,
-      values: [eventsPayload(wakes.events), inboxPayloads(wakes.inbox)],
+      values: [eventsPayload(wakes.events), [...wakes.inbox]],
     })
     .catch(() => undefined);
 }
