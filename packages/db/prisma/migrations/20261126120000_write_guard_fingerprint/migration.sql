@@ -2,16 +2,16 @@
 --
 -- add_expense decides from one read of the group and its active members (access/groups.ts). The server keeps that read
 -- per group in memory (an LRU), so a write into a busy group sends one statement instead of two; measured over REST
--- (BENCH_ONLY=hot, alternating with and without, on a shared machine): Kitty's CPU per add_expense 1179/1247 ->
--- 883/956 µs, and 0.44/0.51 -> 0.66/0.62x of the hand-written limit. What the decision used of that read (the group's
--- name, kind, member count, direct key and creator; each active member's id, handle and display name; not balances)
--- is summed up in a fingerprint, which the write's guard compares under the group lock with the same fingerprint
--- computed from the tables. When they differ nothing is written (KB001): the application forgets the cached read and
+-- (BENCH_ONLY=hot, 3 runs alternating with the previous main on a quiet machine): add_expense 0.47/0.50/0.46 ->
+-- 0.57/0.55/0.57x of the hand-written limit; Kitty's process CPU per call 680/708/757 -> 544/690/722 µs. What the
+-- decision used of that read (the group's name, kind, member count, direct key and creator; each active member's id,
+-- handle and display name; not balances) is summed up in a fingerprint, which the write's guard compares under the
+-- group lock with the same fingerprint computed from the tables. When they differ nothing is written (KB001): the application forgets the cached read and
 -- decides again on a fresh one. Archiving is caught by the guard's lock as before.
 --
 -- The fingerprint is the SHA-256 (hex) of the fields in that order, each written as its length in UTF-8 bytes, ':' and
 -- the field (NULL as '~'), the members ordered by agent id. packages/core computes the same from the read
--- (access/group-fingerprint.ts); a test holds the two equal, names in every script included.
+-- (access/group-reads.ts); a test holds the two equal, with names in several scripts.
 -- kitty_apply_batch: same signature, same answers; the guard gains the optional 'fingerprint' key. Body otherwise as
 -- in 20261126103000_hot_rows.
 -- Functions are outside Prisma's schema language: written by hand; migration:check ignores functions.
