@@ -6,8 +6,8 @@
 -- 0.57/0.55/0.57x of the hand-written limit; Kitty's process CPU per call 680/708/757 -> 544/690/722 µs. What the
 -- decision used of that read (the group's name, kind, member count, direct key and creator; each active member's id,
 -- handle and display name; not balances) is summed up in a fingerprint, which the write's guard compares under the
--- group lock with the same fingerprint computed from the tables. When they differ nothing is written (KB001): the application forgets the cached read and
--- decides again on a fresh one. Archiving is caught by the guard's lock as before.
+-- group lock with the same fingerprint computed from the tables. When they differ nothing is written (KB001): the
+-- application forgets the cached read and decides again on a fresh one. Archiving is caught by the guard's lock as before.
 --
 -- The fingerprint is the SHA-256 (hex) of the fields in that order, each written as its length in UTF-8 bytes, ':' and
 -- the field (NULL as '~'), the members ordered by agent id. packages/core computes the same from the read
