@@ -13,7 +13,7 @@ import { hash } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { KeyedCache } from '../kernel/context.ts';
 import type { WriteBatch } from '../kernel/write-batch.ts';
-import { GROUP_FOR_WRITE_SQL, groupForWrite, type GroupForWriteRow } from './groups.ts';
+import { readGroupForWrite } from './groups.ts';
 
 /** One field of a fingerprint: its length in UTF-8 bytes, ':' and the text; NULL as '~' (kitty_fingerprint_field). */
 const field = (v: string | null): string => (v === null ? '~' : `${Buffer.byteLength(v, 'utf8')}:${v}`);
@@ -59,8 +59,8 @@ export function groupFingerprint(
   return hash('sha256', text, 'hex');
 }
 
-function identities(r: GroupForWriteRow | undefined, groupId: string, agentId: string): GroupIdentities {
-  const { group, members, refs } = groupForWrite(r, groupId, agentId);
+/** What `readGroupForWrite` answered, without balances, payout methods or the caller's membership, with its fingerprint. */
+function identities({ group, members, refs }: Awaited<ReturnType<typeof readGroupForWrite>>): GroupIdentities {
   const ids = new Map([...members].map(([h, m]) => [h, { agentId: m.agentId, handle: m.handle, displayName: m.displayName }]));
   const g = {
     id: group.id,
@@ -93,12 +93,7 @@ export async function readGroupIdentities(
     batch.decidedOnCachedRead(() => cache!.delete(groupId), true);
     return cached;
   }
-  const { rows } = await pool.query<GroupForWriteRow>({
-    name: 'kitty_read_group_for_write',
-    text: GROUP_FOR_WRITE_SQL,
-    values: [groupId, agentId],
-  });
-  const read = identities(rows[0], groupId, agentId);
+  const read = identities(await readGroupForWrite(pool, groupId, agentId));
   if (cache) {
     cache.set(groupId, read);
     // Changed before the write (the guard fails): the next attempt must not take this read from the cache.

@@ -135,8 +135,7 @@ export const GROUP_FOR_WRITE_COLUMNS = `${GROUP_ACCESS_COLUMNS},
 /** Joins for GROUP_FOR_WRITE_COLUMNS: the group's creator `a` and the caller's membership `m` ($2 = agent id). */
 export const GROUP_FOR_WRITE_JOINS = `JOIN agents a ON a.id = g.created_by
   LEFT JOIN memberships m ON m.group_id = g.id AND m.agent_id = $2::uuid`;
-/** readGroupForWrite's statement: $1 = group id, $2 = agent id. */
-export const GROUP_FOR_WRITE_SQL = `SELECT ${GROUP_FOR_WRITE_COLUMNS} FROM groups g ${GROUP_FOR_WRITE_JOINS} WHERE g.id = $1::uuid`;
+const GROUP_FOR_WRITE_SQL = `SELECT ${GROUP_FOR_WRITE_COLUMNS} FROM groups g ${GROUP_FOR_WRITE_JOINS} WHERE g.id = $1::uuid`;
 
 /**
  * Loads a group (with its creator) and the caller's active membership in one statement — this
