@@ -374,6 +374,20 @@ describe.skipIf(!HAPROXY)('two instances behind HAProxy on one PostgreSQL and on
     expect(r.expense.shares.find((s: { handle: string }) => s.handle === bo.handle).display_name).toBe('Bo Renamed');
   });
 
+  it("record_payment on B after the payee changed their payout methods on A: pay_with shows the new ones, not B's cached read", async () => {
+    const [ann, bo] = [await agent(a, 'ann'), await agent(a, 'bo')];
+    const g = (await ok(a, 'create_group', write({ name: 'Rent', currency: 'EUR' }), ann.key)).group.group_id;
+    const invite = (await ok(a, 'create_invite', write({ group_id: g, max_uses: 1 }), ann.key)).invite.code;
+    await ok(a, 'join_group', write({ code: invite }), bo.key);
+    const methods = (username: string) => write({ payout_methods: [{ type: 'paypal_me', username }] });
+    const pay = () =>
+      ok(b, 'record_payment', write({ group_id: g, to_handle: ann.handle, amount_minor: 500, allow_overpayment: true }), bo.key);
+    await ok(a, 'update_me', methods('annold'), ann.key);
+    expect((await pay()).payment.pay_with[0].url).toContain('/annold/'); // B has read the group and keeps it
+    await ok(a, 'update_me', methods('annnew'), ann.key);
+    expect((await pay()).payment.pay_with[0].url).toContain('/annnew/');
+  });
+
   it('both schedulers running create each due occurrence of a repeating expense exactly once', async () => {
     // Test-only bookkeeping in this test's database: which instance's session inserted each occurrence (informational).
     await db.pool.query(`

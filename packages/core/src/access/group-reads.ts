@@ -1,5 +1,5 @@
 /**
- * The read of a group for a batched write that decides on no balances (add_expense), optionally from a cache.
+ * The read of a group for a batched write (add_expense, record_payment), optionally from a cache.
  *
  * A hot write reads its group and the group's active members, decides in TypeScript, and sends the batch
  * (kernel/write-batch.ts). Into a busy group most of those reads return what the previous write read: the server keeps
@@ -8,6 +8,8 @@
  * guard carries the read's fingerprint and the database compares it with the same fingerprint computed from the tables
  * under the group lock (`kitty_group_fingerprint`, migration 20261126120000_write_guard_fingerprint). When they differ
  * nothing is written and the call is decided again on a fresh read; a call refused on a cached read is, too.
+ * A cached read has no balances: record_payment's guard then checks the overpayment rule in the database
+ * (max_payment), and the payee's payout methods by their MD5 (payout_methods, migration 20261126130000).
  */
 import { hash } from 'node:crypto';
 import type { Pool } from 'pg';
@@ -30,12 +32,23 @@ export interface GroupIdentities {
     createdById: string;
     archivedAt: Date | null;
   };
-  /** Active members by handle, in joining order (shared with other calls: read only). */
-  members: ReadonlyMap<string, { agentId: string; handle: string; displayName: string }>;
+  /**
+   * Active members by handle, in joining order (shared with other calls: read only), with their payout methods as
+   * stored (JSON, null when none) and the MD5 of those as text, which a guard that answers with them must send.
+   */
+  members: ReadonlyMap<
+    string,
+    { agentId: string; handle: string; displayName: string; payoutMethods: unknown; payoutMethodsMd5: string | null }
+  >;
   /** The same members by agent id, as agent references (shared with other calls: read only). */
   refs: ReadonlyMap<string, { id: string; handle: string; displayName: string }>;
   /** SHA-256 (hex) of the fields above that a decision may use (kitty_group_fingerprint computes the same). */
   fingerprint: string;
+  /**
+   * Balances in minor units by agent id, present only when this call read the group afresh (never from the cache): a
+   * decision on balances must otherwise let the guard check them.
+   */
+  balances?: ReadonlyMap<string, { balanceMinor: bigint; balancePendingMinor: bigint }>;
 }
 
 /**
@@ -59,9 +72,20 @@ export function groupFingerprint(
   return hash('sha256', text, 'hex');
 }
 
-/** What `readGroupForWrite` answered, without balances, payout methods or the caller's membership, with its fingerprint. */
+/** What `readGroupForWrite` answered, without balances or the caller's membership, with its fingerprint. */
 function identities({ group, members, refs }: Awaited<ReturnType<typeof readGroupForWrite>>): GroupIdentities {
-  const ids = new Map([...members].map(([h, m]) => [h, { agentId: m.agentId, handle: m.handle, displayName: m.displayName }]));
+  const ids = new Map(
+    [...members].map(([h, m]) => [
+      h,
+      {
+        agentId: m.agentId,
+        handle: m.handle,
+        displayName: m.displayName,
+        payoutMethods: m.payoutMethods,
+        payoutMethodsMd5: m.payoutMethodsMd5,
+      },
+    ]),
+  );
   const g = {
     id: group.id,
     name: group.name,
@@ -79,7 +103,7 @@ function identities({ group, members, refs }: Awaited<ReturnType<typeof readGrou
  * Group `groupId` and its active members for a write by `agentId` that decides on no balances: from `cache` when it
  * holds the group and `agentId` is an active member there (a refusal or a failed guard then decides again on a fresh
  * read), else read in one statement on the raw pool and kept in `cache` (dropped again if the guard fails). The write must send
- * `fingerprint` in its guard. Errors (on a fresh read): NOT_FOUND (no such group), FORBIDDEN (caller not an active member).
+ * `fingerprint` in its guard. A fresh read also answers the members' balances (`balances`). Errors (on a fresh read): NOT_FOUND (no such group), FORBIDDEN (caller not an active member).
  */
 export async function readGroupIdentities(
   pool: Pool,
@@ -93,13 +117,17 @@ export async function readGroupIdentities(
     batch.decidedOnCachedRead(() => cache!.delete(groupId), true);
     return cached;
   }
-  const read = identities(await readGroupForWrite(pool, groupId, agentId));
+  const fresh = await readGroupForWrite(pool, groupId, agentId);
+  const read = identities(fresh);
   if (cache) {
     cache.set(groupId, read);
     // Changed before the write (the guard fails): the next attempt must not take this read from the cache.
     batch.decidedOnCachedRead(() => cache.delete(groupId), false);
   }
-  return read;
+  const balances = new Map(
+    [...fresh.members.values()].map((m) => [m.agentId, { balanceMinor: m.balanceMinor, balancePendingMinor: m.balancePendingMinor }]),
+  );
+  return { ...read, balances };
 }
 
 /** The weight of a cached read for a size-bounded cache (`Services.groupReads`): 1 plus its active members. */

@@ -128,7 +128,7 @@ const GROUP_ACCESS_SQL = `SELECT ${GROUP_ACCESS_COLUMNS} ${GROUP_ACCESS_FROM}`;
 export const GROUP_FOR_WRITE_COLUMNS = `${GROUP_ACCESS_COLUMNS},
   (SELECT coalesce(json_agg(json_build_object('id', ma.id, 'handle', ma.handle, 'display_name', ma.display_name,
             'balance_minor', mm.balance_minor::text, 'balance_pending_minor', mm.balance_pending_minor::text,
-            'payout_methods', ma.payout_methods)
+            'payout_methods', ma.payout_methods, 'payout_methods_md5', md5(ma.payout_methods::text))
           ORDER BY mm.joined_at, mm.agent_id), '[]'::json)
      FROM memberships mm JOIN agents ma ON ma.id = mm.agent_id
     WHERE mm.group_id = g.id AND mm.left_at IS NULL) AS members`;
@@ -216,6 +216,8 @@ export type GroupForWriteRow = GroupMembershipRow & {
     balance_minor: string;
     balance_pending_minor: string;
     payout_methods: unknown;
+    /** MD5 (hex) of the stored payout methods as text, null when none: what a write's guard compares (payout_methods). */
+    payout_methods_md5: string | null;
   }>;
 };
 
@@ -230,6 +232,8 @@ export function groupForWrite(r: GroupForWriteRow | undefined, groupId: string, 
     balancePendingMinor: BigInt(x.balance_pending_minor),
     /** As stored (JSON, null when none); `storedMethods` validates it. */
     payoutMethods: x.payout_methods,
+    /** MD5 of the stored payout methods as PostgreSQL writes them as text (null when none), for a write's guard. */
+    payoutMethodsMd5: x.payout_methods_md5,
   }));
   return {
     ...access,

@@ -1,17 +1,15 @@
 /**
- * One round trip per hot write. A tool decides everything in TypeScript from what it read (one
- * statement, no lock), collects the rows to write in a `WriteBatch`, and the write middleware
- * (trpc.ts, tools with `batched: true`) sends the whole batch, with the idempotency record and
- * the stored response, to the database function `kitty_apply_batch` (migration
- * 20261123050000_write_batch). The function writes sets in the statement's own transaction and
- * first re-checks, under the group lock, what the decision was based on (the guard). When that
- * changed in between it refuses with SQLSTATE KB001 and nothing is written: the middleware reads
- * and decides again (optimistic concurrency), so every rule stays in TypeScript and SQL only
- * writes sets.
+ * One round trip per hot write. A tool decides in TypeScript from what it read (one statement, no lock, or a cached
+ * read: access/group-reads.ts), collects the rows to write in a `WriteBatch`, and the write middleware (trpc.ts, tools
+ * with `batched: true`) sends the whole batch, with the idempotency record and the stored response, to the database
+ * function `kitty_apply_batch` (migration 20261123050000_write_batch). It first re-checks, under the group lock, what
+ * the decision was based on (the guard), then writes sets in the statement's own transaction. When the guard fails it
+ * refuses with SQLSTATE KB001 and nothing is written: the middleware reads and decides again (optimistic concurrency).
+ * The rules stay in TypeScript; the one the guard repeats in SQL is the overpayment rule of a payment decided on a
+ * cached read without balances (max_payment).
  *
  * Lock order is the one every write follows (kernel/notify.ts): idempotency key, group row,
- * payment row, membership and pair rows in id order, agent rows last in id order.
- */
+ * payment row, membership and pair rows in id order, agent rows last in id order. */
 import { wakeSenderFor, type Wakes } from './wakes.ts';
 import { hash as sha, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
@@ -30,14 +28,16 @@ const STALE_SQLSTATE = 'KB001';
 export interface BatchGuard {
   /** 'share' for writes that only add to balances (concurrent ones proceed), 'update' to serialise with every writer of the group. */
   lock: 'share' | 'update';
-  /** Sorted ids of the group's active members as read (the default split, handle resolution and "still a member" rest on it). */
-  roster?: string[];
   /** The group's fingerprint as read (access/group-reads.ts): its name, kind, member count, direct key, creator and active members with their handles and display names. */
   fingerprint?: string;
   /** Ids that must still be active members. */
   active?: string[];
   /** Balances (minor units) as read, for decisions that depend on them (the overpayment check). */
   balances?: Array<{ agent_id: string; balance_minor: string; balance_pending_minor: string }>;
+  /** A payment decided without balances: amount_minor must not exceed what the payer owes and the payee is owed now (pending counted). */
+  max_payment?: { payer_id: string; payee_id: string; amount_minor: string };
+  /** MD5 of agents' payout methods as stored text (null: none), for an answer that shows them (pay_with). */
+  payout_methods?: Array<{ agent_id: string; md5: string | null }>;
   /** A payment that must still be in `from_status`; it is moved to `to_status` at `at` (ISO 8601). */
   payment?: { id: string; from_status: string; to_status: string; at: string };
 }

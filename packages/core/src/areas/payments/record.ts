@@ -6,10 +6,11 @@
 import type { Db, Services } from '../../kernel/context.ts';
 import type { Actor } from '../../kernel/actor.ts';
 import { ToolError, validationError } from '../../kernel/errors.ts';
-import { readGroupForWrite, assertNotArchived, assertLedgerAccepted } from '../../access/groups.ts';
+import { assertNotArchived, assertLedgerAccepted } from '../../access/groups.ts';
+import { readGroupIdentities } from '../../access/group-reads.ts';
 import { notAMember } from '../../access/members.ts';
 import { formatMinor } from '../../kernel/money.ts';
-import type { WriteBatch } from '../../kernel/write-batch.ts';
+import type { BatchGuard, WriteBatch } from '../../kernel/write-batch.ts';
 import { LedgerDelta } from '../ledger/effects.ts';
 import { toPayments, assertNotOverpaying } from './payments.ts';
 
@@ -25,9 +26,12 @@ export interface PaymentRequest {
 
 /**
  * Records `req` in group `req.group_id` on behalf of `actor`, who must be the payer
- * or the payee: decides from one read of the group and its members and stages the rows in
- * `batch` (one round trip, guarded by the payer's and payee's balances as read, or by their
- * still being members with allow_overpayment). Payee recording → confirmed (balances move, the
+ * or the payee: decides from one read of the group and its members — kept per group in
+ * `services.groupReads` (access/group-reads.ts; a preview reads afresh) — and stages the rows in
+ * `batch` (one round trip). The guard carries the read's fingerprint; without allow_overpayment
+ * also the payer's and payee's balances as read (fresh read: checked here first) or the overpayment
+ * rule itself (cached read: checked by the database); for a pending payment the MD5 of the payee's
+ * payout methods, which the answer's pay_with shows. Payee recording → confirmed (balances move, the
  * payer is told); payer recording → pending (balance_pending moves, the payee gets an item
  * requiring action). Returns the group, the payment (wire shape), whether it is confirmed, the
  * payee's handle, and the members' stored payout methods by agent id (for pay_with).
@@ -40,10 +44,13 @@ export async function recordPayment(
   actor: Pick<Actor, 'agentId' | 'handle'>,
   batch: WriteBatch,
   req: PaymentRequest,
-  services: Pick<Services, 'pool' | 'now'>,
+  services: Pick<Services, 'pool' | 'now' | 'groupReads'>,
+  opts: { dryRun?: boolean } = {},
 ) {
   const agentId = actor.agentId;
-  const { group, members, refs } = await readGroupForWrite(services.pool, req.group_id, agentId);
+  // A preview reads afresh: it is not sent, so no guard would catch a cached read that is out of date.
+  const cache = opts.dryRun ? undefined : services.groupReads;
+  const { group, members, refs, fingerprint, balances } = await readGroupIdentities(services.pool, req.group_id, agentId, batch, cache);
   assertNotArchived(group);
   await assertLedgerAccepted(db, group);
   const fromHandle = req.from_handle ?? actor.handle;
@@ -58,21 +65,26 @@ export async function recordPayment(
     });
   }
   const amount = BigInt(req.amount_minor);
-  if (req.allow_overpayment) batch.guard(group.id, { lock: 'share', active: [payer.agentId, payee.agentId] });
-  else {
-    assertNotOverpaying(group, payer, payee, amount);
-    batch.guard(group.id, {
-      lock: 'share',
-      active: [payer.agentId, payee.agentId],
-      balances: [payer, payee].map((m) => ({
-        agent_id: m.agentId,
-        balance_minor: m.balanceMinor.toString(),
-        balance_pending_minor: m.balancePendingMinor.toString(),
-      })),
-    });
-  }
-  const now = services.now();
   const confirmed = agentId === payee.agentId;
+  // The fingerprint covers the roster: payer and payee are still active members when it matches.
+  const guard: BatchGuard = { lock: 'share', fingerprint };
+  // A pending payment's answer shows the payee's payout methods (pay_with): they must be the ones stored now.
+  if (!confirmed) guard.payout_methods = [{ agent_id: payee.agentId, md5: payee.payoutMethodsMd5 }];
+  if (!req.allow_overpayment && balances) {
+    const withBalance = (m: typeof payer) => ({ ...m, ...balances.get(m.agentId)! });
+    assertNotOverpaying(group, withBalance(payer), withBalance(payee), amount);
+    guard.balances = [payer, payee].map((m) => ({
+      agent_id: m.agentId,
+      balance_minor: balances.get(m.agentId)!.balanceMinor.toString(),
+      balance_pending_minor: balances.get(m.agentId)!.balancePendingMinor.toString(),
+    }));
+  } else if (!req.allow_overpayment) {
+    // No balances in a cached read: the database checks the rule; when it fails the call is decided again on a fresh
+    // read, which answers OVERPAYMENT with what is owed.
+    guard.max_payment = { payer_id: payer.agentId, payee_id: payee.agentId, amount_minor: amount.toString() };
+  }
+  batch.guard(group.id, guard);
+  const now = services.now();
   const p = {
     id: batch.entityId,
     groupId: group.id,

@@ -48,7 +48,7 @@ export const record_payment = previewBatchedWriteTool
       confirmed,
       payeeHandle,
       payoutMethods,
-    } = await recordPayment(ctx.db, ctx.auth, ctx.batch, input, ctx.services);
+    } = await recordPayment(ctx.db, ctx.auth, ctx.batch, input, ctx.services, { dryRun: ctx.dryRun });
     const id = recorded.payment_id;
     const [payment] = await withPayWith(ctx.db, ctx.auth.agentId, [recorded], payoutMethods);
     return {
