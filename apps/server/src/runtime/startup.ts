@@ -116,7 +116,7 @@ export async function startBackground(
   const beforeApp = (fn: () => Promise<void>) => cleanups.splice(cleanups.length - 1, 0, fn);
   if (config.scheduler) beforeApp(startScheduler(services, app.log, config.schedulerIntervalSeconds * 1000, config.eventRetentionDays));
   if (config.webhooks.enabled) {
-    // Loaded after listen: pg-boss is not needed to answer the first request.
+    // Loaded after listen; pg-boss itself only once any webhook endpoint exists (webhook-worker.ts).
     const { startWebhookWorker } = await import('./webhook-worker.ts');
     beforeApp(await startWebhookWorker(services, eventNotifier, { databaseUrl, ...config.webhooks }, app.log));
     mark('webhook worker');

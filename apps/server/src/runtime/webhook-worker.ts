@@ -17,10 +17,10 @@
  *   milliseconds after its event's NOTIFY. Only maxInFlight + 1 workers per instance poll every `pollSeconds`
  *   (retries, jobs queued by an instance that died, re-queued overshoots, a missed wake-up): one endpoint whose
  *   every slot hangs leaves a quick poller for the others. The rest sleep `IDLE_POLL_SECONDS` between wakes.
+ * - pg-boss itself (module, 4 connections, pollers: webhook-queue.ts) starts once any endpoint exists (6 MB of heap).
  */
-import { PgBoss } from 'pg-boss';
-import type { Services } from '@kitty/core';
-import { decodeEventId, disableWebhook, readEvents } from '@kitty/core';
+import type { PgBoss } from 'pg-boss';
+import { decodeEventId, disableWebhook, readEvents, type Services } from '@kitty/core';
 import type { EventNotifier } from './event-notify.ts';
 import { sendWebhook } from './webhook-delivery.ts';
 
@@ -65,25 +65,14 @@ export async function startWebhookWorker(
   log: Log,
 ): Promise<() => Promise<void>> {
   const prisma = services.prisma;
-  // Supervision every 10 s: a job whose instance died (kill -9) is retried once it expires.
-  const boss = new PgBoss({
-    connectionString: opts.databaseUrl,
-    schema: 'pgboss',
-    max: 4,
-    application_name: 'kitty-webhooks',
-    superviseIntervalSeconds: 10,
-  });
-  boss.on('error', (e) => log.error({ err: e }, 'webhook queue error'));
-  await boss.start();
-  await boss.createQueue(QUEUE, {
-    retryLimit: 10_000,
-    retryDelay: opts.retryDelaySeconds,
-    retryBackoff: true,
-    retryDelayMax: opts.retryDelayMaxSeconds,
-    expireInSeconds: Math.ceil(opts.timeoutMs / 1000) + 5,
-    retentionSeconds: opts.retryWindowSeconds + 7 * 86_400,
-    deleteAfterSeconds: 3600,
-  });
+  let boss!: PgBoss; // set by startQueue before any pass queues a job or any worker runs
+  let starting: Promise<void> | undefined;
+  /** pg-boss, its queue and this instance's workers, started once (again on the next pass if starting failed). */
+  const queue = () => (starting ??= startQueue().catch((e: unknown) => ((starting = undefined), Promise.reject(e))));
+  async function startQueue() {
+    boss = await (await import('./webhook-queue.ts')).openWebhookQueue(QUEUE, opts, log);
+    await startWorkers();
+  }
 
   /** Queues test_webhook's pings (rows with queued = false). */
   const queuePings = () =>
@@ -148,15 +137,17 @@ export async function startWebhookWorker(
   // up to 1000 / PASS_SPACING_MS times a second, and through Prisma each run paid its query compiler again.
   const dispatchOnce = async () => {
     const [todo] = (
-      await services.pool.query<{ pings: boolean; hooks: string[] }>({
+      await services.pool.query<{ any: boolean; pings: boolean; hooks: string[] }>({
         name: 'kitty_webhook_todo',
-        text: `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE NOT queued) AS pings,
+        text: `SELECT EXISTS (SELECT 1 FROM webhooks) AS any, EXISTS (SELECT 1 FROM webhook_deliveries WHERE NOT queued) AS pings,
                     ARRAY(SELECT w.id::text FROM webhooks w WHERE NOT w.paused AND w.disabled_at IS NULL
                             AND EXISTS (SELECT 1 FROM event_recipients r
                                         WHERE r.agent_id = w.agent_id AND (r.txid, r.event_id) > (w.cursor_txid, w.cursor_event_id))) AS hooks`,
       })
     ).rows;
-    if (todo?.pings) wake(await queuePings());
+    if (!todo?.any) return; // no endpoint anywhere: pg-boss stays unloaded
+    await queue();
+    if (todo.pings) wake(await queuePings());
     for (const id of todo?.hooks ?? [])
       for (;;) {
         const { read, queued } = await advance(id);
@@ -195,7 +186,6 @@ export async function startWebhookWorker(
   const unsubscribe = notifier.onAnyEvent(dispatch);
   const sweep = setInterval(dispatch, opts.sweepMs ?? 5000);
   sweep.unref();
-  dispatch();
 
   const windowMs = opts.retryWindowSeconds * 1000;
   // Stopping aborts attempts in flight: their jobs fail without counting an attempt and are retried (by any instance).
@@ -216,28 +206,30 @@ export async function startWebhookWorker(
       return rows.length > 0;
     });
 
-  const slots = Math.max(16, opts.maxInFlight * 4);
-  for (let i = 0; i < slots; i++) {
-    let self = '';
-    self = await boss.work<{ delivery_id: string }>(
-      QUEUE,
-      {
-        batchSize: 1,
-        groupConcurrency: opts.maxInFlight,
-        pollingIntervalSeconds: i <= opts.maxInFlight ? (opts.pollSeconds ?? 1) : Math.max(IDLE_POLL_SECONDS, opts.pollSeconds ?? 1),
-      },
-      async ([job]) => {
-        idle.delete(self);
-        try {
-          if (job) await deliver(BigInt(job.data.delivery_id));
-        } finally {
-          // Fetch again at once (pg-boss skips the poll delay of a notified worker): the queue may hold more.
-          idle.add(self);
-          boss.notifyWorker(self);
-        }
-      },
-    );
-    idle.add(self);
+  async function startWorkers() {
+    const slots = Math.max(16, opts.maxInFlight * 4);
+    for (let i = 0; i < slots; i++) {
+      let self = '';
+      self = await boss.work<{ delivery_id: string }>(
+        QUEUE,
+        {
+          batchSize: 1,
+          groupConcurrency: opts.maxInFlight,
+          pollingIntervalSeconds: i <= opts.maxInFlight ? (opts.pollSeconds ?? 1) : Math.max(IDLE_POLL_SECONDS, opts.pollSeconds ?? 1),
+        },
+        async ([job]) => {
+          idle.delete(self);
+          try {
+            if (job) await deliver(BigInt(job.data.delivery_id));
+          } finally {
+            // Fetch again at once (pg-boss skips the poll delay of a notified worker): the queue may hold more.
+            idle.add(self);
+            boss.notifyWorker(self);
+          }
+        },
+      );
+      idle.add(self);
+    }
   }
 
   async function deliver(id: bigint): Promise<void> {
@@ -289,12 +281,20 @@ export async function startWebhookWorker(
     throw new Error(`webhook delivery failed: ${r.error}`);
   }
 
+  // The first pass (now) starts pg-boss when any endpoint exists: jobs left by a stopped instance are retried.
+  dispatch();
   return async () => {
     stopped = true;
     unsubscribe();
     clearInterval(sweep);
     await running;
     stopping.abort();
-    await boss.stop({ graceful: true, timeout: 5000, close: true });
+    if (
+      await starting?.then(
+        () => true,
+        () => false,
+      )
+    )
+      await boss.stop({ graceful: true, timeout: 5000, close: true });
   };
 }

@@ -9,6 +9,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
+import pg from 'pg';
 import { startTestServer, type TestServer } from '../server-harness.ts';
 
 type Got = { path: string; id: string; body: string; headers: http.IncomingHttpHeaders };
@@ -99,7 +100,35 @@ function verify(secret: string, g: Got) {
   return new Webhook(secret).verify(g.body, g.headers as Record<string, string>);
 }
 
+/** Whether pg-boss runs for this server: its schema exists and its connections (application_name kitty-webhooks) are open. */
+async function queueState(): Promise<{ schema: boolean; connections: number }> {
+  const c = new pg.Client({ connectionString: s.databaseUrl });
+  await c.connect();
+  try {
+    const { rows } = await c.query(
+      `SELECT to_regnamespace('pgboss') IS NOT NULL AS schema, (SELECT count(*)::int FROM pg_stat_activity
+         WHERE datname = current_database() AND application_name = 'kitty-webhooks') AS connections`,
+    );
+    return rows[0];
+  } finally {
+    await c.end();
+  }
+}
+
 describe('webhooks', () => {
+  it('pg-boss starts only once an endpoint exists: writes before it leave the queue unloaded', async () => {
+    const bea = await s.agent('bea');
+    const g = (await ok(bea.apiKey, 'create_group', { name: 'Before', currency: 'EUR' })).group.group_id;
+    await ok(bea.apiKey, 'add_expense', { group_id: g, description: 'Tea', amount_minor: 300 });
+    await new Promise((r) => setTimeout(r, 300)); // the dispatcher's passes for those events have run
+    expect(await queueState()).toEqual({ schema: false, connections: 0 });
+    await ok(bea.apiKey, 'create_webhook', { url: `${base}/first` });
+    await ok(bea.apiKey, 'add_expense', { group_id: g, description: 'Cake', amount_minor: 400 });
+    await until(() => at('/first').length > 0);
+    expect(await queueState()).toMatchObject({ schema: true });
+    expect((await queueState()).connections).toBeGreaterThan(0);
+  });
+
   it('delivers the events of list_events, signed, with their ids; pings; the secret is never replayed', async () => {
     const ann = await s.agent('ann');
     const created = await call(ann.apiKey, 'create_webhook', { url: `${base}/a`, idempotency_key: 'wh-create-a-1' });
