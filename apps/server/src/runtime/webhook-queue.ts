@@ -3,7 +3,18 @@
  * instance first has an endpoint to serve: the worker imports this on demand.
  */
 import { PgBoss } from 'pg-boss';
-import type { WebhookWorkerOptions } from './webhook-worker.ts';
+
+/** The queue's settings (KITTY_WEBHOOK_* in the server's configuration). */
+export interface WebhookQueueOptions {
+  databaseUrl: string;
+  /** First retry delay and the largest, seconds (exponential backoff with jitter in between). */
+  retryDelaySeconds: number;
+  retryDelayMaxSeconds: number;
+  /** How long a delivery is retried before it fails and its endpoint is disabled, seconds. */
+  retryWindowSeconds: number;
+  /** One attempt's time limit, ms. */
+  timeoutMs: number;
+}
 
 /**
  * Starts pg-boss on `opts.databaseUrl` (schema `pgboss`, 4 connections) and creates `queue` if missing: a failed job is
@@ -14,7 +25,7 @@ import type { WebhookWorkerOptions } from './webhook-worker.ts';
  */
 export async function openWebhookQueue(
   queue: string,
-  opts: Pick<WebhookWorkerOptions, 'databaseUrl' | 'retryDelaySeconds' | 'retryDelayMaxSeconds' | 'retryWindowSeconds' | 'timeoutMs'>,
+  opts: WebhookQueueOptions,
   log: { error(obj: unknown, msg: string): void },
 ): Promise<PgBoss> {
   const boss = new PgBoss({

@@ -20,6 +20,7 @@
  * - pg-boss itself (module, 4 connections, pollers: webhook-queue.ts) starts once any endpoint exists (6 MB of heap).
  */
 import type { PgBoss } from 'pg-boss';
+import type { WebhookQueueOptions } from './webhook-queue.ts';
 import { decodeEventId, disableWebhook, readEvents, type Services } from '@kitty/core';
 import type { EventNotifier } from './event-notify.ts';
 import { sendWebhook } from './webhook-delivery.ts';
@@ -33,15 +34,8 @@ const PAGE = 100;
  */
 const IDLE_POLL_SECONDS = 30;
 
-export interface WebhookWorkerOptions {
-  databaseUrl: string;
+export interface WebhookWorkerOptions extends WebhookQueueOptions {
   allowLoopback: boolean;
-  /** First retry delay and the largest, seconds (exponential backoff with jitter in between). */
-  retryDelaySeconds: number;
-  retryDelayMaxSeconds: number;
-  /** How long a delivery is retried before it fails and its endpoint is disabled, seconds. */
-  retryWindowSeconds: number;
-  timeoutMs: number;
   maxInFlight: number;
   sweepMs?: number;
   pollSeconds?: number;
