@@ -44,6 +44,8 @@ export interface WebhookWorkerOptions extends WebhookQueueOptions {
 type Log = { error(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void };
 /** Least time between two dispatcher passes (ms): bounds the dispatcher's cost per second under load; adds at most this to a delivery's latency. */
 const PASS_SPACING_MS = 20;
+/** The same while the last pass found no endpoint at all (most deployments): a new deployment's first endpoint waits ≤ 1 s. */
+const NO_ENDPOINT_SPACING_MS = 1000;
 type Tx = Parameters<Parameters<Services['prisma']['$transaction']>[0]>[0];
 
 /** pg-boss statements run on a Prisma interactive transaction. */
@@ -128,7 +130,9 @@ export async function startWebhookWorker(
 
   // One statement, no transaction, when there is nothing to do (the common case on a busy ledger whose agents have no
   // endpoints): are pings waiting, which active endpoints have events past their cursor. Raw pool: under writes it runs
-  // up to 1000 / PASS_SPACING_MS times a second, and through Prisma each run paid its query compiler again.
+  // up to 1000 / PASS_SPACING_MS times a second (once while no endpoint exists), and through Prisma each run paid its
+  // query compiler again.
+  let noEndpoint = false;
   const dispatchOnce = async () => {
     const [todo] = (
       await services.pool.query<{ any: boolean; pings: boolean; hooks: string[] }>({
@@ -139,10 +143,11 @@ export async function startWebhookWorker(
                                         WHERE r.agent_id = w.agent_id AND (r.txid, r.event_id) > (w.cursor_txid, w.cursor_event_id))) AS hooks`,
       })
     ).rows;
-    if (!todo?.any) return; // no endpoint anywhere: pg-boss stays unloaded
+    noEndpoint = !todo?.any;
+    if (!todo?.any) return; // pg-boss stays unloaded, and passes slow down
     await queue();
     if (todo.pings) wake(await queuePings());
-    for (const id of todo?.hooks ?? [])
+    for (const id of todo.hooks)
       for (;;) {
         const { read, queued } = await advance(id);
         wake(queued);
@@ -162,7 +167,7 @@ export async function startWebhookWorker(
       again = true;
       return;
     }
-    const wait = lastPass + PASS_SPACING_MS - performance.now();
+    const wait = lastPass + (noEndpoint ? NO_ENDPOINT_SPACING_MS : PASS_SPACING_MS) - performance.now();
     running = (wait > 0 ? new Promise((r) => setTimeout(r, wait)) : Promise.resolve())
       .then(() => {
         lastPass = performance.now();
