@@ -67,7 +67,13 @@ export async function startWebhookWorker(
   const queue = () => (starting ??= startQueue().catch((e: unknown) => ((starting = undefined), Promise.reject(e))));
   async function startQueue() {
     boss = await (await import('./webhook-queue.ts')).openWebhookQueue(QUEUE, opts, log);
-    await startWorkers();
+    // Workers that failed to start: stop this pg-boss, so the next pass's attempt does not leave it running.
+    try {
+      await startWorkers();
+    } catch (e) {
+      await boss.stop({ close: true }).catch(() => {});
+      throw e;
+    }
   }
 
   /** Queues test_webhook's pings (rows with queued = false). */
@@ -135,16 +141,16 @@ export async function startWebhookWorker(
   let noEndpoint = false;
   const dispatchOnce = async () => {
     const [todo] = (
-      await services.pool.query<{ any: boolean; pings: boolean; hooks: string[] }>({
+      await services.pool.query<{ any_endpoint: boolean; pings: boolean; hooks: string[] }>({
         name: 'kitty_webhook_todo',
-        text: `SELECT EXISTS (SELECT 1 FROM webhooks) AS any, EXISTS (SELECT 1 FROM webhook_deliveries WHERE NOT queued) AS pings,
+        text: `SELECT EXISTS (SELECT 1 FROM webhooks) AS any_endpoint, EXISTS (SELECT 1 FROM webhook_deliveries WHERE NOT queued) AS pings,
                     ARRAY(SELECT w.id::text FROM webhooks w WHERE NOT w.paused AND w.disabled_at IS NULL
                             AND EXISTS (SELECT 1 FROM event_recipients r
                                         WHERE r.agent_id = w.agent_id AND (r.txid, r.event_id) > (w.cursor_txid, w.cursor_event_id))) AS hooks`,
       })
     ).rows;
-    noEndpoint = !todo?.any;
-    if (!todo?.any) return; // pg-boss stays unloaded, and passes slow down
+    noEndpoint = !todo?.any_endpoint;
+    if (!todo?.any_endpoint) return; // pg-boss stays unloaded, and passes slow down
     await queue();
     if (todo.pings) wake(await queuePings());
     for (const id of todo.hooks)
@@ -288,12 +294,7 @@ export async function startWebhookWorker(
     clearInterval(sweep);
     await running;
     stopping.abort();
-    if (
-      await starting?.then(
-        () => true,
-        () => false,
-      )
-    )
-      await boss.stop({ graceful: true, timeout: 5000, close: true });
+    const started = await starting?.then(() => true).catch(() => false);
+    if (started) await boss.stop({ graceful: true, timeout: 5000, close: true });
   };
 }

@@ -100,10 +100,12 @@ function identities({ group, members, refs }: Awaited<ReturnType<typeof readGrou
 }
 
 /**
- * Group `groupId` and its active members for a write by `agentId` that decides on no balances: from `cache` when it
- * holds the group and `agentId` is an active member there (a refusal or a failed guard then decides again on a fresh
- * read), else read in one statement on the raw pool and kept in `cache` (dropped again if the guard fails). The write must send
- * `fingerprint` in its guard. A fresh read also answers the members' balances (`balances`). Errors (on a fresh read): NOT_FOUND (no such group), FORBIDDEN (caller not an active member).
+ * Group `groupId` and its active members for a write by `agentId`: from `cache` when it holds the group and `agentId`
+ * is an active member there (a refusal or a failed guard then decides again on a fresh read), else read in one
+ * statement on the raw pool and kept in `cache` (dropped again if the guard fails). The write must send `fingerprint`
+ * in its guard. Only a fresh read answers the members' balances (`balances`, minor units): a write that decides on
+ * them without one lets its guard check them. Errors (on a fresh read): NOT_FOUND (no such group), FORBIDDEN (caller
+ * not an active member).
  */
 export async function readGroupIdentities(
   pool: Pool,

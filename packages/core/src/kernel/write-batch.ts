@@ -5,11 +5,10 @@
  * function `kitty_apply_batch` (migration 20261123050000_write_batch). It first re-checks, under the group lock, what
  * the decision was based on (the guard), then writes sets in the statement's own transaction. When the guard fails it
  * refuses with SQLSTATE KB001 and nothing is written: the middleware reads and decides again (optimistic concurrency).
- * The rules stay in TypeScript; the one the guard repeats in SQL is the overpayment rule of a payment decided on a
- * cached read without balances (max_payment).
- *
- * Lock order is the one every write follows (kernel/notify.ts): idempotency key, group row,
- * payment row, membership and pair rows in id order, agent rows last in id order. */
+ * The rules stay in TypeScript; the guard repeats one in SQL: the overpayment rule for a payment decided on a cached
+ * read, which has no balances (max_payment). Lock order is the one every write follows (kernel/notify.ts): idempotency
+ * key, group row, payment row, membership and pair rows in id order, agent rows last in id order.
+ */
 import { wakeSenderFor, type Wakes } from './wakes.ts';
 import { hash as sha, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
