@@ -44,8 +44,8 @@ export interface WebhookWorkerOptions extends WebhookQueueOptions {
 type Log = { error(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void };
 /** Least time between two dispatcher passes (ms): bounds the dispatcher's cost per second under load; adds at most this to a delivery's latency. */
 const PASS_SPACING_MS = 20;
-/** The same while the last pass found no endpoint at all (most deployments): a new deployment's first endpoint waits ≤ 1 s. */
-const NO_ENDPOINT_SPACING_MS = 1000;
+/** The same while the last pass found no endpoint at all (most deployments): a deployment's first endpoint waits ≤ 250 ms. */
+const NO_ENDPOINT_SPACING_MS = 250;
 type Tx = Parameters<Parameters<Services['prisma']['$transaction']>[0]>[0];
 
 /** pg-boss statements run on a Prisma interactive transaction. */
