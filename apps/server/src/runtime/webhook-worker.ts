@@ -150,7 +150,7 @@ export async function startWebhookWorker(
       })
     ).rows;
     noEndpoint = !todo?.any_endpoint;
-    if (!todo?.any_endpoint) return; // pg-boss stays unloaded, and passes slow down
+    if (!todo || noEndpoint) return; // pg-boss stays unloaded, and passes slow down
     await queue();
     if (todo.pings) wake(await queuePings());
     for (const id of todo.hooks)

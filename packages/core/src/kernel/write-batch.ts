@@ -5,8 +5,8 @@
  * function `kitty_apply_batch` (migration 20261123050000_write_batch). It first re-checks, under the group lock, what
  * the decision was based on (the guard), then writes sets in the statement's own transaction. When the guard fails it
  * refuses with SQLSTATE KB001 and nothing is written: the middleware reads and decides again (optimistic concurrency).
- * The rules stay in TypeScript; the guard repeats one in SQL: the overpayment rule for a payment decided on a cached
- * read, which has no balances (max_payment). Lock order is the one every write follows (kernel/notify.ts): idempotency
+ * The rules stay in TypeScript; the guard repeats one in SQL: the overpayment rule (max_payment), checked on the
+ * balances as they are when the payment is written (a cached read has none). Lock order is the one every write follows (kernel/notify.ts): idempotency
  * key, group row, payment row, membership and pair rows in id order, agent rows last in id order.
  */
 import { wakeSenderFor, type Wakes } from './wakes.ts';
@@ -31,9 +31,7 @@ export interface BatchGuard {
   fingerprint?: string;
   /** Ids that must still be active members. */
   active?: string[];
-  /** Balances (minor units) as read, for decisions that depend on them (the overpayment check). */
-  balances?: Array<{ agent_id: string; balance_minor: string; balance_pending_minor: string }>;
-  /** A payment decided without balances: amount_minor must not exceed what the payer owes and the payee is owed now (pending counted). */
+  /** The overpayment rule: amount_minor must not exceed what the payer owes and the payee is owed now (pending counted). */
   max_payment?: { payer_id: string; payee_id: string; amount_minor: string };
   /** MD5 of agents' payout methods as stored text (null: none), for an answer that shows them (pay_with). */
   payout_methods?: Array<{ agent_id: string; md5: string | null }>;

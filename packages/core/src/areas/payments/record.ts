@@ -29,9 +29,9 @@ export interface PaymentRequest {
  * or the payee: decides from one read of the group and its members — kept per group in
  * `services.groupReads` (access/group-reads.ts; a preview reads afresh) — and stages the rows in
  * `batch` (one round trip). The guard carries the read's fingerprint; without allow_overpayment
- * also the payer's and payee's balances as read (fresh read: checked here first) or the overpayment
- * rule itself (cached read: checked by the database); for a pending payment the MD5 of the payee's
- * payout methods, which the answer's pay_with shows. Payee recording → confirmed (balances move, the
+ * also the overpayment rule, which the database checks on the balances as they are when it writes
+ * (a fresh read is checked here first, to answer OVERPAYMENT with what is owed); for a pending
+ * payment the MD5 of the payee's payout methods, which the answer's pay_with shows. Payee recording → confirmed (balances move, the
  * payer is told); payer recording → pending (balance_pending moves, the payee gets an item
  * requiring action). Returns the group, the payment (wire shape), whether it is confirmed, the
  * payee's handle, and the members' stored payout methods by agent id (for pay_with).
@@ -70,17 +70,13 @@ export async function recordPayment(
   const guard: BatchGuard = { lock: 'share', fingerprint };
   // A pending payment's answer shows the payee's payout methods (pay_with): they must be the ones stored now.
   if (!confirmed) guard.payout_methods = [{ agent_id: payee.agentId, md5: payee.payoutMethodsMd5 }];
-  if (!req.allow_overpayment && balances) {
-    const withBalance = (m: typeof payer) => ({ ...m, ...balances.get(m.agentId)! });
-    assertNotOverpaying(group, withBalance(payer), withBalance(payee), amount);
-    guard.balances = [payer, payee].map((m) => ({
-      agent_id: m.agentId,
-      balance_minor: balances.get(m.agentId)!.balanceMinor.toString(),
-      balance_pending_minor: balances.get(m.agentId)!.balancePendingMinor.toString(),
-    }));
-  } else if (!req.allow_overpayment) {
-    // No balances in a cached read: the database checks the rule; when it fails the call is decided again on a fresh
-    // read, which answers OVERPAYMENT with what is owed.
+  if (!req.allow_overpayment) {
+    // A fresh read has the balances: refused here with what is owed. The database checks the same rule on the balances
+    // as they are when it writes (a cached read has none); when that fails the call is decided again on a fresh read.
+    if (balances) {
+      const withBalance = (m: typeof payer) => ({ ...m, ...balances.get(m.agentId)! });
+      assertNotOverpaying(group, withBalance(payer), withBalance(payee), amount);
+    }
     guard.max_payment = { payer_id: payer.agentId, payee_id: payee.agentId, amount_minor: amount.toString() };
   }
   batch.guard(group.id, guard);

@@ -2,8 +2,8 @@
 -- carries the group's fingerprint, and two new optional keys check under the group lock what that read cannot vouch for.
 --
 -- - 'max_payment' {payer_id, payee_id, amount_minor}: the overpayment rule on the balances as they are now, with the two
---   member rows locked; the cached read has no balances. On a fresh read the application checks the same rule itself
---   (and answers OVERPAYMENT with what is owed) and sends the balances it read, as before.
+--   member rows locked; the cached read has no balances. On a fresh read the application checks the same rule first
+--   (and answers OVERPAYMENT with what is owed); the guard then holds it for the balances at the time of the write.
 -- - 'payout_methods' [{agent_id, md5}]: the payee's payout methods the answer's pay_with shows, as MD5 of their stored
 --   text, so a changed IBAN is never answered from a cache.
 --
