@@ -66,13 +66,20 @@ export async function benchCpu(kittyUrl: string, bareUrl: string, targetPid: num
     }
     return m;
   };
-  /** Node and PostgreSQL CPU per call of `once` (µs), CALLS sequential calls after 100 warm-up ones. */
-  const measure = async (once: (i: number) => Promise<unknown>) => {
+  /**
+   * Node and PostgreSQL CPU per call of `once` (µs), CALLS sequential calls after 100 warm-up ones. With `profileAs` and
+   * BENCH_PROFILE set, the target writes a CPU profile of the measured calls alone, `cpu-<profileAs>.cpuprofile`
+   * (target.ts; the profiler's own cost is then in the Node figure).
+   */
+  const measure = async (once: (i: number) => Promise<unknown>, profileAs?: string) => {
     for (let i = 0; i < 100; i++) await once(CALLS + i);
+    const profiling = Boolean(profileAs && process.env.BENCH_PROFILE);
+    if (profiling) await fetch(`${bareUrl}/profile/start`, { method: 'POST' });
     const [n0, p0] = [cpuOf(targetPid), await pgCpu()];
     const b0 = process.env.BENCH_CPU_DEBUG ? await perBackend() : undefined;
     for (let i = 0; i < CALLS; i++) await once(i);
     const [n1, p1] = [cpuOf(targetPid), await pgCpu()];
+    if (profiling) await fetch(`${bareUrl}/profile/stop/cpu-${profileAs}`, { method: 'POST' });
     if (b0)
       for (const [pid, x] of await perBackend()) {
         const d = x.t - (b0.get(pid)?.t ?? 0);
@@ -120,14 +127,24 @@ export async function benchCpu(kittyUrl: string, bareUrl: string, targetPid: num
       `| ${tool}: CPU per call vs its ceiling (${ceilingName}) | ${ratio.toFixed(2)}x | report | Kitty: Node ${kitty.node.toFixed(0)} + PostgreSQL ${kitty.pg.toFixed(0)} µs; ceiling: Node ${ceiling.node.toFixed(0)} + PostgreSQL ${ceiling.pg.toFixed(0)} µs |`,
     );
   };
-  row('get_me', await measure(() => http(`${kittyUrl}/v1/tools/get_me`, {}, payer.key)), bareDb, 'bare Fastify route, same query');
-  row('list_currencies', await measure(() => http(`${kittyUrl}/v1/tools/list_currencies`, {}, payer.key)), bare, 'bare static route');
+  row(
+    'get_me',
+    await measure(() => http(`${kittyUrl}/v1/tools/get_me`, {}, payer.key), 'get_me'),
+    bareDb,
+    'bare Fastify route, same query',
+  );
+  row(
+    'list_currencies',
+    await measure(() => http(`${kittyUrl}/v1/tools/list_currencies`, {}, payer.key), 'list_currencies'),
+    bare,
+    'bare static route',
+  );
   const expense = () => ({ group_id: groupId, description: 'Coffee', amount_minor: 1234, idempotency_key: randomUUID() });
   const expenseLimitValues = addExpenseLimitValues(payer.id, ids, 900);
   const expenseLimit = await measure(raw('cpu_limit_add_expense', ADD_EXPENSE_LIMIT, () => expenseLimitValues(groupId)));
   row(
     'add_expense',
-    await measure(() => http(`${kittyUrl}/v1/tools/add_expense`, expense(), payer.key)),
+    await measure(() => http(`${kittyUrl}/v1/tools/add_expense`, expense(), payer.key), 'add_expense'),
     { node: bare.node, pg: expenseLimit.pg },
     'bare route + limit',
   );
@@ -151,7 +168,7 @@ export async function benchCpu(kittyUrl: string, bareUrl: string, targetPid: num
   );
   row(
     'record_payment',
-    await measure(() => http(`${kittyUrl}/v1/tools/record_payment`, payment(), payer.key)),
+    await measure(() => http(`${kittyUrl}/v1/tools/record_payment`, payment(), payer.key), 'record_payment'),
     { node: bare.node, pg: recordLimit.pg },
     'bare route + limit',
   );
@@ -163,8 +180,9 @@ export async function benchCpu(kittyUrl: string, bareUrl: string, targetPid: num
       values: [payee.id, randomUUID(), 'h'.repeat(64), response(900), groupId, pending[i]],
     }),
   );
-  const kittyConfirm = await measure((i) =>
-    http(`${kittyUrl}/v1/tools/confirm_payment`, { payment_id: pending[CALLS + 100 + i], idempotency_key: randomUUID() }, payee.key),
+  const kittyConfirm = await measure(
+    (i) => http(`${kittyUrl}/v1/tools/confirm_payment`, { payment_id: pending[CALLS + 100 + i], idempotency_key: randomUUID() }, payee.key),
+    'confirm_payment',
   );
   row('confirm_payment', kittyConfirm, { node: bare.node, pg: confirmLimit.pg }, 'bare route + limit');
   admin.release();

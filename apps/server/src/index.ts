@@ -3,7 +3,7 @@
  * services → registry → HTTP server. `startKitty` is what `main.ts` and the e2e tests run.
  */
 import { LRUCache } from 'lru-cache';
-import { appRouter, buildRegistry, groupReadWeight, type Services, type Registry } from '@kitty/core';
+import { appRouter, buildRegistry, groupReadWeight, setLocalWakeRoute, type Services, type Registry } from '@kitty/core';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type ServerConfig } from './runtime/config.ts';
 import { ApiKeyAuthenticator } from './auth/api-keys.ts';
@@ -12,6 +12,7 @@ import { buildApp } from './http/app.ts';
 import { InboxSummaryCache } from './runtime/inbox-cache.ts';
 import { subscribeCredentialNotifications } from './auth/credential-notify.ts';
 import { PgListener } from './runtime/pg-listener.ts';
+import { LocalWakes } from './runtime/local-wakes.ts';
 import { EventNotifier } from './runtime/event-notify.ts';
 import { checkPortFree, portProblem } from './runtime/port-check.ts';
 import { AbuseLimiter } from './http/abuse-limits.ts';
@@ -39,6 +40,10 @@ export { loadConfig, type ServerConfig } from './runtime/config.ts';
 export interface RunningKitty {
   /** The inbox summary cache (stats for tests and the benchmark). */
   inboxCache: InboxSummaryCache;
+  /** The instance's LISTEN connection (tests: whether it is trusted yet). */
+  listener: PgListener;
+  /** Wake-ups delivered to this instance alone while no other listens (stats for tests and the benchmark). */
+  localWakes: LocalWakes;
   /** Entry counts of the in-memory caches (soak script): each is bounded. */
   cacheSizes(): Record<string, number>;
   /** Base URL of the server, e.g. http://localhost:3000 (KITTY_BASE_URL, or derived from HOST and PORT: config.ts defaultBaseUrl) */
@@ -208,6 +213,10 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     });
     await listener.start();
     cleanups.push(() => listener.stop());
+    // Batched writes' wake-ups go to this instance alone while no other instance listens (runtime/local-wakes.ts).
+    const localWakes = new LocalWakes(db.pool, listener, { warn: (o, m) => log.current.warn(o, m) });
+    setLocalWakeRoute(db.pool, localWakes);
+    cleanups.push(async () => setLocalWakeRoute(db.pool, undefined));
     mark('listen connection');
     const app = await buildApp({
       ...httpSettings(config, redisStore, db),
@@ -236,6 +245,8 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       registry,
       services,
       inboxCache,
+      listener,
+      localWakes,
       oauthVerifier: verifier,
       cacheSizes,
       startup,

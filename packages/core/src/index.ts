@@ -22,6 +22,7 @@ export { verifyLedger, type LedgerReport } from './areas/ledger/verify.ts';
 export { allocate, convertAmount, pairEdges } from './areas/ledger/split.ts';
 export { planSettlements, EXACT_LIMIT } from './areas/balances/settle.ts';
 export { inboxSummaryFor } from './kernel/inbox-summary.ts';
+export { setLocalWakeRoute, type LocalWakeRoute } from './kernel/wakes.ts';
 export { groupReadWeight } from './access/group-reads.ts';
 export { GET_ME_SQL } from './areas/account/me.ts';
 export * from './access/person-sessions.ts';

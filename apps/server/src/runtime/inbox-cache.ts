@@ -68,8 +68,11 @@ export class InboxSummaryCache {
     }
     this.stats.misses++;
     const epoch = this.epochs.get(agentId) ?? 0;
+    // Cached only if the listener was trusted for the whole read (pg-listener.ts `epoch`) and no notification came.
+    const trusted = this.listener.listening ? this.listener.epoch : undefined;
     const value = await inboxSummaryFor(this.prisma, agentId);
-    if (this.listener.listening && (this.epochs.get(agentId) ?? 0) === epoch) this.cache.set(agentId, { value: value ?? null });
+    if (trusted === this.listener.epoch && this.listener.listening && (this.epochs.get(agentId) ?? 0) === epoch)
+      this.cache.set(agentId, { value: value ?? null });
     return value;
   }
 }

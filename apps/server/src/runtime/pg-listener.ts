@@ -7,7 +7,15 @@
  * when it goes down (`down`: stop trusting what notifications would have dropped) and when it is
  * listening again (`listening`: anything cached before may have missed one). It reconnects by
  * itself with backoff (500 ms, doubling to 30 s); its timers never keep the process alive.
+ *
+ * Other instances see this connection in `pg_stat_activity` (its only statement starts `LISTEN kitty`), and an
+ * instance that sees none delivers its batched writes' wake-ups to itself alone (local-wakes.ts). Such an instance
+ * looks again at least every 1.5 s, so a connection that finds another listener when it starts is trusted only
+ * `TRUST_DELAY_MS` later: until then its subscribers are not told `listening`, and caches are bypassed as while it is
+ * down. A connection that finds none is trusted at once (an instance delivering to itself alone would have been
+ * listening, and so been seen).
  */
+import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 
 /** What one channel's owner does with the connection's events. */
@@ -24,6 +32,15 @@ export interface ChannelSubscriber {
 
 type Log = { warn(obj: unknown, msg: string): void };
 
+/**
+ * Sessions that may be listening on Kitty's channels: every other session of this database whose statement starts
+ * `LISTEN kitty` (an instance's listener, of any version), or whose statement this role may not see.
+ */
+export const OTHER_LISTENERS_SQL = `SELECT count(*)::int FROM pg_stat_activity
+  WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> $1
+    AND (query LIKE 'LISTEN kitty%' OR query = '<insufficient privilege>')`;
+/** Longer than an instance delivering to itself alone may go without looking for listeners (local-wakes.ts: 1.5 s). */
+export const TRUST_DELAY_MS = 2_000;
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
 // Channel names go into LISTEN unquoted: plain lower-case identifiers only.
@@ -37,6 +54,10 @@ export class PgListener {
   private stopped = false;
   private retryMs = FIRST_RETRY_MS;
   private retryTimer: NodeJS.Timeout | undefined;
+  private trustTimer: NodeJS.Timeout | undefined;
+  private pid = 0;
+  private since = 0;
+  private generation = 0;
 
   private readonly databaseUrl: string;
   private readonly log: Log;
@@ -47,9 +68,34 @@ export class PgListener {
     this.log = log;
   }
 
-  /** True while the connection is up and LISTENing on every subscribed channel. */
+  /** True while the connection is up, LISTENing on every subscribed channel, and trusted (see above). */
   get listening(): boolean {
     return this.isListening;
+  }
+
+  /**
+   * Changes each time `listening` does: a value read while listening may be cached only if this is unchanged when the
+   * read ends (a drop and a reconnect during the read would otherwise go unnoticed).
+   */
+  get epoch(): number {
+    return this.generation;
+  }
+
+  /** The connection's backend pid and when its LISTEN returned (`performance.now()` ms), while it is up; else undefined. */
+  get session(): { pid: number; since: number } | undefined {
+    return this.client && this.pid ? { pid: this.pid, since: this.since } : undefined;
+  }
+
+  /**
+   * Hands `payload` to the subscriber of `channel` as if it had arrived on the connection (local-wakes.ts). A
+   * subscriber that throws is logged; the caller goes on.
+   */
+  deliver(channel: string, payload: string): void {
+    try {
+      this.channels.get(channel)?.notify(payload);
+    } catch (err) {
+      this.log.warn({ err, channel }, 'A notification subscriber failed');
+    }
   }
 
   /**
@@ -75,6 +121,7 @@ export class PgListener {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.trustTimer);
     const c = this.client;
     this.client = undefined;
     this.isListening = false;
@@ -84,22 +131,41 @@ export class PgListener {
   private async connect(): Promise<void> {
     if (this.stopped) return;
     const client = new pg.Client({ connectionString: this.databaseUrl });
-    client.on('notification', (msg) => this.channels.get(msg.channel)?.notify(msg.payload ?? ''));
+    client.on('notification', (msg) => this.deliver(msg.channel, msg.payload ?? ''));
     client.on('error', (err) => this.down(client, err));
     client.on('end', () => this.down(client));
     this.client = client;
+    let others: number;
     try {
       await client.connect();
-      // One simple-protocol query: LISTEN on every channel at once.
-      if (this.channels.size > 0) await client.query([...this.channels.keys()].map((c) => `LISTEN ${c}`).join('; '));
+      // One simple-protocol query: LISTEN on every channel at once, then who else may listen (the session shows this
+      // text in pg_stat_activity from the moment it starts; a separate statement would replace it).
+      const listen = [...this.channels.keys()].map((c) => `LISTEN ${c}; `).join('');
+      const results = (await client.query(
+        `${listen}SELECT pg_backend_pid() AS pid, (${OTHER_LISTENERS_SQL.replace('$1', '0')}) AS others`,
+      )) as unknown as pg.QueryResult<{ pid: number; others: number }> | Array<pg.QueryResult<{ pid: number; others: number }>>;
+      const row = (Array.isArray(results) ? results.at(-1)! : results).rows[0]!;
+      [this.pid, others] = [row.pid, row.others];
     } catch (err) {
       if (!this.stopped) this.log.warn({ err, channels: [...this.channels.keys()] }, `LISTEN failed; retrying. ${this.degraded()}`);
       this.down(client);
       return;
     }
     if (this.client !== client) return; // dropped or stopped meanwhile
-    this.isListening = true;
+    this.since = performance.now();
     this.retryMs = FIRST_RETRY_MS;
+    if (others === 0) this.trust(client);
+    else {
+      this.trustTimer = setTimeout(() => this.trust(client), TRUST_DELAY_MS);
+      this.trustTimer.unref();
+    }
+  }
+
+  /** `client` has listened long enough to be seen by every other instance: its subscribers may trust it. */
+  private trust(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.isListening = true;
+    this.generation++;
     for (const s of this.channels.values()) s.listening?.();
   }
 
@@ -108,6 +174,9 @@ export class PgListener {
     if (this.client !== client) return;
     this.client = undefined;
     this.isListening = false;
+    this.generation++;
+    this.pid = 0;
+    clearTimeout(this.trustTimer);
     void release(client);
     for (const s of this.channels.values()) s.down?.();
     if (this.stopped) return;

@@ -11,6 +11,10 @@
  * - `kitty_inbox`: one notification per agent whose inbox counters may have changed (its cached summary is dropped).
  * A lost wake-up delays, never loses: event readers re-read the log periodically; inbox summaries are re-read when
  * their cache entry expires.
+ *
+ * When no other session listens on these channels (one instance: the server's runtime/local-wakes.ts decides), the
+ * wake-ups are handed to this process's own subscribers instead (`LocalWakeRoute`): no statement, no delivery
+ * through PostgreSQL, the same notifications.
  */
 import type { Pool } from 'pg';
 
@@ -26,6 +30,17 @@ const MAX_LISTED = 150;
 /** The `kitty_events` payload for `recipients` (empty string: nothing to send). */
 function eventsPayload(recipients: ReadonlySet<string>): string {
   return recipients.size > MAX_LISTED ? '*' : [...recipients].join(',');
+}
+
+/**
+ * Delivery of wake-ups inside this process, for when nothing else would hear them (set by the server with
+ * `setLocalWakeRoute`). Without one, every wake-up goes through PostgreSQL.
+ */
+export interface LocalWakeRoute {
+  /** True when no other session listens on the wake-up channels, so this process's own subscribers are the only ones. */
+  local(): boolean;
+  /** Hands one notification (`channel`, `payload` as NOTIFY would carry them) to this process's subscriber of `channel`. */
+  deliver(channel: 'kitty_events' | 'kitty_inbox', payload: string): void;
 }
 
 /** Wake-ups waiting for the next statement, and the writes waiting for it to be sent. */
@@ -46,6 +61,8 @@ export class WakeSender {
   private readonly pool: Pool;
   private pending: Pending | undefined;
   private flushing = false;
+  /** Where wake-ups go instead of a statement while it says `local()` (setLocalWakeRoute). */
+  route: LocalWakeRoute | undefined;
 
   constructor(pool: Pool) {
     this.pool = pool;
@@ -57,6 +74,10 @@ export class WakeSender {
    */
   send(wakes: Wakes): Promise<void> {
     if (!wakes.events.size && !wakes.inbox.size) return Promise.resolve();
+    if (this.route?.local()) {
+      deliverHere(this.route, wakes);
+      return Promise.resolve();
+    }
     const p = (this.pending ??= WakeSender.open());
     for (const a of wakes.events) p.events.add(a);
     for (const a of wakes.inbox) p.inbox.add(a);
@@ -91,6 +112,21 @@ export function wakeSenderFor(pool: Pool): WakeSender {
   let s = senders.get(pool);
   if (!s) senders.set(pool, (s = new WakeSender(pool)));
   return s;
+}
+
+/**
+ * Routes the wake-ups of writes through `pool` to `route` while it says `local()` (undefined: always through
+ * PostgreSQL again). The server sets it once its LISTEN connection is up (runtime/local-wakes.ts).
+ */
+export function setLocalWakeRoute(pool: Pool, route: LocalWakeRoute | undefined): void {
+  wakeSenderFor(pool).route = route;
+}
+
+/** The notifications `sendWakes` would send, handed to this process's subscribers (a subscriber's throw stays in it). */
+function deliverHere(route: LocalWakeRoute, wakes: Wakes): void {
+  const events = eventsPayload(wakes.events);
+  if (events) route.deliver('kitty_events', events);
+  for (const agentId of wakes.inbox) route.deliver('kitty_inbox', agentId);
 }
 
 /**

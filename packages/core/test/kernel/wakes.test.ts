@@ -90,3 +90,32 @@ it('wake-ups of concurrent writes share statements, and each write learns when i
   await sender.send({ events: new Set(), inbox: new Set() });
   expect(sent).toHaveLength(2);
 });
+
+it('with a local route that says local, wake-ups go to this process alone (no statement); otherwise through PostgreSQL', async () => {
+  const { WakeSender } = await import('../../src/kernel/wakes.ts');
+  const sent: unknown[] = [];
+  const sender = new WakeSender({ query: async (q: unknown) => (sent.push(q), { rows: [] }) } as never);
+  const delivered: Array<[string, string]> = [];
+  let local = true;
+  sender.route = { local: () => local, deliver: (channel, payload) => void delivered.push([channel, payload]) };
+  await sender.send({ events: new Set(['a', 'b']), inbox: new Set(['a', 'c']) });
+  expect(sent).toEqual([]);
+  expect(delivered).toEqual([
+    ['kitty_events', 'a,b'],
+    ['kitty_inbox', 'a'],
+    ['kitty_inbox', 'c'],
+  ]);
+  // Past 150 recipients, '*' as through PostgreSQL; no event recipients: no kitty_events notification.
+  delivered.length = 0;
+  await sender.send({ events: new Set(Array.from({ length: 151 }, (_, i) => `x${i}`)), inbox: new Set() });
+  await sender.send({ events: new Set(), inbox: new Set(['d']) });
+  expect(delivered).toEqual([
+    ['kitty_events', '*'],
+    ['kitty_inbox', 'd'],
+  ]);
+  local = false;
+  delivered.length = 0;
+  await sender.send({ events: new Set(['a']), inbox: new Set(['a']) });
+  expect(delivered).toEqual([]);
+  expect(sent).toHaveLength(1);
+});
