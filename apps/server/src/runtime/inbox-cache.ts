@@ -9,6 +9,8 @@
  * arrived while it was being read (per-agent epoch), so a cached summary is at most one notification delivery (milliseconds) behind. While the LISTEN
  * connection is down the cache is bypassed and emptied; it reconnects with backoff (pg-listener.ts).
  * Write tools ask with `fresh: true` and always read the database (their own change shows at once).
+ * While no other instance listens, batched writes hand their `kitty_inbox` notifications to this instance directly
+ * (local-wakes.ts), before they answer.
  */
 import { LRUCache } from 'lru-cache';
 import { upTo } from './lru.ts';
