@@ -16,16 +16,16 @@ import { LRUCache } from 'lru-cache';
 import { upTo } from './lru.ts';
 import type { PgListener } from './pg-listener.ts';
 import type { PrismaClient } from '@kitty/db';
-import { inboxSummaryFor, type InboxSummary } from '@kitty/core';
+import { inboxSummaryFor, type InboxSummary, type InboxSummarySource } from '@kitty/core';
 
 const INBOX_CHANNEL = 'kitty_inbox';
 
-export class InboxSummaryCache {
+export class InboxSummaryCache implements InboxSummarySource {
   // 20k summaries ≈ a few MB; an evicted agent's summary is read again from its row (one indexed read).
   private readonly cache = new LRUCache<string, { value: InboxSummary | null }>({ ...upTo(20_000), ttl: 5 * 60_000 });
   private readonly epochs = new LRUCache<string, number>(upTo(100_000));
-  /** Counters for tests and the benchmark. */
-  readonly stats = { hits: 0, misses: 0, invalidations: 0 };
+  /** Counters for tests and the benchmark (`writeHits`: batched writes answered with a cached summary). */
+  readonly stats = { hits: 0, misses: 0, invalidations: 0, writeHits: 0 };
 
   private readonly listener: PgListener;
   private readonly prisma: PrismaClient;
@@ -59,7 +59,7 @@ export class InboxSummaryCache {
     this.epochs.set(agentId, (this.epochs.get(agentId) ?? 0) + 1);
   }
 
-  /** The summary for `agentId`; `fresh` skips the cache (after a write). */
+  /** The summary for `agentId`; `fresh` skips the cache (after a write) and stores what it read. */
   async get(agentId: string, opts: { fresh: boolean }): Promise<InboxSummary | undefined> {
     if (!opts.fresh && this.listener.listening) {
       const hit = this.cache.get(agentId);
@@ -69,12 +69,41 @@ export class InboxSummaryCache {
       }
     }
     this.stats.misses++;
-    const epoch = this.epochs.get(agentId) ?? 0;
-    // Cached only if the listener was trusted for the whole read (pg-listener.ts `epoch`) and no notification came.
-    const trusted = this.listener.listening ? this.listener.epoch : undefined;
+    const mark = this.mark(agentId);
     const value = await inboxSummaryFor(this.prisma, agentId);
-    if (trusted === this.listener.epoch && this.listener.listening && (this.epochs.get(agentId) ?? 0) === epoch)
-      this.cache.set(agentId, { value: value ?? null });
+    this.remember(agentId, value ?? null, mark);
     return value;
   }
+
+  /**
+   * The cached summary while the listener is trusted (null: nothing unread or to do), else undefined; reads nothing.
+   * A batched write that cannot change the caller's inbox answers with it (core kernel/caller-summary.ts).
+   */
+  peek(agentId: string): InboxSummary | null | undefined {
+    if (!this.listener.listening) return undefined;
+    const hit = this.cache.get(agentId);
+    if (hit) this.stats.writeHits++;
+    return hit?.value;
+  }
+
+  /** Taken before a summary is read: the listener's and the agent's epochs (undefined while the listener is not trusted). */
+  mark(agentId: string): ReadMark | undefined {
+    return this.listener.listening ? { listener: this.listener.epoch, agent: this.epochs.get(agentId) ?? 0 } : undefined;
+  }
+
+  /**
+   * Stores `value`, read after `mark` was taken, only if the listener was trusted for the whole read and no
+   * notification about the agent arrived meanwhile (it would have been about a change the read may not show).
+   */
+  remember(agentId: string, value: InboxSummary | null, mark: unknown): void {
+    const m = mark as ReadMark | undefined;
+    if (m && this.listener.listening && this.listener.epoch === m.listener && (this.epochs.get(agentId) ?? 0) === m.agent)
+      this.cache.set(agentId, { value });
+  }
+}
+
+/** What `mark` takes: the listener's epoch (pg-listener.ts) and the agent's notification count. */
+interface ReadMark {
+  listener: number;
+  agent: number;
 }

@@ -83,7 +83,7 @@ export interface Services {
    * (kernel/inbox-summary.ts). The server plugs in a cache invalidated by PostgreSQL NOTIFY.
    * `fresh: true` (after a write tool) must not answer from a cache.
    */
-  inboxSummaries?: { get(agentId: string, opts: { fresh: boolean }): Promise<InboxSummary | undefined> };
+  inboxSummaries?: InboxSummarySource;
   /** Wakes event-feed readers (the server: PostgreSQL LISTEN kitty_events). Absent → readers poll. */
   eventWaiter?: EventWaiter;
   /**
@@ -94,6 +94,21 @@ export interface Services {
   groupReads?: KeyedCache<object>;
   /** Resolves webhook host names (tests fake DNS with it). Absent → the system resolver. */
   resolveHost?: (hostname: string) => Promise<Array<{ address: string; family: number }>>;
+}
+
+/** The inbox summaries of callers (the server: a per-process cache dropped by notifications, runtime/inbox-cache.ts). */
+export interface InboxSummarySource {
+  /** The agent's summary; `fresh: true` reads the database (and may store what it read). */
+  get(agentId: string, opts: { fresh: boolean }): Promise<InboxSummary | undefined>;
+  /**
+   * The agent's summary as cached now, if the cache can vouch for it (null: nothing unread or to do); undefined when
+   * it cannot. A batched write that cannot change the caller's inbox answers with it (kernel/caller-summary.ts).
+   */
+  peek?(agentId: string): InboxSummary | null | undefined;
+  /** Taken before a summary is read: `remember` then stores what was read only if nothing dropped the agent's since. */
+  mark?(agentId: string): unknown;
+  /** Stores `value`, read after `mark` was taken, unless a notification about the agent arrived in between. */
+  remember?(agentId: string, value: InboxSummary | null, mark: unknown): void;
 }
 
 /** A bounded in-process cache by string key (least recently used entries are dropped first). */

@@ -1,7 +1,6 @@
 /**
- * tRPC setup: the base procedures every tool is built from, and the middlewares that
- * enforce authentication, scopes and idempotency with one transaction per write.
- * Tools never repeat these rules: `writeTool` also declares the `idempotency_key` argument.
+ * tRPC setup: the base procedures every tool is built from, and the middlewares that enforce authentication, scopes
+ * and idempotency with one transaction per write. Tools never repeat these rules: `writeTool` also declares the `idempotency_key` argument.
  */
 import { hash as sha } from 'node:crypto';
 import { initTRPC } from '@trpc/server';
@@ -12,7 +11,8 @@ import { requiredScope, type ToolMeta } from './meta.ts';
 import { ToolError, validationError, isKnownRollback, outcomeUnknownError } from './errors.ts';
 import { idempotencyKey } from './text.ts';
 import { beginInboxCounters, flushInboxCounters } from './notify.ts';
-import { WriteBatch, applyBatch, StaleBatchError, callEntityId } from './write-batch.ts';
+import { WriteBatch, callEntityId } from './write-batch.ts';
+import { applyBatch, StaleBatchError } from './apply-batch.ts';
 import { dryRunArg, PreviewRollback, isDryRun, previewOf } from './preview.ts';
 import { addDeltas, balanceChanges, trackBalanceDeltas, type BalanceDeltas } from './balance-changes.ts';
 
@@ -200,7 +200,7 @@ const batchedWriteTx = t.middleware(async ({ ctx, meta, path, input, getRawInput
   const raw = await getRawInput();
   const hash = requestHash(raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {});
   const agentId = ctx.auth!.agentId;
-  const { pool } = ctx.services;
+  const { pool, inboxSummaries } = ctx.services;
   const call = { path, key, hash, mode } as const;
   const lookup = async () => {
     const stored = await pool.query<{ request_hash: string; response: unknown }>({
@@ -238,7 +238,7 @@ const batchedWriteTx = t.middleware(async ({ ctx, meta, path, input, getRawInput
     const response = mode === 'never_replay' ? { never_replayed: true } : result.data;
     let outcome;
     try {
-      outcome = await applyBatch(pool, batch, { agent_id: agentId, tool: path, key, request_hash: hash, response });
+      outcome = await applyBatch(pool, batch, { agent_id: agentId, tool: path, key, request_hash: hash, response }, inboxSummaries);
     } catch (e) {
       if (e instanceof StaleBatchError) {
         batch.forgetCachedReads('stale');

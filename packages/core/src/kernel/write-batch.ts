@@ -9,19 +9,13 @@
  * balances as they are when the payment is written (a cached read has none). Lock order is the one every write follows (kernel/notify.ts): idempotency
  * key, group row, payment row, membership and pair rows in id order, agent rows last in id order.
  */
-import { wakeSenderFor, type Wakes } from './wakes.ts';
+import type { Wakes } from './wakes.ts';
 import { hash as sha, randomUUID } from 'node:crypto';
-import type { Pool } from 'pg';
-import type { Db, InboxSummary } from './context.ts';
-import { finishSummary } from './inbox-calls.ts';
+import type { Db } from './context.ts';
 import { inboxRow, type InboxEvent } from './notify.ts';
 import { activityRow, type ActivityEntry } from './activity.ts';
 import { eventDoc, type EventSpec } from './events.ts';
-import { outcomeUnknownError } from './errors.ts';
 import { noteBalanceDeltas } from './balance-changes.ts';
-
-/** SQLSTATE raised by kitty_apply_batch when the guard no longer holds. */
-const STALE_SQLSTATE = 'KB001';
 
 /** What a batched write's decision was based on; re-checked by the database under the group lock. */
 export interface BatchGuard {
@@ -175,14 +169,21 @@ export class WriteBatch {
 
   /**
    * Whom this batch's commit should wake (kernel/wakes.ts): the event recipients' feeds, and the inboxes of the
-   * agents whose counters it changes, of the event recipients (an action item of theirs may be resolved) and of `actorId`.
+   * agents whose counters it changes; when it resolves items, also of the event recipients and `actorId` (an action
+   * item of theirs may be resolved). No other row of a batch changes an inbox summary.
    */
   wakes(actorId: string | undefined): Wakes {
     const events = new Set<string>();
     for (const e of this.events) for (const r of e.recipients) events.add(r);
-    const inbox = new Set<string>([...this.counters.keys(), ...events]);
-    if (actorId) inbox.add(actorId);
+    const inbox = new Set<string>(
+      this.resolves.length ? [...this.counters.keys(), ...events, ...(actorId ? [actorId] : [])] : this.counters.keys(),
+    );
     return { events, inbox };
+  }
+
+  /** True when this batch cannot change `agentId`'s inbox summary: no counter of theirs changes and no item is resolved. */
+  leavesInboxOf(agentId: string): boolean {
+    return !this.resolves.length && !this.counters.has(agentId);
   }
 
   /** The document kitty_apply_batch takes (see its migration for the keys). */
@@ -232,56 +233,6 @@ export function callEntityId(agentId: string, tool: string, key: string, request
   h[8] = (h[8]! & 0x3f) | 0x80;
   const x = h.subarray(0, 16).toString('hex');
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
-}
-
-/** The guard no longer held when the batch reached the database: nothing was written; read and decide again. */
-export class StaleBatchError extends Error {
-  constructor(cause: unknown) {
-    super('the state this write was decided on changed before it was written', { cause });
-  }
-}
-
-/** 'applied' carries the caller's inbox summary after the write (null: nothing unread or to do; only with an idempotency record). */
-export type BatchOutcome =
-  { status: 'applied'; inbox: InboxSummary | null } | { status: 'duplicate'; request_hash: string; response: unknown };
-
-/**
- * Writes `batch` (and `idempotency`, when given) in one statement, i.e. one transaction and one
- * round trip. Returns 'applied', or 'duplicate' with the stored record when the idempotency key
- * was already stored (nothing else was written). Throws StaleBatchError when the guard no longer
- * held (nothing written); other PostgreSQL errors as pg reports them (also nothing written);
- * the INTERNAL outcome-unknown error (details.outcome "unknown") when the connection was lost
- * after the statement was sent.
- */
-export async function applyBatch(pool: Pool, batch: WriteBatch, idempotency?: BatchIdempotency): Promise<BatchOutcome> {
-  const client = await pool.connect(); // a failure here sent nothing: it propagates as the database being unavailable
-  let released = false;
-  try {
-    // kitty_apply_batch with its notifications kept out of the write's commit; sent right after it (kernel/wakes.ts).
-    const r = await client.query<{ outcome: BatchOutcome }>({
-      name: 'kitty_apply_batch',
-      text: 'SELECT kitty_apply_batch_quiet($1::jsonb) AS outcome',
-      values: [JSON.stringify(batch.toDocument(idempotency))],
-    });
-    const outcome = r.rows[0]!.outcome;
-    if (outcome.status !== 'applied') return outcome;
-    client.release();
-    released = true;
-    // Sent after the commit, together with the wake-ups of writes committed at the same time (kernel/wakes.ts).
-    await wakeSenderFor(pool).send(batch.wakes(idempotency?.agent_id));
-    return { ...outcome, inbox: finishSummary(outcome.inbox) };
-  } catch (e) {
-    const code = (e as { code?: unknown }).code;
-    if (code === STALE_SQLSTATE) throw new StaleBatchError(e);
-    // A PostgreSQL error (it carries a SQLSTATE) means the statement, and so the write, was rolled back.
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) throw e;
-    // The statement was sent and no answer came (connection lost): it may or may not have committed.
-    client.release(e instanceof Error ? e : true);
-    released = true;
-    throw outcomeUnknownError(e);
-  } finally {
-    if (!released) client.release();
-  }
 }
 
 /**

@@ -37,8 +37,22 @@ it('a batched write wakes the event recipients and the changed inboxes, after it
   expect(events).toHaveLength(1);
   expect(new Set(events[0]!.payload.split(','))).toEqual(new Set([ann!.agentId, bob!.agentId, cid!.agentId]));
   const inbox = new Set(heard.filter((n) => n.channel === 'kitty_inbox').map((n) => n.payload));
-  // bob and cid got an inbox item; ann (the actor) is woken too
-  expect(inbox).toEqual(new Set([ann!.agentId, bob!.agentId, cid!.agentId]));
+  // bob and cid got an inbox item; ann's inbox (the actor's) did not change, so her cached summary stays
+  expect(inbox).toEqual(new Set([bob!.agentId, cid!.agentId]));
+});
+
+it('a write that resolves an action item also wakes the actor and the event recipients (their counters change in the database)', async () => {
+  const [ann, bob, cid] = await Promise.all(['ann', 'bob', 'cid'].map((p) => h.agent(p)));
+  const g = await groupWith(h, [ann!, bob!, cid!]);
+  const pay = await h.call(ann!, 'record_payment', { group_id: g, to_handle: bob!.handle, amount_minor: 500, allow_overpayment: true });
+  await settle();
+  heard.length = 0;
+  await h.call(bob!, 'confirm_payment', { payment_id: pay.payment.payment_id });
+  await settle();
+  const inbox = new Set(heard.filter((n) => n.channel === 'kitty_inbox').map((n) => n.payload));
+  // bob's "confirm this payment" item was resolved (his counters drop): he is woken, as is ann (told it was confirmed)
+  expect(inbox).toContain(bob!.agentId);
+  expect(inbox).toContain(ann!.agentId);
 });
 
 it('kitty_apply_batch_quiet sends nothing from inside the write; kitty_apply_batch (interactive paths) still does', async () => {

@@ -202,4 +202,29 @@ describe('the inbox summary a batched write answers with', () => {
     expect(confirmed.inbox).toEqual(await inboxSummaryFor(h.services.prisma, a.agentId));
     expect(confirmed.inbox?.requires_action ?? 0).toBe(0);
   });
+
+  it("is not read when the document says the caller's summary is cached (summary_cached): inbox null, the rest written", async () => {
+    const [a, b] = [await h.agent('sa'), await h.agent('sb')];
+    const g = await groupWith(h, [a, b]);
+    const doc = (key: string, cached: boolean) =>
+      JSON.stringify({
+        idempotency: { agent_id: a.agentId, tool: 'test', key, request_hash: 'h', response: {} },
+        group_id: g,
+        counters: [{ agent_id: b.agentId, unread: 1, requires_action: 0 }],
+        ...(cached ? { summary_cached: true } : {}),
+      });
+    const apply = async (key: string, cached: boolean) =>
+      (
+        await h.services.pool.query<{ o: { status: string; inbox: unknown } }>('SELECT kitty_apply_batch($1::jsonb) AS o', [
+          doc(key, cached),
+        ])
+      ).rows[0]!.o;
+    const { inboxSummaryFor } = await import('../../src/index.ts');
+    expect(await inboxSummaryFor(h.services.prisma, a.agentId)).toBeDefined(); // a has something unread (b joined)
+    expect(await apply(randomUUID(), false)).toMatchObject({ status: 'applied', inbox: { unread: expect.any(Number) } });
+    expect(await apply(randomUUID(), true)).toEqual({ status: 'applied', inbox: null });
+    // The counters were still applied both times.
+    const row = await h.services.pool.query<{ n: number }>('SELECT inbox_unread AS n FROM agents WHERE id = $1', [b.agentId]);
+    expect(row.rows[0]!.n).toBeGreaterThanOrEqual(2);
+  });
 });

@@ -1,0 +1,108 @@
+/**
+ * The caller's inbox summary on a batched write's answer (core kernel/caller-summary.ts): a write that cannot change
+ * the caller's inbox answers with the summary the instance has cached (the statement reads none), and a summary the
+ * statement did read is kept for the next call; a write that changes the caller's inbox always answers what the
+ * database holds after it.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../server-harness.ts';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > end) return v;
+    await sleep(10);
+  }
+}
+
+/** ann, bo and a group of the two. */
+async function pair() {
+  const [ann, bo] = [await s.agent('ann'), await s.agent('bo')];
+  const g = (await ann.client.create_group({ name: 'Flat', currency: 'EUR' })).group.group_id;
+  const code = (await ann.client.create_invite({ group_id: g, max_uses: 1 })).invite.code;
+  await bo.client.join_group({ code });
+  return { ann, bo, g };
+}
+
+it('a write that leaves the caller inbox alone answers with the cached summary, the same one the database holds', async () => {
+  const { ann, bo, g } = await pair();
+  // ann has one unread item (bo joined); her summary is read and cached by get_me.
+  const me = await ann.client.get_me();
+  expect(me.inbox?.unread).toBeGreaterThan(0);
+  const writeHits = s.kitty.inboxCache.stats.writeHits;
+  const first = await ann.client.add_expense({ group_id: g, description: 'Bread', amount_minor: 350 });
+  expect(s.kitty.inboxCache.stats.writeHits).toBe(writeHits + 1);
+  expect(first.inbox).toEqual(me.inbox);
+  // Nothing about ann changed: the next write answers from the cache too.
+  const second = await ann.client.add_expense({ group_id: g, description: 'Milk', amount_minor: 120 });
+  expect(s.kitty.inboxCache.stats.writeHits).toBe(writeHits + 2);
+  expect(second.inbox).toEqual(me.inbox);
+
+  // bo's message to ann changes her inbox (a trigger's notification drops her cached summary): her next write
+  // answers what the database holds, read by its own statement.
+  await ann.client.add_contact({ handle: bo.handle });
+  await bo.client.add_contact({ handle: ann.handle });
+  await bo.client.send_message({ to_handle: ann.handle, body: 'rent is due' });
+  const after = await eventually(
+    () => ann.client.add_expense({ group_id: g, description: 'Eggs', amount_minor: 200 }),
+    (r) => (r.inbox?.unread ?? 0) > (me.inbox?.unread ?? 0),
+    2000,
+  );
+  const fresh = await ann.client.get_me();
+  expect(after.inbox?.unread).toBe(fresh.inbox?.unread);
+  expect(after.inbox?.unread).toBeGreaterThan(me.inbox?.unread ?? 0);
+});
+
+it('a summary a write read is kept: the next write and read of the same caller use it', async () => {
+  const { ann, bo, g } = await pair();
+  await ann.client.add_contact({ handle: bo.handle });
+  await bo.client.add_contact({ handle: ann.handle });
+  // bo's message changes ann's inbox: its notification drops whatever summary of hers was cached.
+  await bo.client.send_message({ to_handle: ann.handle, body: 'hello' });
+  await eventually(
+    async () => s.kitty.inboxCache.peek(ann.agentId),
+    (v) => v === undefined,
+    2000,
+  );
+  const writeHits = s.kitty.inboxCache.stats.writeHits;
+  const hits = s.kitty.inboxCache.stats.hits;
+  // The first write reads it in its statement (nothing cached), and keeps it.
+  const first = await ann.client.add_expense({ group_id: g, description: 'Tea', amount_minor: 300 });
+  expect(first.inbox?.unread).toBeGreaterThan(0);
+  expect(s.kitty.inboxCache.stats.writeHits).toBe(writeHits);
+  const second = await ann.client.add_expense({ group_id: g, description: 'Coffee', amount_minor: 300 });
+  expect(s.kitty.inboxCache.stats.writeHits).toBe(writeHits + 1);
+  expect(second.inbox).toEqual(first.inbox);
+  expect((await ann.client.get_me()).inbox).toEqual(first.inbox);
+  expect(s.kitty.inboxCache.stats.hits).toBe(hits + 1);
+});
+
+it('a write that changes the caller inbox answers what the database holds after it, never the cached summary', async () => {
+  const { ann, bo, g } = await pair();
+  await bo.client.mark_inbox_read({ all: true });
+  const pay = await ann.client.record_payment({ group_id: g, to_handle: bo.handle, amount_minor: 500, allow_overpayment: true });
+  // bo has one action item (confirm the payment); his summary is cached.
+  const before = await eventually(
+    () => bo.client.get_me(),
+    (r) => r.inbox?.requires_action === 1,
+    2000,
+  );
+  expect(before.inbox?.requires_action).toBe(1);
+  const writeHits = s.kitty.inboxCache.stats.writeHits;
+  // Confirming resolves that item: the answer shows it gone, read by the write's own statement.
+  const confirmed = await bo.client.confirm_payment({ payment_id: pay.payment.payment_id });
+  expect(s.kitty.inboxCache.stats.writeHits).toBe(writeHits);
+  expect(confirmed.inbox?.requires_action ?? 0).toBe(0);
+  expect((await bo.client.get_me()).inbox?.requires_action ?? 0).toBe(0);
+});

@@ -1,0 +1,75 @@
+/**
+ * Sends a batched write to the database: `kitty_apply_batch_quiet` with the batch's document (write-batch.ts), one
+ * statement and one transaction, then the wake-ups after its commit (wakes.ts), and the caller's inbox summary for the
+ * answer (caller-summary.ts).
+ */
+import type { Pool } from 'pg';
+import type { InboxSummary, InboxSummarySource } from './context.ts';
+import { finishSummary } from './inbox-calls.ts';
+import { finishCallerSummary, planCallerSummary } from './caller-summary.ts';
+import { wakeSenderFor } from './wakes.ts';
+import { outcomeUnknownError } from './errors.ts';
+import type { BatchIdempotency, WriteBatch } from './write-batch.ts';
+
+/** SQLSTATE raised by kitty_apply_batch when the guard no longer holds. */
+const STALE_SQLSTATE = 'KB001';
+
+/** The guard no longer held when the batch reached the database: nothing was written; read and decide again. */
+export class StaleBatchError extends Error {
+  constructor(cause: unknown) {
+    super('the state this write was decided on changed before it was written', { cause });
+  }
+}
+
+/** 'applied' carries the caller's inbox summary after the write (null: nothing unread or to do; only with an idempotency record). */
+export type BatchOutcome =
+  { status: 'applied'; inbox: InboxSummary | null } | { status: 'duplicate'; request_hash: string; response: unknown };
+
+/**
+ * Writes `batch` (and `idempotency`, when given) in one statement, i.e. one transaction and one
+ * round trip. Returns 'applied', or 'duplicate' with the stored record when the idempotency key
+ * was already stored (nothing else was written). Throws StaleBatchError when the guard no longer
+ * held (nothing written); other PostgreSQL errors as pg reports them (also nothing written);
+ * the INTERNAL outcome-unknown error (details.outcome "unknown") when the connection was lost
+ * after the statement was sent.
+ */
+export async function applyBatch(
+  pool: Pool,
+  batch: WriteBatch,
+  idempotency?: BatchIdempotency,
+  summaries?: InboxSummarySource,
+): Promise<BatchOutcome> {
+  const caller = idempotency?.agent_id;
+  const plan = caller ? planCallerSummary(summaries, caller, batch.leavesInboxOf(caller)) : undefined;
+  const client = await pool.connect(); // a failure here sent nothing: it propagates as the database being unavailable
+  let released = false;
+  try {
+    const doc = batch.toDocument(idempotency);
+    if (plan?.cached !== undefined) doc.summary_cached = true; // answered from the cache (kernel/caller-summary.ts)
+    // kitty_apply_batch with its notifications kept out of the write's commit; sent right after it (kernel/wakes.ts).
+    const r = await client.query<{ outcome: BatchOutcome }>({
+      name: 'kitty_apply_batch',
+      text: 'SELECT kitty_apply_batch_quiet($1::jsonb) AS outcome',
+      values: [JSON.stringify(doc)],
+    });
+    const outcome = r.rows[0]!.outcome;
+    if (outcome.status !== 'applied') return outcome;
+    client.release();
+    released = true;
+    // Sent after the commit, together with the wake-ups of writes committed at the same time (kernel/wakes.ts).
+    await wakeSenderFor(pool).send(batch.wakes(caller));
+    const inbox = finishSummary(outcome.inbox);
+    return { ...outcome, inbox: caller && plan ? finishCallerSummary(summaries, caller, plan, inbox) : inbox };
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    if (code === STALE_SQLSTATE) throw new StaleBatchError(e);
+    // A PostgreSQL error (it carries a SQLSTATE) means the statement, and so the write, was rolled back.
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) throw e;
+    // The statement was sent and no answer came (connection lost): it may or may not have committed.
+    client.release(e instanceof Error ? e : true);
+    released = true;
+    throw outcomeUnknownError(e);
+  } finally {
+    if (!released) client.release();
+  }
+}
