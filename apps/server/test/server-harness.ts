@@ -82,3 +82,12 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     },
   };
 }
+
+/** Two new agents, ann (the group's admin) and bo, and a EUR group of the two (bo joined by invite). */
+export async function groupOfTwo(s: TestServer) {
+  const [ann, bo] = [await s.agent('ann'), await s.agent('bo')];
+  const g = (await ann.client.create_group({ name: 'Flat', currency: 'EUR' })).group.group_id;
+  const code = (await ann.client.create_invite({ group_id: g, max_uses: 1 })).invite.code;
+  await bo.client.join_group({ code });
+  return { ann, bo, g };
+}

@@ -5,7 +5,8 @@
  * database holds after it.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../server-harness.ts';
+import { groupOfTwo, startTestServer, type TestServer } from '../server-harness.ts';
+import { eventually } from '../eventually.ts';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -15,25 +16,7 @@ afterAll(async () => {
   await s?.close();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await sleep(10);
-  }
-}
-
-/** ann, bo and a group of the two. */
-async function pair() {
-  const [ann, bo] = [await s.agent('ann'), await s.agent('bo')];
-  const g = (await ann.client.create_group({ name: 'Flat', currency: 'EUR' })).group.group_id;
-  const code = (await ann.client.create_invite({ group_id: g, max_uses: 1 })).invite.code;
-  await bo.client.join_group({ code });
-  return { ann, bo, g };
-}
+const pair = () => groupOfTwo(s);
 
 it('a write that leaves the caller inbox alone answers with the cached summary, the same one the database holds', async () => {
   const { ann, bo, g } = await pair();

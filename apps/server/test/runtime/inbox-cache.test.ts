@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createKittyClient } from '@kitty/client';
 import { startKitty, type RunningKitty } from '../../src/index.ts';
 import { startTestServer, type TestServer } from '../server-harness.ts';
+import { eventually } from '../eventually.ts';
 
 let s: TestServer;
 let second: RunningKitty;
@@ -26,15 +27,6 @@ afterAll(async () => {
   await second?.close();
   await s?.close();
 });
-
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 3000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 it('serves repeated reads from the cache and drops it when another instance changes the inbox', async () => {
   const ann = await s.agent('ann');

@@ -10,7 +10,8 @@ import { createKittyClient } from '@kitty/client';
 import { startKitty, type RunningKitty } from '../../src/index.ts';
 import { TRUST_DELAY_MS } from '../../src/runtime/pg-listener.ts';
 import { FRESH_MS } from '../../src/runtime/local-wakes.ts';
-import { QUIET_TEST_CONFIG, startTestServer, type TestServer } from '../server-harness.ts';
+import { QUIET_TEST_CONFIG, groupOfTwo, startTestServer, type TestServer } from '../server-harness.ts';
+import { eventually, sleep } from '../eventually.ts';
 
 let s: TestServer;
 /** Names of the prepared statements the instance's pool ran with pool.query (wake-ups, reads; not applyBatch's client). */
@@ -29,23 +30,9 @@ afterAll(async () => {
   await s?.close();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await sleep(10);
-  }
-}
-
 /** ann, bo and a group of the two; ann's inbox read and its summary cached on `s`. */
 async function pair() {
-  const [ann, bo] = [await s.agent('ann'), await s.agent('bo')];
-  const g = (await ann.client.create_group({ name: 'Flat', currency: 'EUR' })).group.group_id;
-  const code = (await ann.client.create_invite({ group_id: g, max_uses: 1 })).invite.code;
-  await bo.client.join_group({ code });
+  const { ann, bo, g } = await groupOfTwo(s);
   await ann.client.mark_inbox_read({ all: true });
   expect((await ann.client.get_me()).inbox).toBeUndefined();
   return { ann, bo, g };

@@ -7,6 +7,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../server-harness.ts';
+import { eventually } from '../eventually.ts';
 
 let s: TestServer;
 let sql: pg.Client;
@@ -28,15 +29,6 @@ const listenConnections = async () =>
       `SELECT pid, query FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()`,
     )
   ).rows as Array<{ pid: number; query: string }>;
-
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const getMeStatus = async (apiKey: string) => (await s.http('/v1/tools/get_me', { body: {}, apiKey })).status;
 
