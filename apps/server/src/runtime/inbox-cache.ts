@@ -61,12 +61,10 @@ export class InboxSummaryCache implements InboxSummarySource {
 
   /** The summary for `agentId`; `fresh` skips the cache (after a write) and stores what it read. */
   async get(agentId: string, opts: { fresh: boolean }): Promise<InboxSummary | undefined> {
-    if (!opts.fresh && this.listener.listening) {
-      const hit = this.cache.get(agentId);
-      if (hit) {
-        this.stats.hits++;
-        return hit.value ?? undefined;
-      }
+    const hit = opts.fresh ? undefined : this.entry(agentId);
+    if (hit) {
+      this.stats.hits++;
+      return hit.value ?? undefined;
     }
     this.stats.misses++;
     const mark = this.mark(agentId);
@@ -80,10 +78,14 @@ export class InboxSummaryCache implements InboxSummarySource {
    * A batched write that cannot change the caller's inbox answers with it (core kernel/caller-summary.ts).
    */
   peek(agentId: string): InboxSummary | null | undefined {
-    if (!this.listener.listening) return undefined;
-    const hit = this.cache.get(agentId);
+    const hit = this.entry(agentId);
     if (hit) this.stats.writeHits++;
     return hit?.value;
+  }
+
+  /** The agent's cache entry, used only while the listener is trusted (pg-listener.ts). */
+  private entry(agentId: string): { value: InboxSummary | null } | undefined {
+    return this.listener.listening ? this.cache.get(agentId) : undefined;
   }
 
   /** Taken before a summary is read: the listener's and the agent's epochs (undefined while the listener is not trusted). */

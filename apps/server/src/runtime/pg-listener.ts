@@ -36,9 +36,11 @@ type Log = { warn(obj: unknown, msg: string): void };
  * Sessions that may be listening on Kitty's channels: every other session of this database whose statement starts
  * `LISTEN kitty` (an instance's listener, of any version), or whose statement this role may not see.
  */
-export const OTHER_LISTENERS_SQL = `SELECT count(*)::int FROM pg_stat_activity
-  WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> $1
+const OTHER_LISTENERS = `SELECT count(*)::int FROM pg_stat_activity
+  WHERE datname = current_database() AND pid <> pg_backend_pid()
     AND (query LIKE 'LISTEN kitty%' OR query = '<insufficient privilege>')`;
+/** The same, also leaving out the session `$1` (an instance's own listener, counted from its pool: local-wakes.ts). */
+export const OTHER_LISTENERS_SQL = `${OTHER_LISTENERS} AND pid <> $1`;
 /** Longer than an instance delivering to itself alone may go without looking for listeners (local-wakes.ts: 1.5 s). */
 export const TRUST_DELAY_MS = 2_000;
 const FIRST_RETRY_MS = 500;
@@ -141,9 +143,8 @@ export class PgListener {
       // One simple-protocol query: LISTEN on every channel at once, then who else may listen (the session shows this
       // text in pg_stat_activity from the moment it starts; a separate statement would replace it).
       const listen = [...this.channels.keys()].map((c) => `LISTEN ${c}; `).join('');
-      const results = (await client.query(
-        `${listen}SELECT pg_backend_pid() AS pid, (${OTHER_LISTENERS_SQL.replace('$1', '0')}) AS others`,
-      )) as unknown as pg.QueryResult<{ pid: number; others: number }> | Array<pg.QueryResult<{ pid: number; others: number }>>;
+      const results = (await client.query(`${listen}SELECT pg_backend_pid() AS pid, (${OTHER_LISTENERS}) AS others`)) as unknown as
+        pg.QueryResult<{ pid: number; others: number }> | Array<pg.QueryResult<{ pid: number; others: number }>>;
       const row = (Array.isArray(results) ? results.at(-1)! : results).rows[0]!;
       [this.pid, others] = [row.pid, row.others];
     } catch (err) {
