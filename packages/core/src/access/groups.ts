@@ -121,21 +121,16 @@ const GROUP_ACCESS_FROM = `FROM groups g
   LEFT JOIN memberships m ON m.group_id = g.id AND m.agent_id = $2::uuid
   WHERE g.id = $1::uuid`;
 const GROUP_ACCESS_SQL = `SELECT ${GROUP_ACCESS_COLUMNS} ${GROUP_ACCESS_FROM}`;
-/**
- * The group access columns plus the group's active members with their balances (minor units as text) and
- * payout methods, in joining order: the select list of every read made for a batched write (`g` is the group).
- */
-export const GROUP_FOR_WRITE_COLUMNS = `${GROUP_ACCESS_COLUMNS},
+/** The group access columns, the group's read version and its active members with their balances (minor units as
+ * text) and payout methods, in joining order: what a batched write reads (readGroupForWrite). */
+const GROUP_FOR_WRITE_COLUMNS = `${GROUP_ACCESS_COLUMNS}, g.read_version::text AS read_version,
   (SELECT coalesce(json_agg(json_build_object('id', ma.id, 'handle', ma.handle, 'display_name', ma.display_name,
             'balance_minor', mm.balance_minor::text, 'balance_pending_minor', mm.balance_pending_minor::text,
             'payout_methods', ma.payout_methods, 'payout_methods_md5', md5(ma.payout_methods::text))
           ORDER BY mm.joined_at, mm.agent_id), '[]'::json)
      FROM memberships mm JOIN agents ma ON ma.id = mm.agent_id
     WHERE mm.group_id = g.id AND mm.left_at IS NULL) AS members`;
-/** Joins for GROUP_FOR_WRITE_COLUMNS: the group's creator `a` and the caller's membership `m` ($2 = agent id). */
-export const GROUP_FOR_WRITE_JOINS = `JOIN agents a ON a.id = g.created_by
-  LEFT JOIN memberships m ON m.group_id = g.id AND m.agent_id = $2::uuid`;
-const GROUP_FOR_WRITE_SQL = `SELECT ${GROUP_FOR_WRITE_COLUMNS} FROM groups g ${GROUP_FOR_WRITE_JOINS} WHERE g.id = $1::uuid`;
+const GROUP_FOR_WRITE_SQL = `SELECT ${GROUP_FOR_WRITE_COLUMNS} ${GROUP_ACCESS_FROM}`;
 
 /**
  * Loads a group (with its creator) and the caller's active membership in one statement — this
@@ -208,7 +203,9 @@ export async function readGroupForWrite(pool: Pool, groupId: string, agentId: st
 }
 
 /** A row selected with GROUP_FOR_WRITE_COLUMNS. */
-export type GroupForWriteRow = GroupMembershipRow & {
+type GroupForWriteRow = GroupMembershipRow & {
+  /** The group's read_version (bigint as text): what a write's guard compares when it decided on a cached read. */
+  read_version: string;
   members: Array<{
     id: string;
     handle: string;
@@ -222,7 +219,7 @@ export type GroupForWriteRow = GroupMembershipRow & {
 };
 
 /** readGroupForWrite's answer from a row selected with GROUP_FOR_WRITE_COLUMNS (undefined: no such group → NOT_FOUND). */
-export function groupForWrite(r: GroupForWriteRow | undefined, groupId: string, agentId: string) {
+function groupForWrite(r: GroupForWriteRow | undefined, groupId: string, agentId: string) {
   const access = groupAccess(r, groupId, agentId);
   const members = r!.members.map((x) => ({
     agentId: x.id,
@@ -237,6 +234,8 @@ export function groupForWrite(r: GroupForWriteRow | undefined, groupId: string, 
   }));
   return {
     ...access,
+    /** The group's version as read (bigint as text; groups.read_version, bumped by triggers). */
+    readVersion: r!.read_version,
     /** Active members by handle, in joining order. */
     members: new Map(members.map((x) => [x.handle, x])),
     /** The same members as agent references by id (to answer without loading agents). */

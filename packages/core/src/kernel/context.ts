@@ -89,7 +89,7 @@ export interface Services {
   /**
    * Where batched writes may take the read of their group from, by group id (the server: an LRU per process).
    * Absent → every write reads its group. A write decided on a cached read is checked by its guard against the
-   * group's fingerprint (access/group-reads.ts) and decided again on a fresh read when the group changed.
+   * group's version (access/group-reads.ts) and decided again on a fresh read when the group changed.
    */
   groupReads?: KeyedCache<object>;
   /** Resolves webhook host names (tests fake DNS with it). Absent → the system resolver. */

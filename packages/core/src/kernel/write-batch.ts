@@ -21,8 +21,11 @@ import { noteBalanceDeltas } from './balance-changes.ts';
 export interface BatchGuard {
   /** 'share' for writes that only add to balances (concurrent ones proceed), 'update' to serialise with every writer of the group. */
   lock: 'share' | 'update';
-  /** The group's fingerprint as read (access/group-reads.ts): its name, kind, member count, direct key, creator and active members with their handles and display names. */
-  fingerprint?: string;
+  /**
+   * The group's version as read (`groups.read_version`, bigint as text; access/group-reads.ts): bumped whenever its
+   * name, kind, member count, direct key, creator or active members with their handles and display names change.
+   */
+  read_version?: string;
   /** Ids that must still be active members. */
   active?: string[];
   /** The overpayment rule: amount_minor must not exceed what the payer owes and the payee is owed now (pending counted). */

@@ -1,14 +1,14 @@
 /**
  * add_expense may decide on a read of its group kept in memory (access/group-reads.ts). These tests change the group
  * behind that cache's back — through the tools, or with plain SQL as another server instance would — and check that
- * the next write answers and writes what a fresh read would have given: the write's guard compares the fingerprint of
- * what it decided on with kitty_group_fingerprint, computed in the database.
+ * the next write answers and writes what a fresh read would have given: the write's guard compares the group's version
+ * as read with groups.read_version, which triggers bump whenever what a decision may use changes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createHarness, type Harness, type TestAgent } from '../harness.ts';
 import { groupWith, expectLedgerOk, balancesOf } from '../ledger-helpers.ts';
-import { groupFingerprint, readGroupIdentities } from '../../src/access/group-reads.ts';
+import { readGroupIdentities } from '../../src/access/group-reads.ts';
 import { WriteBatch } from '../../src/kernel/write-batch.ts';
 
 let h: Harness;
@@ -20,39 +20,93 @@ afterAll(async () => {
 });
 
 const sql = (text: string, values: unknown[]) => h.services.pool.query(text, values);
-const dbFingerprint = async (groupId: string) =>
-  (await sql('SELECT kitty_group_fingerprint($1::uuid) AS f', [groupId])).rows[0].f as string | null;
 const addExpense = (agent: TestAgent, groupId: string, extra: Record<string, unknown> = {}) =>
   h.call(agent, 'add_expense', { group_id: groupId, description: 'Lunch', amount_minor: 1200, ...extra });
 /** The text of `agent`'s newest inbox item. */
 const newestItem = async (agent: TestAgent) => (await h.call(agent, 'get_inbox', {})).items[0].text as string;
 
-describe('the fingerprint of a group', () => {
-  it('is the same computed from a read in TypeScript and from the tables in PostgreSQL, whatever the names hold', async () => {
-    const names = ['Trip', 'Ferien 🏖️ in Zürich', 'e\u0301te\u0301 ~ 3:14', '東京旅行', 'שלום "quotes" \\ back', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢'];
-    for (const name of names) {
-      const agents = [await h.agent('fa'), await h.agent('fb'), await h.agent('fc')];
-      const g = await groupWith(h, agents, 'EUR', name.slice(0, 80));
-      await h.call(agents[1]!, 'update_me', { display_name: `${name.slice(0, 20)} · ß` });
-      const read = await readGroupIdentities(h.services.pool, g, agents[0]!.agentId, new WriteBatch(), undefined);
-      expect(read.group.name).toBe(name.slice(0, 80));
-      expect(read.fingerprint, name).toBe(await dbFingerprint(g));
-      expect(groupFingerprint(read.group, read.members.values())).toBe(read.fingerprint);
-    }
+const readVersion = async (groupId: string) =>
+  (await sql('SELECT read_version::text AS v FROM groups WHERE id = $1', [groupId])).rows[0].v as string;
+/** kitty_apply_batch with only a guard (a share lock on group `g` plus `guard`) for `agent`; its status, or the SQLSTATE it raised. */
+const guardOnly = async (agent: TestAgent, g: string, guard: Record<string, unknown>) => {
+  const doc = {
+    idempotency: { agent_id: agent.agentId, tool: 'test', key: randomUUID(), request_hash: 'h', response: {} },
+    group_id: g,
+    guard: { lock: 'share', ...guard },
+  };
+  try {
+    return (await sql('SELECT kitty_apply_batch($1::jsonb) AS o', [JSON.stringify(doc)])).rows[0].o.status as string;
+  } catch (e) {
+    return (e as { code: string }).code;
+  }
+};
+
+describe('the read version of a group', () => {
+  it('is what the read answers, and moves with each field a decision may use, not with balances or a description', async () => {
+    const [a, b, c] = [await h.agent('va'), await h.agent('vb'), await h.agent('vc')];
+    const g = await groupWith(h, [a, b]);
+    const read = await readGroupIdentities(h.services.pool, g, a.agentId, new WriteBatch(), undefined);
+    expect(read.readVersion).toBe(await readVersion(g));
+    let last = read.readVersion;
+    /** Runs `change`, then says whether the group's version moved. */
+    const moved = async (change: () => Promise<unknown>) => {
+      await change();
+      const now = await readVersion(g);
+      const was = last;
+      last = now;
+      return now !== was;
+    };
+    expect(await moved(() => addExpense(a, g))).toBe(false); // balances, counters, inbox items
+    expect(await moved(() => h.call(a, 'update_group', { group_id: g, description: 'Only words' }))).toBe(false);
+    expect(await moved(() => h.call(b, 'update_me', { description: 'About me' }))).toBe(false);
+    expect(await moved(() => h.call(a, 'update_group', { group_id: g, name: 'Renamed' }))).toBe(true);
+    expect(await moved(() => h.call(b, 'update_me', { display_name: 'Bea · ß 東京' }))).toBe(true);
+    expect(await moved(() => h.call(c, 'update_me', { display_name: 'Not a member' }))).toBe(false);
+    const invite = await h.call(a, 'create_invite', { group_id: g, max_uses: 1 });
+    expect(await moved(() => h.call(c, 'join_group', { code: invite.invite.code }))).toBe(true);
+    expect(await moved(() => h.call(c, 'leave_group', { group_id: g }))).toBe(true);
+    expect(await moved(() => h.call(c, 'update_me', { display_name: 'Left already' }))).toBe(false);
+    // Plain SQL, as another instance or an operator would change the rows: the triggers still see it.
+    expect(await moved(() => sql(`UPDATE agents SET display_name = display_name || '!' WHERE id = $1`, [a.agentId]))).toBe(true);
+    expect(await moved(() => sql(`UPDATE memberships SET left_at = now() WHERE group_id = $1 AND agent_id = $2`, [g, b.agentId]))).toBe(
+      true,
+    );
+    expect(await moved(() => sql(`UPDATE memberships SET balance_minor = balance_minor WHERE group_id = $1`, [g]))).toBe(false);
+    expect(await moved(() => sql(`UPDATE groups SET members_can_edit = false WHERE id = $1`, [g]))).toBe(false);
   });
 
-  it('is the same for a direct ledger (direct key set), and changes with each field it sums up', async () => {
-    const [a, b] = [await h.agent('da'), await h.agent('db')];
-    await groupWith(h, [a, b]); // they share a group: either may open a direct ledger with the other
-    const opened = await h.call(a, 'open_direct_group', { handle: b.handle, currency: 'EUR' });
-    const g = opened.group.group_id as string;
-    const read = await readGroupIdentities(h.services.pool, g, a.agentId, new WriteBatch(), undefined);
-    expect(read.group.directKey).not.toBeNull();
-    expect(read.fingerprint).toBe(await dbFingerprint(g));
-    const before = read.fingerprint;
-    await sql(`UPDATE agents SET display_name = display_name || '!' WHERE id = $1`, [a.agentId]);
-    expect(await dbFingerprint(g)).not.toBe(before);
-    expect(await dbFingerprint(randomUUID())).toBeNull();
+  it("is the guard's test: a write naming an older version writes nothing (KB001); the fingerprint key of the previous version still works", async () => {
+    const [a, b] = [await h.agent('ka'), await h.agent('kb')];
+    const g = await groupWith(h, [a, b]);
+    const v = await readVersion(g);
+    expect(await guardOnly(a, g, { read_version: v })).toBe('applied');
+    await h.call(a, 'update_group', { group_id: g, name: 'Moved on' });
+    expect(await guardOnly(a, g, { read_version: v })).toBe('KB001');
+    expect(await guardOnly(a, g, { read_version: await readVersion(g) })).toBe('applied');
+    // An instance of the previous version, during a deploy, sends the fingerprint computed from its read.
+    const fingerprint = (await sql('SELECT kitty_group_fingerprint($1::uuid) AS f', [g])).rows[0].f as string;
+    expect(await guardOnly(a, g, { fingerprint })).toBe('applied');
+    expect(await guardOnly(a, g, { fingerprint: fingerprint.replace(/^./, (x) => (x === '0' ? '1' : '0')) })).toBe('KB001');
+  });
+
+  it('a display-name change waits for a write holding the group before it locks its agent row (no deadlock)', async () => {
+    const [a, b] = [await h.agent('xa'), await h.agent('xb')];
+    const g = await groupWith(h, [a, b]);
+    // A write in progress, as kitty_apply_batch holds it: the group locked FOR SHARE; it will update b's inbox counters.
+    const write = await h.services.pool.connect();
+    try {
+      await write.query('BEGIN');
+      await write.query('SELECT 1 FROM groups WHERE id = $1 FOR SHARE', [g]);
+      const rename = h.call(b, 'update_me', { display_name: 'Bea Waits' });
+      await new Promise((r) => setTimeout(r, 300)); // update_me is now waiting for the group
+      // Had update_me locked b's row first (then the group, in the trigger), this would wait for it: a deadlock.
+      await write.query(`SET LOCAL lock_timeout = '5s'`);
+      await write.query('UPDATE agents SET inbox_unread = inbox_unread + 1 WHERE id = $1', [b.agentId]);
+      await write.query('COMMIT');
+      expect((await rename).agent.display_name).toBe('Bea Waits');
+    } finally {
+      write.release();
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 /**
- * Round trips of the hot writes: each decides from one read (the group with its members, or the
- * payment with its group; the group read of add_expense and record_payment is kept per group: access/group-reads.ts) and writes with one statement (kitty_apply_batch), then sends its wake-ups after
+ * Round trips of the hot writes: each decides from one read (the group with its members; confirm/reject/cancel_payment
+ * first read the payment; that group read is kept per group: access/group-reads.ts) and writes with one statement (kitty_apply_batch), then sends its wake-ups after
  * the commit in one more (kitty_wakes, outside the write's transaction); create_group needs no read. Counted on the pg client every query of Kitty goes through (Prisma's adapter included).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,7 +60,7 @@ describe('hot writes: one read, one write', () => {
     expect(s).toEqual(['kitty_apply_batch', 'kitty_wakes']);
   });
 
-  it('confirm_payment, reject_payment and cancel_payment read the payment with its group in one statement', async () => {
+  it('confirm_payment, reject_payment and cancel_payment read the payment alone, its group from the cache', async () => {
     for (const [tool, by] of [
       ['confirm_payment', ana],
       ['reject_payment', ana],
@@ -75,8 +75,19 @@ describe('hot writes: one read, one write', () => {
       expect(answer.payment.status, tool).toBe(
         { confirm_payment: 'confirmed', reject_payment: 'rejected', cancel_payment: 'cancelled' }[tool],
       );
-      expect(s, tool).toEqual(['kitty_read_payment_for_write', 'kitty_apply_batch', 'kitty_wakes']);
+      expect(s, tool).toEqual(['kitty_read_payment', 'kitty_apply_batch', 'kitty_wakes']);
     }
+  });
+
+  it('confirm_payment into a group no write has read yet: the payment, then the group (kept for the next writes)', async () => {
+    const g3 = await groupWith(h, [ana, ben]);
+    const p = (await h.call(ben, 'record_payment', { group_id: g3, to_handle: ana.handle, amount_minor: 100, allow_overpayment: true }))
+      .payment;
+    h.services.groupReads?.delete(g3);
+    const s = await statements(() => h.call(ana, 'confirm_payment', { payment_id: p.payment_id }));
+    expect(s).toEqual(['kitty_read_payment', 'kitty_read_group_for_write', 'kitty_apply_batch', 'kitty_wakes']);
+    const next = await statements(() => h.call(ana, 'add_expense', { group_id: g3, description: 'Cake', amount_minor: 500 }));
+    expect(next).toEqual(['kitty_apply_batch', 'kitty_wakes']);
   });
 
   it('confirm_payment still answers NOT_FOUND for an unknown payment and FORBIDDEN to a non-member', async () => {

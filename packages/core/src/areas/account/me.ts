@@ -78,12 +78,20 @@ export async function getMe(pool: Pool, agentId: string, now: Date) {
 /**
  * Changes `actor`'s display_name, description ("" clears it) and/or payout_methods (replaces the list).
  * Returns the agent (wire shape) and the payout methods as stored.
+ *
+ * A new display name bumps the version of every group the agent is an active member of (a trigger on agents:
+ * groups.read_version, which writes decided on a cached read of their group compare). Those groups are locked first,
+ * in id order, so this call locks as a write does (the group, then agent rows) and the two cannot deadlock.
  */
 export async function updateMe(
   db: Db,
   actor: Pick<Actor, 'agentId'>,
   input: { display_name?: string | undefined; description?: string | undefined; payout_methods?: PayoutMethod[] | undefined },
 ) {
+  if (input.display_name !== undefined) {
+    await db.$executeRaw`SELECT 1 FROM groups WHERE id IN (
+      SELECT group_id FROM memberships WHERE agent_id = ${actor.agentId}::uuid AND left_at IS NULL) ORDER BY id FOR NO KEY UPDATE`;
+  }
   const agent = await db.agent.update({
     where: { id: actor.agentId },
     data: {

@@ -51,7 +51,7 @@ export interface NewExpense {
  * Adds `req` to group `req.group_id` on behalf of `actor`: decides from one read of
  * the group and its members (from `services.groupReads` when it holds them, except for a preview:
  * `opts.dryRun`) and stages every row in `batch` (written in one round trip by the write middleware,
- * guarded by the fingerprint of what it decided on: access/group-reads.ts). With repeat, a recurrence row is staged
+ * guarded by the version of the group it decided on: access/group-reads.ts). With repeat, a recurrence row is staged
  * first (the first copy is index 1; this expense is index 0). Returns the group and the expense
  * (wire shape, amounts in minor units), answered from what will be written.
  * Errors: NOT_FOUND (group), FORBIDDEN (not a member), GROUP_ARCHIVED, DIRECT_LEDGER_NOT_ACCEPTED,
@@ -70,7 +70,7 @@ export async function addExpense(
   const now = services.now();
   // A preview reads afresh: it is not sent, so no guard would catch a cached read that is out of date.
   const cache = opts.dryRun ? undefined : services.groupReads;
-  const { group, members, refs, fingerprint } = await readGroupIdentities(services.pool, req.group_id, agentId, batch, cache);
+  const { group, members, refs, readVersion } = await readGroupIdentities(services.pool, req.group_id, agentId, batch, cache);
   assertNotArchived(group);
   await assertLedgerAccepted(db, group);
   let spec: ExpenseSpec;
@@ -104,7 +104,7 @@ export async function addExpense(
     ...foreign,
   };
   const date = req.date ?? todayUtc(now);
-  batch.guard(group.id, { lock: 'share', fingerprint });
+  batch.guard(group.id, { lock: 'share', read_version: readVersion });
 
   let recurrenceId: string | null = null;
   let recurrence: ExpenseRow['recurrence'] = null;

@@ -28,7 +28,7 @@ export interface PaymentRequest {
  * Records `req` in group `req.group_id` on behalf of `actor`, who must be the payer
  * or the payee: decides from one read of the group and its members — kept per group in
  * `services.groupReads` (access/group-reads.ts; a preview reads afresh) — and stages the rows in
- * `batch` (one round trip). The guard carries the read's fingerprint; without allow_overpayment
+ * `batch` (one round trip). The guard carries the group's version as read; without allow_overpayment
  * also the overpayment rule, which the database checks on the balances as they are when it writes
  * (a fresh read is checked here first, to answer OVERPAYMENT with what is owed); for a pending
  * payment the MD5 of the payee's payout methods, which the answer's pay_with shows. Payee recording → confirmed (balances move, the
@@ -50,7 +50,7 @@ export async function recordPayment(
   const agentId = actor.agentId;
   // A preview reads afresh: it is not sent, so no guard would catch a cached read that is out of date.
   const cache = opts.dryRun ? undefined : services.groupReads;
-  const { group, members, refs, fingerprint, balances } = await readGroupIdentities(services.pool, req.group_id, agentId, batch, cache);
+  const { group, members, refs, readVersion, balances } = await readGroupIdentities(services.pool, req.group_id, agentId, batch, cache);
   assertNotArchived(group);
   await assertLedgerAccepted(db, group);
   const fromHandle = req.from_handle ?? actor.handle;
@@ -66,8 +66,8 @@ export async function recordPayment(
   }
   const amount = BigInt(req.amount_minor);
   const confirmed = agentId === payee.agentId;
-  // The fingerprint covers the roster: payer and payee are still active members when it matches.
-  const guard: BatchGuard = { lock: 'share', fingerprint };
+  // The group's version covers the roster: payer and payee are still active members when it matches.
+  const guard: BatchGuard = { lock: 'share', read_version: readVersion };
   // A pending payment's answer shows the payee's payout methods (pay_with): they must be the ones stored now.
   if (!confirmed) guard.payout_methods = [{ agent_id: payee.agentId, md5: payee.payoutMethodsMd5 }];
   if (!req.allow_overpayment) {

@@ -8,7 +8,7 @@ import type { Pool } from 'pg';
 import type { Db, Services } from '../../kernel/context.ts';
 import type { Actor } from '../../kernel/actor.ts';
 import { ToolError } from '../../kernel/errors.ts';
-import { GROUP_FOR_WRITE_COLUMNS, GROUP_FOR_WRITE_JOINS, groupForWrite, type GroupForWriteRow } from '../../access/groups.ts';
+import { readGroupIdentities } from '../../access/group-reads.ts';
 import { formatMinor } from '../../kernel/money.ts';
 import type { WriteBatch } from '../../kernel/write-batch.ts';
 import { LedgerDelta } from '../ledger/effects.ts';
@@ -23,69 +23,66 @@ const RESOLUTIONS: Record<PaymentResolution, { role: 'payer' | 'payee'; verb: st
   cancelled: { role: 'payer', verb: 'cancel', notifyKind: null },
 };
 
-/** The payment with its group, the caller's membership and the group's members (access/groups.ts): $1 = payment id, $2 = agent id. */
-const PAYMENT_FOR_WRITE_SQL = `SELECT p.id AS p_id, p.payer_id AS p_payer_id, p.payee_id AS p_payee_id, p.amount_minor::text AS p_amount_minor,
-    p.note AS p_note, p.status AS p_status, p.recorded_by AS p_recorded_by, p.created_at AS p_created_at,
-    p.updated_at AS p_updated_at, p.resolved_at AS p_resolved_at, ${GROUP_FOR_WRITE_COLUMNS}
-  FROM payments p JOIN groups g ON g.id = p.group_id ${GROUP_FOR_WRITE_JOINS}
-  WHERE p.id = $1::uuid`;
+/** The payment as stored, minor units as text: $1 = payment id. */
+const PAYMENT_FOR_WRITE_SQL = `SELECT id, group_id, payer_id, payee_id, amount_minor::text AS amount_minor, note, status, recorded_by,
+    created_at, updated_at, resolved_at
+  FROM payments WHERE id = $1::uuid`;
 
-/**
- * The payment as stored (minor units as bigint) and, from the same statement on the raw pool, what
- * readGroupForWrite answers for its group. NOT_FOUND when there is no such payment; then NOT_FOUND /
- * FORBIDDEN as readGroupForWrite (the caller is not an active member of the payment's group).
- */
-async function readPaymentForWrite(pool: Pool, paymentId: string, agentId: string) {
-  const { rows } = await pool.query<
-    GroupForWriteRow & {
-      p_id: string;
-      p_payer_id: string;
-      p_payee_id: string;
-      p_amount_minor: string;
-      p_note: string | null;
-      p_status: string;
-      p_recorded_by: string;
-      p_created_at: Date;
-      p_updated_at: Date;
-      p_resolved_at: Date | null;
-    }
-  >({ name: 'kitty_read_payment_for_write', text: PAYMENT_FOR_WRITE_SQL, values: [paymentId, agentId] });
+/** The payment as stored (minor units as bigint), read on the raw pool. Errors: NOT_FOUND (no such payment). */
+async function readPaymentForWrite(pool: Pool, paymentId: string) {
+  const { rows } = await pool.query<{
+    id: string;
+    group_id: string;
+    payer_id: string;
+    payee_id: string;
+    amount_minor: string;
+    note: string | null;
+    status: string;
+    recorded_by: string;
+    created_at: Date;
+    updated_at: Date;
+    resolved_at: Date | null;
+  }>({ name: 'kitty_read_payment', text: PAYMENT_FOR_WRITE_SQL, values: [paymentId] });
   const r = rows[0];
   if (!r) throw paymentNotFound(paymentId);
-  const payment = {
-    id: r.p_id,
-    groupId: r.id,
-    payerId: r.p_payer_id,
-    payeeId: r.p_payee_id,
-    amountMinor: BigInt(r.p_amount_minor),
-    note: r.p_note,
-    status: r.p_status,
-    recordedById: r.p_recorded_by,
-    createdAt: r.p_created_at,
-    updatedAt: r.p_updated_at,
-    resolvedAt: r.p_resolved_at,
+  return {
+    id: r.id,
+    groupId: r.group_id,
+    payerId: r.payer_id,
+    payeeId: r.payee_id,
+    amountMinor: BigInt(r.amount_minor),
+    note: r.note,
+    status: r.status,
+    recordedById: r.recorded_by,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    resolvedAt: r.resolved_at,
   };
-  return { payment, ...groupForWrite(r, r.id, agentId) };
 }
 
 /**
  * Moves pending payment `req.payment_id` to `req.to` (confirmed | rejected | cancelled) on behalf of `actor`:
- * decides from one read of the payment with its group, and stages the change in `batch`
- * (one round trip; the payment must still be pending when it is written, else the call is
- * decided again and answers PAYMENT_NOT_PENDING). `req.reason` (reject only) is appended to the
- * payer's notification and kept in the activity.
- * Errors: NOT_FOUND, FORBIDDEN (not a member; wrong party), PAYMENT_NOT_PENDING.
+ * decides from a read of the payment and the read of its group that add_expense and record_payment use — kept per
+ * group in `services.groupReads` (access/group-reads.ts; a preview reads afresh), so into a busy group the payment is
+ * the only row read — and stages the change in `batch` (one round trip). The guard carries the group's version as read;
+ * the payment must still be pending when it is written, else the call is decided again and answers
+ * PAYMENT_NOT_PENDING. `req.reason` (reject only) is appended to the payer's notification and kept in the activity.
+ * Errors: NOT_FOUND (no such payment), FORBIDDEN (not an active member of its group; wrong party), PAYMENT_NOT_PENDING.
  */
 export async function transitionPayment(
   db: Db,
   actor: Pick<Actor, 'agentId' | 'handle'>,
   batch: WriteBatch,
   req: { payment_id: string; to: PaymentResolution; reason?: string | undefined },
-  services: Pick<Services, 'pool' | 'now'>,
+  services: Pick<Services, 'pool' | 'now' | 'groupReads'>,
+  opts: { dryRun?: boolean } = {},
 ) {
   const { payment_id: paymentId, to } = req;
   const agentId = actor.agentId;
-  const { payment: p, group, refs } = await readPaymentForWrite(services.pool, paymentId, agentId);
+  const p = await readPaymentForWrite(services.pool, paymentId);
+  // A preview reads afresh: it is not sent, so no guard would catch a cached read that is out of date.
+  const cache = opts.dryRun ? undefined : services.groupReads;
+  const { group, refs, readVersion } = await readGroupIdentities(services.pool, p.groupId, agentId, batch, cache);
   const { role, verb, notifyKind } = RESOLUTIONS[to];
   const owner = role === 'payee' ? p.payeeId : p.payerId;
   if (owner !== agentId) {
@@ -97,6 +94,7 @@ export async function transitionPayment(
   const now = services.now();
   batch.guard(group.id, {
     lock: 'share',
+    read_version: readVersion,
     active: to === 'confirmed' ? [p.payerId, p.payeeId] : [agentId],
     payment: { id: p.id, from_status: 'pending', to_status: to, at: now.toISOString() },
   });

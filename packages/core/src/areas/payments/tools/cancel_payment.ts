@@ -21,7 +21,9 @@ export const cancel_payment = batchedWriteTool
   .input(z.strictObject({ payment_id: paymentId }))
   .output(builtOutput(output({ payment: paymentSchema })))
   .mutation(async ({ ctx, input }) => {
-    const { group, payment } = await transitionPayment(ctx.db, ctx.auth, ctx.batch, { ...input, to: 'cancelled' }, ctx.services);
+    const { group, payment } = await transitionPayment(ctx.db, ctx.auth, ctx.batch, { ...input, to: 'cancelled' }, ctx.services, {
+      dryRun: ctx.dryRun,
+    });
     return {
       payment,
       suggested_next: [`record_payment: record the payment again if you do send it`, `get_balances: balances in "${group.name}"`],

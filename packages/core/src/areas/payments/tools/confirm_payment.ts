@@ -22,7 +22,9 @@ export const confirm_payment = previewBatchedWriteTool
   .input(z.strictObject({ payment_id: paymentId }))
   .output(builtOutput(output({ ...previewOutput, payment: paymentSchema })))
   .mutation(async ({ ctx, input }) => {
-    const { group, payment } = await transitionPayment(ctx.db, ctx.auth, ctx.batch, { ...input, to: 'confirmed' }, ctx.services);
+    const { group, payment } = await transitionPayment(ctx.db, ctx.auth, ctx.batch, { ...input, to: 'confirmed' }, ctx.services, {
+      dryRun: ctx.dryRun,
+    });
     return {
       payment,
       suggested_next: [`get_balances: balances after this payment in "${group.name}"`, 'suggest_settlements: what is left to settle'],

@@ -26,6 +26,8 @@ export const reject_payment = batchedWriteTool
   )
   .output(builtOutput(output({ payment: paymentSchema })))
   .mutation(async ({ ctx, input }) => {
-    const { group, payment } = await transitionPayment(ctx.db, ctx.auth, ctx.batch, { ...input, to: 'rejected' }, ctx.services);
+    const { group, payment } = await transitionPayment(ctx.db, ctx.auth, ctx.batch, { ...input, to: 'rejected' }, ctx.services, {
+      dryRun: ctx.dryRun,
+    });
     return { payment, suggested_next: [`get_balances: balances in "${group.name}" (unchanged)`] };
   });
