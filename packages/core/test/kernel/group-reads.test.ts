@@ -10,6 +10,7 @@ import { createHarness, type Harness, type TestAgent } from '../harness.ts';
 import { groupWith, expectLedgerOk, balancesOf } from '../ledger-helpers.ts';
 import { readGroupIdentities } from '../../src/access/group-reads.ts';
 import { WriteBatch } from '../../src/kernel/write-batch.ts';
+import { verifyLedger } from '../../src/index.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -68,11 +69,22 @@ describe('the read version of a group', () => {
     expect(await moved(() => h.call(c, 'update_me', { display_name: 'Left already' }))).toBe(false);
     // Plain SQL, as another instance or an operator would change the rows: the triggers still see it.
     expect(await moved(() => sql(`UPDATE agents SET display_name = display_name || '!' WHERE id = $1`, [a.agentId]))).toBe(true);
-    expect(await moved(() => sql(`UPDATE memberships SET left_at = now() WHERE group_id = $1 AND agent_id = $2`, [g, b.agentId]))).toBe(
-      true,
-    );
+    // A membership left and back by SQL alone, member_count untouched (which stays right for the ledger checks).
+    const setLeftAt = (value: string) =>
+      sql(`UPDATE memberships SET left_at = ${value} WHERE group_id = $1 AND agent_id = $2`, [g, b.agentId]);
+    expect(await moved(() => setLeftAt('now()'))).toBe(true);
+    expect(await moved(() => setLeftAt('NULL'))).toBe(true);
     expect(await moved(() => sql(`UPDATE memberships SET balance_minor = balance_minor WHERE group_id = $1`, [g]))).toBe(false);
     expect(await moved(() => sql(`UPDATE groups SET members_can_edit = false WHERE id = $1`, [g]))).toBe(false);
+  });
+
+  it('relies on member_count for joins, which the ledger check holds to the active members', async () => {
+    const [a, b] = [await h.agent('ma'), await h.agent('mb')];
+    const g = await groupWith(h, [a, b]);
+    expect((await verifyLedger(h.services.prisma, { groupId: g })).problems).toEqual([]);
+    await sql('UPDATE groups SET member_count = 3 WHERE id = $1', [g]);
+    expect((await verifyLedger(h.services.prisma, { groupId: g })).problems).toEqual([`group ${g}: member_count 3 ≠ 2 active members`]);
+    await sql('UPDATE groups SET member_count = 2 WHERE id = $1', [g]);
   });
 
   it("is the guard's test: a write naming an older version writes nothing (KB001); the fingerprint key of the previous version still works", async () => {

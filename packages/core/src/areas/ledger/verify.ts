@@ -6,7 +6,8 @@
  *  3. stored pending sums and counts equal those recomputed from pending payments;
  *  4. every expense's paid shares and owed shares each sum to its amount;
  *  5. pair_debts agree with balances (each member's signed pair rows sum to their balance) and
- *     with pair debts recomputed from history by the same north-west-corner rule as split.ts.
+ *     with pair debts recomputed from history by the same north-west-corner rule as split.ts;
+ *  6. every group's member_count is its number of active members.
  * Used by tests after every scenario and by the `verify` CLI command.
  */
 import type { Db } from '../../kernel/context.ts';
@@ -63,6 +64,14 @@ export async function verifyLedger(db: Db, opts: { groupId?: string } = {}): Pro
     SELECT group_id::text, sum(balance_minor)::text AS s FROM memberships WHERE ${where('group_id')}
     GROUP BY group_id HAVING sum(balance_minor) <> 0 LIMIT ${LIMIT}`);
   for (const r of sums) problems.push(`group ${r.group_id}: balances sum to ${r.s}, not 0`);
+
+  // member_count is the number of active members: a write decided on a cached read of its group learns of a join only
+  // through it (groups.read_version moves when member_count does).
+  const memberCounts = await q<{ id: string; stored: number; active: number }>(`
+    SELECT g.id::text, g.member_count AS stored, count(m.agent_id)::int AS active
+    FROM groups g LEFT JOIN memberships m ON m.group_id = g.id AND m.left_at IS NULL WHERE ${where('g.id')}
+    GROUP BY g.id HAVING g.member_count <> count(m.agent_id) LIMIT ${LIMIT}`);
+  for (const r of memberCounts) problems.push(`group ${r.id}: member_count ${r.stored} ≠ ${r.active} active members`);
 
   /** Members whose stored balance_minor differs from the per-member sum of `hist` (rows group_id, agent_id, v). */
   const balanceMismatches = (hist: string) =>
