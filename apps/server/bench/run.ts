@@ -27,7 +27,8 @@
  * Kitty load of the read, hot-write and MCP rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it).
  * BENCH_ONLY=events (the events rows only: the event's cost on the hot write, fan-out, commit → SSE and commit → webhook
  * delivery; BENCH_EVENT_RATE, default 100/s).
- * BENCH_ONLY=reads (the two read rows only), BENCH_ONLY=startup (Kitty's start-up and idle RSS alone, memory.ts).
+ * BENCH_ONLY=reads (the two read rows only), BENCH_ONLY=startup (Kitty's start-up and idle RSS alone, memory.ts),
+ * BENCH_ONLY=instances (1 vs 2 instances behind HAProxy alone, instances.ts).
  * BENCH_ONLY=cpu (CPU per call of Kitty's process and PostgreSQL vs each tool's ceiling, one call at a time: cpu.ts; BENCH_CPU_CALLS).
  */
 import { spawn } from 'node:child_process';
@@ -66,6 +67,11 @@ async function main() {
   if (process.env.BENCH_ONLY === 'startup') {
     // Kitty's start-up (with its own account of the phases) and idle RSS alone: `BENCH_ONLY=startup pnpm bench`.
     console.log(TABLE_HEAD + (await benchMemory()).join('\n'));
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'instances') {
+    // 1 vs 2 instances behind HAProxy alone (each on its own database): `BENCH_ONLY=instances pnpm bench`.
+    console.log(TABLE_HEAD + (await benchInstances()).join('\n'));
     return;
   }
   const db = await createTestDatabase();

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { readTool } from '../../../kernel/trpc.ts';
 import { READ } from '../../../kernel/meta.ts';
+import { builtOutput } from '../../../kernel/built-output.ts';
 import { output } from '../../../kernel/text.ts';
 import { agentSchema } from '../../../access/agents.ts';
 import { groupSummarySchema } from '../../../access/groups.ts';
@@ -15,7 +16,8 @@ export const get_me = readTool
     errors: {},
   })
   .input(z.strictObject({}))
-  .output(output({ agent: agentSchema, groups: z.array(groupSummarySchema), pending_invites_count: z.number().int() }))
+  // Built from one statement's row by typed mappers (me.ts): not parsed again on every call (tests still check it).
+  .output(builtOutput(output({ agent: agentSchema, groups: z.array(groupSummarySchema), pending_invites_count: z.number().int() })))
   .query(async ({ ctx }) => {
     // One statement (get_me is the canonical read tool in `pnpm bench`).
     const me = await getMe(ctx.services.pool, ctx.auth.agentId, ctx.services.now());
