@@ -106,6 +106,19 @@ describe('batched writes decide again when their state changed before the write'
     await expectLedgerOk(h);
   });
 
+  it('confirm_payment decided on a cached group read that a rename made stale is decided again and answers the new name', async () => {
+    const [a, b] = [await h.agent('va'), await h.agent('vb')];
+    const g = await groupWith(h, [a, b]);
+    await h.call(b, 'add_expense', { group_id: g, description: 'Hotel', amount_minor: 2000 }); // the group read is cached
+    const p = await h.call(a, 'record_payment', { group_id: g, to_handle: b.handle, amount_minor: 1000 });
+    const { services, seen } = interleaved(() => h.call(a, 'update_me', { display_name: 'Ann Renamed' }));
+    const confirmed = await callWith(services, b, 'confirm_payment', { payment_id: p.payment.payment_id });
+    expect(seen.batches).toBe(2); // the first statement found the group's version moved (KB001) and wrote nothing
+    expect(confirmed.payment).toMatchObject({ status: 'confirmed', from: { handle: a.handle, display_name: 'Ann Renamed' } });
+    expect(await balancesOf(h, a, g)).toEqual({ [a.handle]: 0, [b.handle]: 0 });
+    await expectLedgerOk(h);
+  });
+
   it('a state that keeps changing ends in TRANSIENT_CONFLICT with nothing written', async () => {
     const [a, b] = [await h.agent('ta'), await h.agent('tb')];
     const g = await groupWith(h, [a, b]);

@@ -92,10 +92,11 @@ export async function transitionPayment(
   }
   assertPending(p, to);
   const now = services.now();
+  // The group's version covers the roster: the caller was an active member in the read, and the payer and payee of a
+  // pending payment cannot leave or be removed (leave.ts, remove-member.ts), so no 'active' check is needed.
   batch.guard(group.id, {
     lock: 'share',
     read_version: readVersion,
-    active: to === 'confirmed' ? [p.payerId, p.payeeId] : [agentId],
     payment: { id: p.id, from_status: 'pending', to_status: to, at: now.toISOString() },
   });
   batch.pending(p.payerId, p.payeeId, p.amountMinor, -1n);
