@@ -65,6 +65,8 @@ export async function rawLoop(pool: pg.Pool, once: (c: pg.PoolClient, i: number)
 }
 
 /** BENCH_WRITES=add_expense,confirm_payment,… runs only those rows (names in run.ts); unset: all. */
+/** Members of the one_group20 row's group (BENCH_BIG_MEMBERS; default 20). */
+const BIG_MEMBERS = Number(process.env.BENCH_BIG_MEMBERS ?? 20);
 const only = process.env.BENCH_WRITES?.split(',').map((s) => s.trim());
 const want = (row: string) => !only || only.includes(row);
 
@@ -567,7 +569,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
 
     // The same into one group of 20 (19 debtors, 19 inbox items and counters per write), Kitty and its limit alternating.
     if (want('one_group20')) {
-      const big = await bigGroup(post, register, 20);
+      const big = await bigGroup(post, register, BIG_MEMBERS);
       const bigLimit = expenseArgs(big);
       const kittyOne = () =>
         load({
@@ -590,7 +592,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
       await limitOne(); // warm-up
       const [k, l, ratio] = await paired(profiled('one_group20', kittyOne), limitOne);
       compare(
-        `add_expense into ONE group of 20, ${CONNECTIONS} connections, vs its limit`,
+        `add_expense into ONE group of ${BIG_MEMBERS}, ${CONNECTIONS} connections, vs its limit`,
         k,
         'REST add_expense',
         l,

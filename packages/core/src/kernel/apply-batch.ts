@@ -9,6 +9,7 @@ import { finishSummary } from './inbox-calls.ts';
 import { finishCallerSummary, planCallerSummary } from './caller-summary.ts';
 import { wakeSenderFor } from './wakes.ts';
 import { outcomeUnknownError } from './errors.ts';
+import { groupLanesFor, isRolledBack, NotSentError } from './group-lanes.ts';
 import type { BatchIdempotency, WriteBatch } from './write-batch.ts';
 
 /** SQLSTATE raised by kitty_apply_batch when the guard no longer holds. */
@@ -27,7 +28,7 @@ export type BatchOutcome =
 
 /**
  * Writes `batch` (and `idempotency`, when given) in one statement, i.e. one transaction and one
- * round trip. Returns 'applied', or 'duplicate' with the stored record when the idempotency key
+ * round trip (shared with other writes into its group queued behind one in flight: kernel/group-lanes.ts). Returns 'applied', or 'duplicate' with the stored record when the idempotency key
  * was already stored (nothing else was written). Throws StaleBatchError when the guard no longer
  * held (nothing written); other PostgreSQL errors as pg reports them (also nothing written);
  * the INTERNAL outcome-unknown error (details.outcome "unknown") when the connection was lost
@@ -41,35 +42,24 @@ export async function applyBatch(
 ): Promise<BatchOutcome> {
   const caller = idempotency?.agent_id;
   const plan = caller ? planCallerSummary(summaries, caller, batch.leavesInboxOf(caller)) : undefined;
-  const client = await pool.connect(); // a failure here sent nothing: it propagates as the database being unavailable
-  let released = false;
+  const doc = batch.toDocument(idempotency);
+  if (plan?.cached !== undefined) doc.summary_cached = true; // answered from the cache (kernel/caller-summary.ts)
+  let outcome: BatchOutcome;
   try {
-    const doc = batch.toDocument(idempotency);
-    if (plan?.cached !== undefined) doc.summary_cached = true; // answered from the cache (kernel/caller-summary.ts)
     // kitty_apply_batch with its notifications kept out of the write's commit; sent right after it (kernel/wakes.ts).
-    const r = await client.query<{ outcome: BatchOutcome }>({
-      name: 'kitty_apply_batch',
-      text: 'SELECT kitty_apply_batch_quiet($1::jsonb) AS outcome',
-      values: [JSON.stringify(doc)],
-    });
-    const outcome = r.rows[0]!.outcome;
-    if (outcome.status !== 'applied') return outcome;
-    client.release();
-    released = true;
-    // Sent after the commit, together with the wake-ups of writes committed at the same time (kernel/wakes.ts).
-    await wakeSenderFor(pool).send(batch.wakes(caller));
-    const inbox = finishSummary(outcome.inbox);
-    return { ...outcome, inbox: caller && plan ? finishCallerSummary(summaries, caller, plan, inbox) : inbox };
+    // Sent with the other writes into its group that queued behind one in flight (kernel/group-lanes.ts).
+    outcome = (await groupLanesFor(pool).apply(doc, batch.rowCount())) as BatchOutcome;
   } catch (e) {
-    const code = (e as { code?: unknown }).code;
-    if (code === STALE_SQLSTATE) throw new StaleBatchError(e);
+    if (e instanceof NotSentError) throw e.cause; // nothing was sent: the pool's error (the database unavailable, say)
+    if ((e as { code?: unknown }).code === STALE_SQLSTATE) throw new StaleBatchError(e);
     // A PostgreSQL error (it carries a SQLSTATE) means the statement, and so the write, was rolled back.
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) throw e;
+    if (isRolledBack(e)) throw e;
     // The statement was sent and no answer came (connection lost): it may or may not have committed.
-    client.release(e instanceof Error ? e : true);
-    released = true;
     throw outcomeUnknownError(e);
-  } finally {
-    if (!released) client.release();
   }
+  if (outcome.status !== 'applied') return outcome;
+  // Sent after the commit, together with the wake-ups of writes committed at the same time (kernel/wakes.ts).
+  await wakeSenderFor(pool).send(batch.wakes(caller));
+  const inbox = finishSummary(outcome.inbox);
+  return { ...outcome, inbox: caller && plan ? finishCallerSummary(summaries, caller, plan, inbox) : inbox };
 }

@@ -189,6 +189,20 @@ export class WriteBatch {
     return !this.resolves.length && !this.counters.has(agentId);
   }
 
+  /**
+   * How many rows this batch writes or changes: inserted rows, member rows (pending and balance changes), pair rows,
+   * agent rows (counters), resolved entities, and each event with its recipients. Decides whether it is combined
+   * with other writes into its group (kernel/group-lanes.ts).
+   */
+  rowCount(): number {
+    let n = 0;
+    for (const rows of Object.values(this.rows)) n += rows.length;
+    const members = new Set([...this.pendingChanges.keys(), ...this.balanceChanges.keys()]);
+    n += members.size + this.pairChanges.size + this.counters.size + this.resolves.length;
+    for (const e of this.events) n += 1 + e.recipients.length;
+    return n;
+  }
+
   /** The document kitty_apply_batch takes (see its migration for the keys). */
   toDocument(idempotency?: BatchIdempotency): Record<string, unknown> {
     const byId = <V>(m: Map<string, V>) => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
