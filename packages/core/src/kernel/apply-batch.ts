@@ -9,11 +9,13 @@ import { finishSummary } from './inbox-calls.ts';
 import { finishCallerSummary, planCallerSummary } from './caller-summary.ts';
 import { wakeSenderFor } from './wakes.ts';
 import { outcomeUnknownError } from './errors.ts';
-import { groupLanesFor, isRolledBack, NotSentError } from './group-lanes.ts';
+import { groupCommitFor, isRolledBack, NotSentError } from './group-commit.ts';
 import type { BatchIdempotency, WriteBatch } from './write-batch.ts';
 
 /** SQLSTATE raised by kitty_apply_batch when the guard no longer holds. */
 const STALE_SQLSTATE = 'KB001';
+/** SQLSTATE of a transaction PostgreSQL rolled back to break a deadlock (deadlock_detected). */
+const DEADLOCK_SQLSTATE = '40P01';
 
 /** The guard no longer held when the batch reached the database: nothing was written; read and decide again. */
 export class StaleBatchError extends Error {
@@ -28,7 +30,7 @@ export type BatchOutcome =
 
 /**
  * Writes `batch` (and `idempotency`, when given) in one statement, i.e. one transaction and one
- * round trip (shared with other writes into its group queued behind one in flight: kernel/group-lanes.ts). Returns 'applied', or 'duplicate' with the stored record when the idempotency key
+ * round trip (shared with other writes that queued meanwhile: kernel/group-commit.ts). Returns 'applied', or 'duplicate' with the stored record when the idempotency key
  * was already stored (nothing else was written). Throws StaleBatchError when the guard no longer
  * held (nothing written); other PostgreSQL errors as pg reports them (also nothing written);
  * the INTERNAL outcome-unknown error (details.outcome "unknown") when the connection was lost
@@ -47,11 +49,13 @@ export async function applyBatch(
   let outcome: BatchOutcome;
   try {
     // kitty_apply_batch with its notifications kept out of the write's commit; sent right after it (kernel/wakes.ts).
-    // Sent with the other writes into its group that queued behind one in flight (kernel/group-lanes.ts).
-    outcome = (await groupLanesFor(pool).apply(doc, batch.rowCount())) as BatchOutcome;
+    // Sent with the other writes that queued while the lanes were busy (kernel/group-commit.ts).
+    outcome = (await groupCommitFor(pool).apply(doc, batch.rowCount())) as BatchOutcome;
   } catch (e) {
     if (e instanceof NotSentError) throw e.cause; // nothing was sent: the pool's error (the database unavailable, say)
-    if ((e as { code?: unknown }).code === STALE_SQLSTATE) throw new StaleBatchError(e);
+    // A stale guard, or a deadlock (PostgreSQL rolled this write back to let another through): decided and sent again.
+    const code = (e as { code?: unknown }).code;
+    if (code === STALE_SQLSTATE || code === DEADLOCK_SQLSTATE) throw new StaleBatchError(e);
     // A PostgreSQL error (it carries a SQLSTATE) means the statement, and so the write, was rolled back.
     if (isRolledBack(e)) throw e;
     // The statement was sent and no answer came (connection lost): it may or may not have committed.

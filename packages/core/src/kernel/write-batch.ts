@@ -192,7 +192,7 @@ export class WriteBatch {
   /**
    * How many rows this batch writes or changes: inserted rows, member rows (pending and balance changes), pair rows,
    * agent rows (counters), resolved entities, and each event with its recipients. Decides whether it is combined
-   * with other writes into its group (kernel/group-lanes.ts).
+   * with other writes (kernel/group-commit.ts).
    */
   rowCount(): number {
     let n = 0;

@@ -25,8 +25,9 @@ export async function markInboxRead(
   const me = actor.agentId;
   const given = [sel.item_ids, sel.conversation_id, sel.all].filter((v) => v !== undefined).length;
   if (given !== 1) throw validationError('item_ids', 'give exactly one of item_ids, conversation_id or all', 'exactly_one');
-  // Lock order as everywhere in the inbox: item rows first, then the agent's counter row (last, see inbox.ts).
-  // `read_at IS NULL` in the UPDATE makes a concurrent duplicate mark count each item once.
+  // Lock order as everywhere in the inbox: item rows first, in id order (as a combined batched write locks the items it
+  // resolves: kernel/group-commit.ts), then the agent's counter row (last, see inbox.ts). `read_at IS NULL` in the
+  // UPDATE makes a concurrent duplicate mark count each item once.
   let changed: Array<{ entity_type: string | null; entity_id: string | null; kind: string }>;
   if (sel.conversation_id !== undefined) {
     const p = await db.conversationParticipant.findUnique({
@@ -37,17 +38,22 @@ export async function markInboxRead(
         suggestedAction: 'list_conversations shows your conversations.',
       });
     changed = await db.$queryRaw`
-      UPDATE inbox_items SET read_at = ${now} WHERE agent_id = ${me}::uuid AND read_at IS NULL
-        AND kind = 'message' AND entity_type = 'conversation' AND entity_id = ${sel.conversation_id}
-      RETURNING entity_type, entity_id, kind`;
+      UPDATE inbox_items i SET read_at = ${now} FROM (
+        SELECT id FROM inbox_items WHERE agent_id = ${me}::uuid AND read_at IS NULL
+          AND kind = 'message' AND entity_type = 'conversation' AND entity_id = ${sel.conversation_id}
+        ORDER BY id FOR UPDATE) t
+      WHERE i.id = t.id AND i.read_at IS NULL
+      RETURNING i.entity_type, i.entity_id, i.kind`;
     await db.conversationParticipant.update({
       where: { conversationId_agentId: { conversationId: sel.conversation_id, agentId: me } },
       data: { unreadCount: 0, lastReadAt: now },
     });
   } else if (sel.all) {
     changed = await db.$queryRaw`
-      UPDATE inbox_items SET read_at = ${now} WHERE agent_id = ${me}::uuid AND read_at IS NULL
-      RETURNING entity_type, entity_id, kind`;
+      UPDATE inbox_items i SET read_at = ${now} FROM (
+        SELECT id FROM inbox_items WHERE agent_id = ${me}::uuid AND read_at IS NULL ORDER BY id FOR UPDATE) t
+      WHERE i.id = t.id AND i.read_at IS NULL
+      RETURNING i.entity_type, i.entity_id, i.kind`;
     await db.conversationParticipant.updateMany({
       where: { agentId: me, unreadCount: { gt: 0 } },
       data: { unreadCount: 0, lastReadAt: now },
@@ -68,8 +74,11 @@ export async function markInboxRead(
       );
     }
     changed = await db.$queryRaw`
-      UPDATE inbox_items SET read_at = ${now} WHERE agent_id = ${me}::uuid AND read_at IS NULL AND id = ANY(${sel.item_ids!}::uuid[])
-      RETURNING entity_type, entity_id, kind`;
+      UPDATE inbox_items i SET read_at = ${now} FROM (
+        SELECT id FROM inbox_items WHERE agent_id = ${me}::uuid AND read_at IS NULL AND id = ANY(${sel.item_ids!}::uuid[])
+        ORDER BY id FOR UPDATE) t
+      WHERE i.id = t.id AND i.read_at IS NULL
+      RETURNING i.entity_type, i.entity_id, i.kind`;
     const perConversation = new Map<string, number>();
     for (const c of changed)
       if (c.kind === 'message' && c.entity_type === 'conversation' && c.entity_id)
