@@ -1,11 +1,14 @@
 /**
- * Group commit for batched writes. Each batched write used to be one statement and one transaction, paying its own
- * COMMIT (with its WAL flush), round trip and statement start; writes into one group also held its member rows until
- * their COMMIT was flushed, one after another. An instance now keeps at most LANES batched writes in flight; the ones
- * that arrive meanwhile queue, and each freed lane sends every write waiting (up to MAX_DOCUMENTS) together: one
- * statement (`kitty_apply_batches_quiet`, migration 20261126200000_apply_batches), one transaction, one COMMIT. The
- * documents run in arrival order, each seeing the ones before it, with the answers of the same writes sent one by one.
- * With a lane free a write leaves at once, so a quiet server adds no wait.
+ * Group commit for batched writes. Each batched write is one statement and one transaction, paying its own COMMIT
+ * (with its WAL flush), round trip and statement start, and writes into one group hold its member rows until their
+ * COMMIT has been flushed, one after another. So an instance keeps writes in lanes: one lane per group (its writes
+ * serialise on its member rows anyway) with one write in flight, and one lane of LANES in flight for writes into no
+ * existing group (create_group). A write whose lane is busy queues, and a freed lane sends every write waiting in it
+ * (up to MAX_DOCUMENTS) together: one statement (`kitty_apply_batches_quiet`, migration 20261126200000_apply_batches),
+ * one transaction, one COMMIT. The documents run in arrival order, each seeing the ones before it, with the answers of
+ * the same writes sent one by one. With its lane free a write leaves at once, so a quiet group adds no wait. Writes
+ * into different groups are not combined: measured, that serialised work two backends did side by side
+ * (docs/benchmarks.md, tenth session).
  *
  * When a combined statement fails with a PostgreSQL error (a stale guard, KB001, or a deadlock) nothing of it was
  * written, and each of its documents is sent again on its own, so each gets its own answer or error. When its
@@ -13,15 +16,12 @@
  */
 import type { Pool } from 'pg';
 
-/**
- * Combined statements in flight at once: two keep two PostgreSQL backends busy (this machine has two cores), and a
- * third write already waits. Measured against one lane and against no combining (docs/benchmarks.md, tenth session).
- */
+/** Statements in flight at once for writes into no existing group (create_group): nothing of theirs is contended. */
 const LANES = 2;
 /** At most this many documents share one statement; more wait for the next. */
 const MAX_DOCUMENTS = 32;
 /**
- * A document that writes more rows than this (WriteBatch.rowCount) is sent at once, outside the lanes. Sent alone, a
+ * A document that writes more rows than this (WriteBatch.rowCount) is sent at once, outside its lane. Sent alone, a
  * write's own rows (shares, inbox items, event recipients) are written in parallel with the other writes' until it
  * waits for the member rows; in a combined statement they are written one after another by one backend. Measured with
  * add_expense into one group from 10 connections (docs/benchmarks.md, tenth session): combining wins at 4 members (23
@@ -75,46 +75,56 @@ async function query<T>(pool: Pool, name: string, text: string, values: unknown[
   }
 }
 
-/** The batched writes in flight from this instance, and the documents waiting for a lane. */
+/** One lane: statements in flight and the documents waiting. */
+interface Lane {
+  inFlight: number;
+  waiting: Queued[];
+}
+
+/** The batched writes in flight from this instance, by lane, and the documents waiting in each. */
 export class GroupCommit {
   private readonly pool: Pool;
-  private readonly lanes: number;
-  private readonly waiting: Queued[] = [];
-  private inFlight = 0;
+  private readonly lanes = new Map<string, Lane>();
   /** Statements sent with more than one document, and the documents they carried (for tests and the benchmark). */
   readonly stats = { combined: 0, documents: 0 };
 
-  constructor(pool: Pool, lanes: number = LANES) {
+  constructor(pool: Pool) {
     this.pool = pool;
-    this.lanes = lanes;
   }
 
-  /** How many documents wait for a lane. */
-  queued(): number {
-    return this.waiting.length;
+  /** How many documents wait in `groupId`'s lane (no argument: the lane of writes into no existing group). */
+  queued(groupId?: string): number {
+    return this.lanes.get(groupId ?? '')?.waiting.length ?? 0;
   }
 
   /**
    * Applies one batch document (`kitty_apply_batch`'s answer: applied with the caller's inbox summary, or duplicate)
-   * that writes `rows` rows (more than MAX_COMBINED_ROWS: sent at once, outside the lanes). Rejects with PostgreSQL's
+   * that writes `rows` rows (more than MAX_COMBINED_ROWS: sent at once, outside its lane). Rejects with PostgreSQL's
    * error when its write was rolled back (SQLSTATE KB001: the guard no longer held), with NotSentError when no
    * connection was had, or with the driver's error when the connection was lost after sending.
    */
   apply(doc: Document, rows: number): Promise<Answer> {
     if (rows > MAX_COMBINED_ROWS) return this.one(doc);
-    if (this.inFlight >= this.lanes) return new Promise((resolve, reject) => this.waiting.push({ doc, resolve, reject }));
-    this.inFlight++;
-    return this.one(doc).finally(() => this.next());
+    const key = typeof doc.group_id === 'string' ? doc.group_id : '';
+    let lane = this.lanes.get(key);
+    if (!lane) this.lanes.set(key, (lane = { inFlight: 0, waiting: [] }));
+    if (lane.inFlight >= (key ? 1 : LANES)) {
+      const waiting = lane.waiting;
+      return new Promise((resolve, reject) => waiting.push({ doc, resolve, reject }));
+    }
+    lane.inFlight++;
+    return this.one(doc).finally(() => this.next(key));
   }
 
-  /** A lane came free: sends what waits (up to MAX_DOCUMENTS), or frees the lane when nothing does. */
-  private next(): void {
-    if (!this.waiting.length) {
-      this.inFlight--;
+  /** A statement of lane `key` completed: sends what waits there (up to MAX_DOCUMENTS), or frees it when nothing does. */
+  private next(key: string): void {
+    const lane = this.lanes.get(key)!;
+    if (!lane.waiting.length) {
+      if (--lane.inFlight === 0) this.lanes.delete(key);
       return;
     }
-    const taken = this.waiting.splice(0, MAX_DOCUMENTS);
-    void this.together(taken).finally(() => this.next());
+    const taken = lane.waiting.splice(0, MAX_DOCUMENTS);
+    void this.together(taken).finally(() => this.next(key));
   }
 
   private one(doc: Document): Promise<Answer> {
@@ -150,9 +160,9 @@ export class GroupCommit {
 
 const byPool = new WeakMap<Pool, GroupCommit>();
 
-/** The group commit of `pool` (one per pool, so per process and database), made with `lanes` lanes on first use. */
-export function groupCommitFor(pool: Pool, lanes?: number): GroupCommit {
+/** The group commit of `pool` (one per pool, so per process and database). */
+export function groupCommitFor(pool: Pool): GroupCommit {
   let g = byPool.get(pool);
-  if (!g) byPool.set(pool, (g = new GroupCommit(pool, lanes)));
+  if (!g) byPool.set(pool, (g = new GroupCommit(pool)));
   return g;
 }

@@ -1,8 +1,9 @@
 /**
- * Group commit (kernel/group-commit.ts): batched writes that queue while the lanes are busy are sent in one statement
- * (kitty_apply_batches_quiet), each with its own answer; a combined statement that fails is rolled back whole and each
- * of its writes is sent again on its own. Most tests use one lane and hold its first write (a hook on its statement)
- * until the others have queued, so what is combined is decided by the test, not by timing.
+ * Group commit (kernel/group-commit.ts): batched writes that queue while their lane is busy (one write in flight per
+ * group; two for writes into no existing group) are sent in one statement (kitty_apply_batches_quiet), each with its
+ * own answer; a combined statement that fails is rolled back whole and each of its writes is sent again on its own.
+ * The tests hold the first write of a lane (a hook on its statement) until the others have queued, so what is
+ * combined is decided by the test, not by timing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
@@ -21,27 +22,28 @@ afterAll(async () => {
 });
 
 /**
- * Services with one lane whose first single batch statement waits until `queued` more writes wait behind it. `sent` lists the statements by name with the documents each carried; `failCombined` replaces the combined
- * statement's answer with an error.
+ * Services whose first `hold` single batch statements wait until `queued` writes wait in the lane of `groupId` (none:
+ * the lane of writes into no existing group). `sent` lists the statements by name with the documents each carried;
+ * `failCombined` replaces the combined statement's answer with an error.
  */
-function heldServices(queued: number, failCombined?: Error) {
+function heldServices(groupId: string | undefined, queued: number, opts: { failCombined?: Error; hold?: number } = {}) {
   const sent: Array<{ name: string; documents: number }> = [];
-  let held = false;
+  let held = 0;
   const pool = poolWithQuery(h.services.pool, async (real, args) => {
     const name = statementName(args);
     if (name === 'kitty_apply_batch' || name === 'kitty_apply_batches') {
       const docs = JSON.parse((args[0] as { values: string[] }).values[0]!) as unknown;
       sent.push({ name, documents: Array.isArray(docs) ? docs.length : 1 });
-      if (name === 'kitty_apply_batch' && !held) {
-        held = true;
-        for (let i = 0; i < 500 && lanes.queued() < queued; i++) await new Promise((r) => setTimeout(r, 10));
-        expect(lanes.queued()).toBe(queued);
+      if (name === 'kitty_apply_batch' && held < (opts.hold ?? 1)) {
+        held++;
+        for (let i = 0; i < 500 && lanes.queued(groupId) < queued; i++) await new Promise((r) => setTimeout(r, 10));
+        expect(lanes.queued(groupId)).toBe(queued);
       }
-      if (name === 'kitty_apply_batches' && failCombined) throw failCombined;
+      if (name === 'kitty_apply_batches' && opts.failCombined) throw opts.failCombined;
     }
     return real(...args);
   });
-  const lanes = groupCommitFor(pool, 1);
+  const lanes = groupCommitFor(pool);
   const services: Services = { ...h.services, pool };
   return { services, sent, lanes };
 }
@@ -65,7 +67,7 @@ describe('writes that queue while the lanes are busy', () => {
   it('are sent in one statement, each with its own answer, stored once and replayed as answered', async () => {
     const [a, b, c] = [await h.agent('gla'), await h.agent('glb'), await h.agent('glc')];
     const groupId = await groupWith(h, [a, b, c]);
-    const { services, sent, lanes } = heldServices(11);
+    const { services, sent, lanes } = heldServices(groupId, 11);
     const payers = [a, b, c];
     const calls = Array.from({ length: 12 }, (_, i) => ({
       payer: payers[i % 3]!,
@@ -105,9 +107,9 @@ describe('writes that queue while the lanes are busy', () => {
     const [a, b, c] = [await h.agent('glp'), await h.agent('glq'), await h.agent('glr')];
     const groupId = await groupWith(h, [a, b, c]);
     await h.call(a, 'add_expense', { group_id: groupId, description: 'Dinner', amount_minor: 900 }); // b owes a 300
-    const { services, sent } = heldServices(2);
+    const { services, sent } = heldServices(groupId, 2);
     const first = settled(callWith(services, c, 'add_expense', { group_id: groupId, description: 'Taxi', amount_minor: 30 }));
-    await new Promise((r) => setTimeout(r, 50)); // the add_expense is in flight (held) before the payments are decided
+    while (!sent.length) await new Promise((r) => setTimeout(r, 10)); // the add_expense is held before the payments are decided
     const pays = [200, 200].map((amount) =>
       settled(callWith(services, b, 'record_payment', { group_id: groupId, to_handle: a.handle, amount_minor: amount })),
     );
@@ -129,7 +131,7 @@ describe('writes that queue while the lanes are busy', () => {
   it('the same key twice in one combined statement: one write, the second answers its replay', async () => {
     const [a, b] = [await h.agent('gld'), await h.agent('gle')];
     const groupId = await groupWith(h, [a, b]);
-    const { services, sent } = heldServices(3);
+    const { services, sent } = heldServices(groupId, 3);
     const args = { group_id: groupId, description: 'Museum', amount_minor: 2400, idempotency_key: `gl-dup-${randomUUID()}` };
     const [x, y, z] = await Promise.all([
       callWith(services, b, 'add_expense', { group_id: groupId, description: 'Bus', amount_minor: 100 }),
@@ -149,7 +151,7 @@ describe('writes that queue while the lanes are busy', () => {
   it('a combined statement whose connection is lost tells each of its callers the outcome is unknown', async () => {
     const [a, b] = [await h.agent('glf'), await h.agent('glg')];
     const groupId = await groupWith(h, [a, b]);
-    const { services } = heldServices(2, new Error('Connection terminated unexpectedly'));
+    const { services } = heldServices(groupId, 2, { failCombined: new Error('Connection terminated unexpectedly') });
     const results = await Promise.all(
       ['One', 'Two', 'Three'].map((d) =>
         settled(callWith(services, a, 'add_expense', { group_id: groupId, description: d, amount_minor: 50 })),
@@ -169,7 +171,7 @@ describe('writes that queue while the lanes are busy', () => {
   it('one at a time, each write is sent alone (nothing waits)', async () => {
     const [a, b] = [await h.agent('glh'), await h.agent('gli')];
     const groupId = await groupWith(h, [a, b]);
-    const { services, sent, lanes } = heldServices(0);
+    const { services, sent, lanes } = heldServices(groupId, 0);
     for (const d of ['Bread', 'Milk', 'Eggs'])
       await callWith(services, a, 'add_expense', { group_id: groupId, description: d, amount_minor: 120 });
     expect(sent.map((s) => s.name)).toEqual(['kitty_apply_batch', 'kitty_apply_batch', 'kitty_apply_batch']);
@@ -195,7 +197,7 @@ describe('writes that queue while the lanes are busy', () => {
       }
       return real(...args);
     });
-    const lanes = groupCommitFor(pool, 1); // one lane: were it not sent at once, the second would wait behind the first
+    const lanes = groupCommitFor(pool); // one write in flight per group: were it not sent at once, the second would wait
     const services: Services = { ...h.services, pool };
     const [x, y] = await Promise.all(
       ['Hotel', 'Car'].map((d) =>
@@ -218,7 +220,7 @@ describe('writes that queue while the lanes are busy', () => {
         ids.push(
           (await h.call(bob, 'record_payment', { group_id: groupId, to_handle: ana.handle, amount_minor: 100 + i })).payment.payment_id,
         );
-      const { services, sent } = heldServices(5);
+      const { services, sent } = heldServices(groupId, 5);
       const marks: Array<Promise<unknown>> = [];
       const answers = await Promise.all(
         ids.map((payment_id, i) => {
@@ -241,25 +243,47 @@ describe('writes that queue while the lanes are busy', () => {
     await expectLedgerOk(h);
   });
 
-  it('writes into different groups share a statement, each written to its own group', async () => {
+  it('a write into another group is not held up by a busy group: it is sent at once, alone', async () => {
     const [a, b, c] = [await h.agent('glx'), await h.agent('gly'), await h.agent('glz')];
     const g1 = await groupWith(h, [a, b]);
     const g2 = await groupWith(h, [b, c]);
-    const { services, sent } = heldServices(3);
-    const [, one, two, three] = await Promise.all([
-      callWith(services, a, 'create_group', { name: 'Held', currency: 'EUR' }),
+    const { services, sent } = heldServices(g1, 1);
+    const [one, two, three] = await Promise.all([
       callWith(services, a, 'add_expense', { group_id: g1, description: 'Lunch', amount_minor: 1000 }),
-      callWith(services, c, 'add_expense', { group_id: g2, description: 'Fuel', amount_minor: 3000 }),
-      callWith(services, b, 'record_payment', { group_id: g1, to_handle: a.handle, amount_minor: 200, allow_overpayment: true }),
+      (async () => {
+        while (sent.length < 1) await new Promise((r) => setTimeout(r, 10)); // Lunch is held in g1's lane
+        const fuel = await callWith(services, c, 'add_expense', { group_id: g2, description: 'Fuel', amount_minor: 3000 });
+        // Fuel was answered while Lunch is still held; now a second write into g1 queues behind it and releases it.
+        expect(sent.map((x) => x.documents)).toEqual([1, 1]);
+        return fuel;
+      })(),
+      (async () => {
+        while (sent.length < 2) await new Promise((r) => setTimeout(r, 10));
+        return callWith(services, b, 'record_payment', { group_id: g1, to_handle: a.handle, amount_minor: 200, allow_overpayment: true });
+      })(),
     ]);
-    expect(sent.map((s) => s.documents)).toEqual([1, 3]);
     expect([one.expense.description, two.expense.description, three.payment.amount_minor]).toEqual(['Lunch', 'Fuel', 200]);
     expect(await balancesOf(h, a, g1)).toEqual({ [a.handle]: 500, [b.handle]: -500 });
     expect(await balancesOf(h, b, g2)).toEqual({ [b.handle]: -1500, [c.handle]: 1500 });
     await expectLedgerOk(h);
   });
 
-  it('many concurrent writes over groups that share members, on two lanes: all land once, no deadlock, the ledger holds', async () => {
+  it('new groups share a statement once two are in flight; each is its own group with its creator as admin', async () => {
+    const a = await h.agent('gln');
+    const { services, sent, lanes } = heldServices(undefined, 4, { hold: 2 });
+    const names = ['One', 'Two', 'Three', 'Four', 'Five', 'Six'];
+    const made = await Promise.all(names.map((name) => callWith(services, a, 'create_group', { name, currency: 'EUR' })));
+    expect(sent.map((x) => x.documents)).toEqual([1, 1, 4]);
+    expect(lanes.stats).toEqual({ combined: 1, documents: 4 });
+    expect(made.map((m) => m.group.name)).toEqual(names);
+    const listed = await h.call(a, 'list_groups', {});
+    const mine = new Set(listed.groups.map((g: { group_id: string }) => g.group_id));
+    for (const m of made) expect(mine.has(m.group.group_id)).toBe(true);
+    for (const m of made) expect((await h.call(a, 'get_group', { group_id: m.group.group_id })).group.name).toBe(m.group.name);
+    await expectLedgerOk(h);
+  });
+
+  it('many concurrent writes over groups that share members: all land once, no deadlock, the ledger holds', async () => {
     const agents: TestAgent[] = [];
     for (let i = 0; i < 5; i++) agents.push(await h.agent(`glm${i}`));
     const [p, q, r, s, t] = agents as [TestAgent, TestAgent, TestAgent, TestAgent, TestAgent];
@@ -270,7 +294,7 @@ describe('writes that queue while the lanes are busy', () => {
       await groupWith(h, [r, p]),
     ];
     const pool = poolWithQuery(h.services.pool, (real, args) => real(...args));
-    const lanes = groupCommitFor(pool, 2);
+    const lanes = groupCommitFor(pool);
     const services: Services = { ...h.services, pool };
     const members = [
       [p, q, r],
