@@ -25,3 +25,16 @@ export async function balancesOf(h: Harness, agent: TestAgent, groupId: string):
   const b = await h.call(agent, 'get_balances', { group_id: groupId });
   return Object.fromEntries(b.members.map((m: { handle: string; balance_minor: number }) => [m.handle, m.balance_minor]));
 }
+
+/**
+ * `agent`'s inbox as its rows count it (items unread; items requiring action and still open) and as its counters on the
+ * agent row say (`counters`): the two must agree after every write.
+ */
+export async function inboxRowsAndCounters(h: Harness, agent: TestAgent) {
+  const [row] = await h.services.prisma.$queryRaw<Array<{ unread: bigint; open: bigint; cu: number; cr: number }>>`
+    SELECT count(*) FILTER (WHERE i.read_at IS NULL) AS unread,
+           count(*) FILTER (WHERE i.requires_action AND i.resolved_at IS NULL) AS open,
+           min(a.inbox_unread) AS cu, min(a.inbox_requires_action) AS cr
+    FROM agents a LEFT JOIN inbox_items i ON i.agent_id = a.id WHERE a.id = ${agent.agentId}::uuid`;
+  return { rows: { unread: Number(row!.unread), open: Number(row!.open) }, counters: { unread: row!.cu, open: row!.cr } };
+}

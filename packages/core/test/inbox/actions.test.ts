@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, type TestAgent } from '../harness.ts';
+import { inboxRowsAndCounters } from '../ledger-helpers.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -208,14 +209,10 @@ describe('counters stay true under concurrency', () => {
       h.call(ana, 'mark_inbox_read', { all: true }),
       h.call(ana, 'mark_inbox_read', { all: true }),
     ]);
-    const [row] = await h.services.prisma.$queryRaw<Array<{ unread: bigint; open: bigint; cu: number; cr: number }>>`
-      SELECT count(*) FILTER (WHERE i.read_at IS NULL) AS unread,
-             count(*) FILTER (WHERE i.requires_action AND i.resolved_at IS NULL) AS open,
-             min(a.inbox_unread) AS cu, min(a.inbox_requires_action) AS cr
-      FROM agents a LEFT JOIN inbox_items i ON i.agent_id = a.id WHERE a.id = ${ana.agentId}::uuid`;
-    expect({ unread: Number(row!.unread), open: Number(row!.open) }).toEqual({ unread: row!.cu, open: row!.cr });
-    expect(row!.cr).toBe(0);
-    expect(row!.cu).toBe(0);
+    const inbox = await inboxRowsAndCounters(h, ana);
+    expect(inbox.rows).toEqual(inbox.counters);
+    expect(inbox.counters.open).toBe(0);
+    expect(inbox.counters.unread).toBe(0);
   });
 });
 

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { ToolError, type Services } from '../../src/index.ts';
 import { groupCommitFor } from '../../src/kernel/group-commit.ts';
 import { createHarness, type Harness, type TestAgent } from '../harness.ts';
-import { groupWith, expectLedgerOk, balancesOf } from '../ledger-helpers.ts';
+import { groupWith, expectLedgerOk, balancesOf, inboxRowsAndCounters } from '../ledger-helpers.ts';
 import { poolWithQuery, statementName } from '../pool-proxy.ts';
 
 let h: Harness;
@@ -232,13 +232,9 @@ describe('writes that queue while the lanes are busy', () => {
       await Promise.all(marks);
       expect(sent.map((x) => x.documents)).toEqual([1, 5]);
       expect(answers.map((a) => a.payment.status)).toEqual(ids.map((_, i) => (i % 2 ? 'confirmed' : 'rejected')));
-      const [row] = await h.services.prisma.$queryRaw<Array<{ unread: bigint; open: bigint; cu: number; cr: number }>>`
-        SELECT count(*) FILTER (WHERE i.read_at IS NULL) AS unread,
-               count(*) FILTER (WHERE i.requires_action AND i.resolved_at IS NULL) AS open,
-               min(a.inbox_unread) AS cu, min(a.inbox_requires_action) AS cr
-        FROM agents a LEFT JOIN inbox_items i ON i.agent_id = a.id WHERE a.id = ${ana.agentId}::uuid`;
-      expect({ unread: Number(row!.unread), open: Number(row!.open) }).toEqual({ unread: row!.cu, open: row!.cr });
-      expect(row!.cr).toBe(0);
+      const inbox = await inboxRowsAndCounters(h, ana);
+      expect(inbox.rows).toEqual(inbox.counters);
+      expect(inbox.counters.open).toBe(0);
     }
     await expectLedgerOk(h);
   });
