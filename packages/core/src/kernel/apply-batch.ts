@@ -30,11 +30,12 @@ export type BatchOutcome =
 
 /**
  * Writes `batch` (and `idempotency`, when given) in one statement, i.e. one transaction and one
- * round trip (shared with other writes that queued meanwhile: kernel/group-commit.ts). Returns 'applied', or 'duplicate' with the stored record when the idempotency key
- * was already stored (nothing else was written). Throws StaleBatchError when the guard no longer
- * held (nothing written); other PostgreSQL errors as pg reports them (also nothing written);
- * the INTERNAL outcome-unknown error (details.outcome "unknown") when the connection was lost
- * after the statement was sent.
+ * round trip, shared with the writes into its group that queued behind one in flight
+ * (kernel/group-commit.ts). Returns 'applied', or 'duplicate' with the stored record when the
+ * idempotency key was already stored (nothing else was written). Throws StaleBatchError when the
+ * guard no longer held or PostgreSQL broke a deadlock by rolling it back (nothing written); other
+ * PostgreSQL errors as pg reports them (also nothing written); the INTERNAL outcome-unknown error
+ * (details.outcome "unknown") when the connection was lost after the statement was sent.
  */
 export async function applyBatch(
   pool: Pool,
@@ -49,7 +50,7 @@ export async function applyBatch(
   let outcome: BatchOutcome;
   try {
     // kitty_apply_batch with its notifications kept out of the write's commit; sent right after it (kernel/wakes.ts).
-    // Sent with the other writes that queued while the lanes were busy (kernel/group-commit.ts).
+    // Sent with the other writes that queued while its lane was busy (kernel/group-commit.ts).
     outcome = (await groupCommitFor(pool).apply(doc, batch.rowCount())) as BatchOutcome;
   } catch (e) {
     if (e instanceof NotSentError) throw e.cause; // nothing was sent: the pool's error (the database unavailable, say)

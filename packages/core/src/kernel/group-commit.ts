@@ -5,8 +5,8 @@
  * serialise on its member rows anyway) with one write in flight, and one lane of LANES in flight for writes into no
  * existing group (create_group). A write whose lane is busy queues, and a freed lane sends every write waiting in it
  * (up to MAX_DOCUMENTS) together: one statement (`kitty_apply_batches_quiet`, migration 20261126200000_apply_batches),
- * one transaction, one COMMIT. The documents run in arrival order, each seeing the ones before it, with the answers of
- * the same writes sent one by one. With its lane free a write leaves at once, so a quiet group adds no wait. Writes
+ * one transaction, one COMMIT. The documents run in arrival order, each seeing the ones before it, and each is answered
+ * as it would have been alone. With its lane free a write leaves at once, so a quiet group adds no wait. Writes
  * into different groups are not combined: measured, that serialised work two backends did side by side
  * (docs/benchmarks.md, tenth session).
  *
