@@ -2,13 +2,14 @@
 --
 -- Each batched write was one statement and one transaction, so each paid a COMMIT (and its WAL flush), a round trip
 -- and the statement's start; writes into one group also held its member rows until their COMMIT was flushed, one after
--- another. An instance now keeps at most two batched writes in flight; the ones that arrive meanwhile queue and are
--- sent together (packages/core kernel/group-commit.ts): one statement, one COMMIT, one WAL flush for all of them, and
--- each still stores its own idempotency record, rows, activity, events and answer.
+-- another. An instance now keeps one batched write in flight per group (two for writes into no existing group,
+-- create_group); the ones that arrive meanwhile queue and are sent together (packages/core kernel/group-commit.ts):
+-- one statement, one COMMIT, one WAL flush for all of them, and each still stores its own idempotency record, rows,
+-- activity, events and answer.
 --
--- kitty_apply_batches_quiet(docs): docs is a JSON array of kitty_apply_batch documents, of any groups. It answers the
--- array of kitty_apply_batch's answers, in order. The documents run in order, each seeing the ones before it, exactly
--- as if they had been sent one after another. It raises like kitty_apply_batch: any error (a stale guard, KB001,
+-- kitty_apply_batches_quiet(docs): docs is a JSON array of kitty_apply_batch documents (of any groups; the application
+-- sends those of one group, or of none). It answers the array of kitty_apply_batch's answers, in order. The documents
+-- run in order, each seeing the ones before it, exactly as if they had been sent one after another. It raises like kitty_apply_batch: any error (a stale guard, KB001,
 -- included) rolls back the whole statement, and the application then sends each document on its own, so each gets its
 -- own answer.
 --
