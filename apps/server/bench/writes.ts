@@ -11,6 +11,7 @@
  *   create_group limit with one NOTIFY vs without   reported (what the events NOTIFY costs every write)
  *   add_expense all into ONE group                   goal ≥ 500/s (writes to a group serialise on its member rows)
  *   add_expense all into ONE group of 20             goal ≥ 0.9x its limit for the same group (one_group20)
+ *                                                    (BENCH_BIG_MEMBERS sets the group's size)
  *   add_expense with 20 items vs without items       reported (the itemized split and the items column)
  *
  * A limit writes exactly what the tool writes for that call: the idempotency record (with a
@@ -64,9 +65,9 @@ export async function rawLoop(pool: pg.Pool, once: (c: pg.PoolClient, i: number)
   return { rps: latencies.length / elapsed, p50: q(0.5), p99: q(0.99), errors: 0, total: latencies.length };
 }
 
-/** BENCH_WRITES=add_expense,confirm_payment,… runs only those rows (names in run.ts); unset: all. */
 /** Members of the one_group20 row's group (BENCH_BIG_MEMBERS; default 20). */
 const BIG_MEMBERS = Number(process.env.BENCH_BIG_MEMBERS ?? 20);
+/** BENCH_WRITES=add_expense,confirm_payment,… runs only those rows (names in run.ts); unset: all. */
 const only = process.env.BENCH_WRITES?.split(',').map((s) => s.trim());
 const want = (row: string) => !only || only.includes(row);
 

@@ -85,7 +85,7 @@ interface Lane {
 export class GroupCommit {
   private readonly pool: Pool;
   private readonly lanes = new Map<string, Lane>();
-  /** Statements sent with more than one document, and the documents they carried (for tests and the benchmark). */
+  /** Statements sent with more than one document, and the documents they carried (read by the tests). */
   readonly stats = { combined: 0, documents: 0 };
 
   constructor(pool: Pool) {

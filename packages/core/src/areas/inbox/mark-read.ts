@@ -2,6 +2,7 @@
  * Marking inbox items read (mark_inbox_read): by ids, by conversation, or all, keeping the
  * conversations' unread counts and the agent's inbox counters in step, in the caller's transaction.
  */
+import { Prisma } from '@kitty/db';
 import type { Db } from '../../kernel/context.ts';
 import type { Actor } from '../../kernel/actor.ts';
 import { ToolError, validationError } from '../../kernel/errors.ts';
@@ -37,23 +38,18 @@ export async function markInboxRead(
       throw new ToolError('NOT_FOUND', `No conversation of yours has conversation_id ${sel.conversation_id}.`, {
         suggestedAction: 'list_conversations shows your conversations.',
       });
-    changed = await db.$queryRaw`
-      UPDATE inbox_items i SET read_at = ${now} FROM (
-        SELECT id FROM inbox_items WHERE agent_id = ${me}::uuid AND read_at IS NULL
-          AND kind = 'message' AND entity_type = 'conversation' AND entity_id = ${sel.conversation_id}
-        ORDER BY id FOR UPDATE) t
-      WHERE i.id = t.id AND i.read_at IS NULL
-      RETURNING i.entity_type, i.entity_id, i.kind`;
+    changed = await markUnread(
+      db,
+      me,
+      now,
+      Prisma.sql`AND kind = 'message' AND entity_type = 'conversation' AND entity_id = ${sel.conversation_id}`,
+    );
     await db.conversationParticipant.update({
       where: { conversationId_agentId: { conversationId: sel.conversation_id, agentId: me } },
       data: { unreadCount: 0, lastReadAt: now },
     });
   } else if (sel.all) {
-    changed = await db.$queryRaw`
-      UPDATE inbox_items i SET read_at = ${now} FROM (
-        SELECT id FROM inbox_items WHERE agent_id = ${me}::uuid AND read_at IS NULL ORDER BY id FOR UPDATE) t
-      WHERE i.id = t.id AND i.read_at IS NULL
-      RETURNING i.entity_type, i.entity_id, i.kind`;
+    changed = await markUnread(db, me, now, Prisma.empty);
     await db.conversationParticipant.updateMany({
       where: { agentId: me, unreadCount: { gt: 0 } },
       data: { unreadCount: 0, lastReadAt: now },
@@ -73,12 +69,7 @@ export async function markInboxRead(
         },
       );
     }
-    changed = await db.$queryRaw`
-      UPDATE inbox_items i SET read_at = ${now} FROM (
-        SELECT id FROM inbox_items WHERE agent_id = ${me}::uuid AND read_at IS NULL AND id = ANY(${sel.item_ids!}::uuid[])
-        ORDER BY id FOR UPDATE) t
-      WHERE i.id = t.id AND i.read_at IS NULL
-      RETURNING i.entity_type, i.entity_id, i.kind`;
+    changed = await markUnread(db, me, now, Prisma.sql`AND id = ANY(${sel.item_ids!}::uuid[])`);
     const perConversation = new Map<string, number>();
     for (const c of changed)
       if (c.kind === 'message' && c.entity_type === 'conversation' && c.entity_id)
@@ -93,4 +84,16 @@ export async function markInboxRead(
   await flushInboxCounters(db); // the counters as they will be committed, for the answer
   const agent = await db.agent.findUniqueOrThrow({ where: { id: me }, select: { inboxUnread: true, inboxRequiresAction: true } });
   return { marked: changed.length, unread: agent.inboxUnread, requires_action: agent.inboxRequiresAction };
+}
+
+/**
+ * Marks `agentId`'s unread items that also match `filter` (an `AND …` fragment, or Prisma.empty for all) read at `now`,
+ * locking them in id order; returns what each marked item is about.
+ */
+function markUnread(db: Db, agentId: string, now: Date, filter: Prisma.Sql) {
+  return db.$queryRaw<Array<{ entity_type: string | null; entity_id: string | null; kind: string }>>`
+    UPDATE inbox_items i SET read_at = ${now} FROM (
+      SELECT id FROM inbox_items WHERE agent_id = ${agentId}::uuid AND read_at IS NULL ${filter} ORDER BY id FOR UPDATE) t
+    WHERE i.id = t.id AND i.read_at IS NULL
+    RETURNING i.entity_type, i.entity_id, i.kind`;
 }
