@@ -4,6 +4,7 @@
  * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_ROUNDS (3).
  */
 import autocannon from 'autocannon';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -20,6 +21,8 @@ export interface Result {
   total: number;
   /** CPU time of the target process per request (µs), when measured (`withCpu`). */
   cpuUs?: number;
+  /** CPU time of this machine's PostgreSQL processes per request (µs), when measured (`withDbCpu`). */
+  dbCpuUs?: number;
 }
 
 export async function load(opts: autocannon.Options): Promise<Result> {
@@ -29,7 +32,7 @@ export async function load(opts: autocannon.Options): Promise<Result> {
 }
 
 export const fmt = (r: Result) =>
-  `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.cpuUs === undefined ? '' : `  ${r.cpuUs.toFixed(0)} µs CPU/req`}${r.errors ? `  (${r.errors} non-2xx!)` : ''}`;
+  `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.cpuUs === undefined ? '' : `  ${r.cpuUs.toFixed(0)} µs CPU/req`}${r.dbCpuUs === undefined ? '' : `  PG ${r.dbCpuUs.toFixed(0)} µs/req`}${r.errors ? `  (${r.errors} non-2xx!)` : ''}`;
 /** docs/benchmarks.md table rows collected over the run, printed at the end. */
 export const rows: string[] = [];
 export const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((x, y) => key(x) - key(y))[Math.floor(xs.length / 2)]!;
@@ -65,8 +68,10 @@ export function compare(
     `\n${label}\n  ${aName.padEnd(34)} ${fmt(a)}\n  ${bName.padEnd(34)} ${fmt(b)}\n  ratio ${ratio.toFixed(2)}x  (goal ${goal})${note ? `\n  ${note}` : ''}`,
   );
   const cpu = a.cpuUs === undefined ? '' : `; CPU ${a.cpuUs.toFixed(0)}${b.cpuUs === undefined ? '' : ` vs ${b.cpuUs.toFixed(0)}`} µs/req`;
+  const dbCpu =
+    a.dbCpuUs === undefined || b.dbCpuUs === undefined ? '' : `; PostgreSQL CPU ${a.dbCpuUs.toFixed(0)} vs ${b.dbCpuUs.toFixed(0)} µs/req`;
   rows.push(
-    `| ${label} | ${ratio.toFixed(2)}x | ${goal} | ${a.rps.toFixed(0)} vs ${b.rps.toFixed(0)} req/s; p99 ${a.p99} vs ${b.p99} ms${cpu}${note ? `; ${note}` : ''} |`,
+    `| ${label} | ${ratio.toFixed(2)}x | ${goal} | ${a.rps.toFixed(0)} vs ${b.rps.toFixed(0)} req/s; p99 ${a.p99} vs ${b.p99} ms${cpu}${dbCpu}${note ? `; ${note}` : ''} |`,
   );
 }
 
@@ -89,7 +94,7 @@ export function profiler(bareUrl: string | undefined): (name: string, run: () =>
   const rounds = new Map<string, number>();
   return (name, measured) => async () => {
     if (!bareUrl) return measured();
-    const run = withCpu(bareUrl, measured);
+    const run = perfControlled(withDbCpu(withCpu(bareUrl, measured)));
     if (!process.env.BENCH_PROFILE) return run();
     const n = (rounds.get(name) ?? 0) + 1;
     rounds.set(name, n);
@@ -98,6 +103,24 @@ export function profiler(bareUrl: string | undefined): (name: string, run: () =>
       return await run();
     } finally {
       await fetch(`${bareUrl}/profile/stop/${name}-${n}`, { method: 'POST' });
+    }
+  };
+}
+
+/**
+ * With BENCH_PERF_CTL=<fifo>, `run` bracketed by `enable` / `disable` written to that fifo: the control fifo of a
+ * `perf record --control=fifo:<fifo> --delay=-1` started beside the bench, so a system-wide profile holds only Kitty's
+ * loads (its Node process, PostgreSQL's backends and the kernel), not the limits' or the set-up's.
+ */
+function perfControlled(run: () => Promise<Result>): () => Promise<Result> {
+  const fifo = process.env.BENCH_PERF_CTL;
+  if (!fifo) return run;
+  return async () => {
+    appendFileSync(fifo, 'enable\n');
+    try {
+      return await run();
+    } finally {
+      appendFileSync(fifo, 'disable\n');
     }
   };
 }
@@ -113,6 +136,51 @@ export function withCpu(bareUrl: string, run: () => Promise<Result>): () => Prom
     const before = await cpu();
     const r = await run();
     return { ...r, cpuUs: ((await cpu()) - before) / Math.max(1, r.total) };
+  };
+}
+
+/** Linux's clock tick (USER_HZ), the unit of utime and stime in /proc/<pid>/stat: 100 on every x86-64 and arm64 kernel. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/**
+ * CPU time (µs) used so far by this machine's PostgreSQL processes that are alive now: the sum of utime + stime over
+ * /proc/<pid>/stat of every process named `postgres` (backends, WAL writer, checkpointer). 0 where /proc is missing.
+ */
+function postgresCpuUs(): number {
+  let ticks = 0;
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return 0;
+  }
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // exited since the listing
+    }
+    // "pid (comm) state ppid …": fields after the comm's closing parenthesis, utime and stime are the 12th and 13th.
+    const close = stat.lastIndexOf(')');
+    if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
+    const fields = stat.slice(close + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
+}
+
+/**
+ * `run` with PostgreSQL's CPU time per request (`dbCpuUs`): what this machine's PostgreSQL processes used over the load
+ * divided by the requests answered. Beside req/s it shows what each side of a write row costs the database, a figure
+ * that hardly moves when the machine is busy. Counts every database on the server: run the bench alone. Backends that
+ * exit during the load lose their share (both sides keep their pools open).
+ */
+export function withDbCpu(run: () => Promise<Result>): () => Promise<Result> {
+  return async () => {
+    const before = postgresCpuUs();
+    const r = await run();
+    return { ...r, dbCpuUs: (postgresCpuUs() - before) / Math.max(1, r.total) };
   };
 }
 

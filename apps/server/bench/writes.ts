@@ -20,7 +20,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { CONNECTIONS, SECONDS, load, paired, compare, fmt, rows, httpCeiling, profiler, type Result } from './measure.ts';
+import { CONNECTIONS, SECONDS, load, paired, compare, fmt, rows, httpCeiling, profiler, withDbCpu, type Result } from './measure.ts';
 
 type Post = (p: string, body: unknown, key?: string) => Promise<any>;
 interface Agent {
@@ -29,11 +29,18 @@ interface Agent {
   handle: string;
 }
 
-/** Runs `once(i)` in CONNECTIONS loops on dedicated clients for SECONDS (or until it returns false); throughput and latency. */
 /** Deadlocks the hand-written limits met (retried, not counted as writes). */
 const deadlocks = { n: 0 };
 
-export async function rawLoop(pool: pg.Pool, once: (c: pg.PoolClient, i: number) => Promise<boolean | void>): Promise<Result> {
+/**
+ * Runs `once(i)` in CONNECTIONS loops on dedicated clients for SECONDS (or until it returns false); throughput,
+ * latency and PostgreSQL's CPU per write (`dbCpuUs`).
+ */
+export function rawLoop(pool: pg.Pool, once: (c: pg.PoolClient, i: number) => Promise<boolean | void>): Promise<Result> {
+  return withDbCpu(() => rawLoopUnmeasured(pool, once))();
+}
+
+async function rawLoopUnmeasured(pool: pg.Pool, once: (c: pg.PoolClient, i: number) => Promise<boolean | void>): Promise<Result> {
   const latencies: number[] = [];
   const end = Date.now() + SECONDS * 1000;
   let n = 0;
