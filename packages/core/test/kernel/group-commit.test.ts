@@ -244,6 +244,9 @@ describe('writes that queue while the lanes are busy', () => {
     const g1 = await groupWith(h, [a, b]);
     const g2 = await groupWith(h, [b, c]);
     const { services, sent } = heldServices(g1, 1);
+    // The second write into g1 starts once Fuel is answered (not merely sent): until it queues, Lunch stays held.
+    let fuelAnswered!: () => void;
+    const fuelDone = new Promise<void>((resolve) => (fuelAnswered = resolve));
     const [one, two, three] = await Promise.all([
       callWith(services, a, 'add_expense', { group_id: g1, description: 'Lunch', amount_minor: 1000 }),
       (async () => {
@@ -251,10 +254,11 @@ describe('writes that queue while the lanes are busy', () => {
         const fuel = await callWith(services, c, 'add_expense', { group_id: g2, description: 'Fuel', amount_minor: 3000 });
         // Fuel was answered while Lunch is still held; now a second write into g1 queues behind it and releases it.
         expect(sent.map((x) => x.documents)).toEqual([1, 1]);
+        fuelAnswered();
         return fuel;
       })(),
       (async () => {
-        while (sent.length < 2) await new Promise((r) => setTimeout(r, 10));
+        await fuelDone;
         return callWith(services, b, 'record_payment', { group_id: g1, to_handle: a.handle, amount_minor: 200, allow_overpayment: true });
       })(),
     ]);

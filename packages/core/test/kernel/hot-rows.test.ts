@@ -31,6 +31,15 @@ async function untilSomeoneWaits(c: pg.PoolClient): Promise<void> {
 }
 
 /** A batch document with one inbox item (and its counter change) for `agentId`. */
+/**
+ * Makes the backend of `c` report its table counters now (pg_stat_force_next_flush, PostgreSQL 15+: at the end of the
+ * next transaction), so pg_stat_xact_user_tables in the transaction after it counts that transaction alone.
+ */
+async function flushTableStats(c: { query(sql: string): Promise<unknown> }) {
+  await c.query('SELECT pg_stat_force_next_flush()');
+  await c.query('SELECT 1');
+}
+
 const inboxDoc = (groupId: string, agentId: string) =>
   JSON.stringify({
     group_id: groupId,
@@ -96,7 +105,9 @@ describe("a write's inbox items and the recipients' agent rows", () => {
       );
       await c.query('ANALYZE agents');
       // This transaction's own scan counters (pg_stat_xact_user_tables): joined to the batch's recordset (estimated at
-      // 100 rows), the counter lock and update scanned the whole table.
+      // 100 rows), the counter lock and update scanned the whole table. A backend keeps counts of earlier transactions
+      // there until it reports them (at most once a second): reported first, so only this call is counted.
+      await flushTableStats(c);
       await c.query('BEGIN');
       await c.query('SELECT kitty_apply_batch($1::jsonb)', [inboxDoc(g, b.agentId)]);
       const r = await c.query(`SELECT seq_scan::int AS seq, idx_scan::int AS idx FROM pg_stat_xact_user_tables WHERE relname = 'agents'`);
@@ -138,6 +149,7 @@ describe("a batch's member rows", () => {
       });
       // This transaction's own counters (pg_stat_xact_user_tables): joined to the batch's recordset (estimated at 100
       // rows), the guard's count, lock and check and the balance lock and update each read every member row of the group.
+      await flushTableStats(c);
       await c.query('BEGIN');
       await c.query('SELECT kitty_apply_batch($1::jsonb)', [doc]);
       const r = await c.query(
