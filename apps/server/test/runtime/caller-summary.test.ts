@@ -89,3 +89,27 @@ it('a write that changes the caller inbox answers what the database holds after 
   expect(confirmed.inbox?.requires_action ?? 0).toBe(0);
   expect((await bo.client.get_me()).inbox?.requires_action ?? 0).toBe(0);
 });
+
+it("a cancel_payment by the payer answers with the payer's cached summary: only the payee's confirmation request is resolved", async () => {
+  const { ann, bo, g } = await pair();
+  const pay = await ann.client.record_payment({ group_id: g, to_handle: bo.handle, amount_minor: 400, allow_overpayment: true });
+  const annBefore = await ann.client.get_me(); // ann's summary read and cached
+  const boBefore = await eventually(
+    () => bo.client.get_me(),
+    (r) => r.inbox?.requires_action === 1,
+    2000,
+  );
+  expect(boBefore.inbox?.requires_action).toBe(1);
+  const writeHits = s.kitty.inboxCache.stats.writeHits;
+  const cancelled = await ann.client.cancel_payment({ payment_id: pay.payment.payment_id });
+  expect(s.kitty.inboxCache.stats.writeHits).toBe(writeHits + 1);
+  expect(cancelled.inbox).toEqual(annBefore.inbox);
+  expect((await ann.client.get_me()).inbox).toEqual(annBefore.inbox);
+  // bo's request to confirm is resolved by the same write.
+  const boAfter = await eventually(
+    () => bo.client.get_me(),
+    (r) => (r.inbox?.requires_action ?? 0) === 0,
+    2000,
+  );
+  expect(boAfter.inbox?.requires_action ?? 0).toBe(0);
+});

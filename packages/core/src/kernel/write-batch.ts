@@ -61,7 +61,7 @@ export class WriteBatch {
   private groupId: string | undefined;
   private guardSpec: BatchGuard | undefined;
   private readonly rows: Partial<Record<Table, Row[]>> = {};
-  private readonly resolves: Array<{ entity_type: string; entity_id: string; resolution: string }> = [];
+  private readonly resolves: Array<{ entity_type: string; entity_id: string; resolution: string; agent_id?: string }> = [];
   private readonly pendingChanges = new Map<string, { delta: bigint; count: number }>();
   private readonly balanceChanges = new Map<string, bigint>();
   private readonly pairChanges = new Map<string, bigint>();
@@ -130,10 +130,12 @@ export class WriteBatch {
 
   /**
    * Resolves the open inbox items about an entity: they stop requiring action, are marked read and say what
-   * happened (`resolution`, e.g. "confirmed by @ana"); the counters follow in the database.
+   * happened (`resolution`, e.g. "confirmed by @ana"); the counters follow in the database. With `holderId` only that
+   * agent's items are resolved (the one agent who can hold one, e.g. a pending payment's payee), so the batch is known
+   * to leave every other agent's inbox as it was (`leavesInboxOf`); without it, every agent's.
    */
-  resolve(entityType: string, entityId: string, resolution: string): this {
-    this.resolves.push({ entity_type: entityType, entity_id: entityId, resolution });
+  resolve(entityType: string, entityId: string, resolution: string, holderId?: string): this {
+    this.resolves.push({ entity_type: entityType, entity_id: entityId, resolution, ...(holderId ? { agent_id: holderId } : {}) });
     return this;
   }
 
@@ -184,9 +186,12 @@ export class WriteBatch {
     return { events, inbox };
   }
 
-  /** True when this batch cannot change `agentId`'s inbox summary: no counter of theirs changes and no item is resolved. */
+  /**
+   * True when this batch cannot change `agentId`'s inbox summary: no counter of theirs changes and no item of theirs can
+   * be resolved (every resolve names another holder).
+   */
   leavesInboxOf(agentId: string): boolean {
-    return !this.resolves.length && !this.counters.has(agentId);
+    return this.resolves.every((r) => r.agent_id !== undefined && r.agent_id !== agentId) && !this.counters.has(agentId);
   }
 
   /**

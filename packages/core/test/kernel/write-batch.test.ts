@@ -11,6 +11,7 @@ import { ToolError, type Services } from '../../src/index.ts';
 import { createHarness, type Harness, type TestAgent } from '../harness.ts';
 import { groupWith, expectLedgerOk, balancesOf } from '../ledger-helpers.ts';
 import { poolWithQuery, statementName } from '../pool-proxy.ts';
+import { WriteBatch } from '../../src/kernel/write-batch.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -239,5 +240,81 @@ describe('the inbox summary a batched write answers with', () => {
     // The counters were still applied both times.
     const row = await h.services.pool.query<{ n: number }>('SELECT inbox_unread AS n FROM agents WHERE id = $1', [b.agentId]);
     expect(row.rows[0]!.n).toBeGreaterThanOrEqual(2);
+  });
+
+  it("of a cancel_payment (by the payer) is the payer's as it is: the payee's confirmation request is the only item resolved", async () => {
+    const [a, b] = [await h.agent('ca'), await h.agent('cb')];
+    const g = await groupWith(h, [a, b]);
+    await h.call(a, 'add_expense', { group_id: g, description: 'Dinner', amount_minor: 3000 }); // b gets an item
+    const paid = await h.call(b, 'record_payment', { group_id: g, to_handle: a.handle, amount_minor: 1000 });
+    const { inboxSummaryFor } = await import('../../src/index.ts');
+    const before = await inboxSummaryFor(h.services.prisma, a.agentId);
+    expect(before?.requires_action).toBe(1);
+    const cancelled = await h.call(b, 'cancel_payment', { payment_id: paid.payment.payment_id });
+    expect(cancelled.inbox).toEqual(await inboxSummaryFor(h.services.prisma, b.agentId));
+    expect(cancelled.inbox.top.join(' ')).toMatch(/Dinner/);
+    expect((await inboxSummaryFor(h.services.prisma, a.agentId))?.requires_action ?? 0).toBe(0);
+    await expectLedgerOk(h);
+  });
+});
+
+describe("a resolve that names the items' holder", () => {
+  it('leaves the other agents known to be untouched (their cached summary may answer), not the holder', () => {
+    const named = new WriteBatch().resolve('payment', randomUUID(), 'cancelled by @b', 'holder');
+    expect(named.leavesInboxOf('payer')).toBe(true);
+    expect(named.leavesInboxOf('holder')).toBe(false);
+    expect(new WriteBatch().resolve('payment', randomUUID(), 'confirmed by @a').leavesInboxOf('payer')).toBe(false);
+  });
+
+  it("resolves only the holder's open items about the entity; without a holder, every agent's", async () => {
+    const [a, b] = [await h.agent('ra'), await h.agent('rb')];
+    const g = await groupWith(h, [a, b]);
+    const open = async (entityId: string) => {
+      for (const agent of [a, b]) {
+        await h.services.pool.query(
+          `INSERT INTO inbox_items (id, agent_id, kind, text, requires_action, priority, entity_type, entity_id)
+           VALUES (gen_random_uuid(), $1, 'test', 'act', true, 1, 'test', $2)`,
+          [agent.agentId, entityId],
+        );
+      }
+      await h.services.pool.query(
+        'UPDATE agents SET inbox_unread = inbox_unread + 1, inbox_requires_action = inbox_requires_action + 1 WHERE id = ANY ($1)',
+        [[a.agentId, b.agentId]],
+      );
+    };
+    const stillOpen = async (entityId: string) =>
+      (
+        await h.services.pool.query<{ agent_id: string }>(
+          `SELECT agent_id FROM inbox_items WHERE entity_type = 'test' AND entity_id = $1 AND resolved_at IS NULL ORDER BY agent_id`,
+          [entityId],
+        )
+      ).rows.map((r) => r.agent_id);
+    const apply = (resolve: Record<string, unknown>) =>
+      h.services.pool.query('SELECT kitty_apply_batch($1::jsonb)', [JSON.stringify({ group_id: g, resolve: [resolve] })]);
+    const [named, everyone] = [randomUUID(), randomUUID()];
+    await open(named);
+    await open(everyone);
+    await apply({ entity_type: 'test', entity_id: named, resolution: 'done', agent_id: a.agentId });
+    expect(await stillOpen(named)).toEqual([b.agentId]);
+    await apply({ entity_type: 'test', entity_id: everyone, resolution: 'done' });
+    expect(await stillOpen(everyone)).toEqual([]);
+    // The counters follow the items resolved: both of a's, and b's about the entity resolved without a holder.
+    const counters = await h.services.pool.query<{ id: string; r: number }>(
+      'SELECT id, inbox_requires_action AS r FROM agents WHERE id = ANY ($1)',
+      [[a.agentId, b.agentId]],
+    );
+    const open2 = Object.fromEntries(counters.rows.map((r) => [r.id, r.r]));
+    const actual = async (agentId: string) =>
+      Number(
+        (
+          await h.services.pool.query<{ n: string }>(
+            'SELECT count(*) AS n FROM inbox_items WHERE agent_id = $1 AND requires_action AND resolved_at IS NULL',
+            [agentId],
+          )
+        ).rows[0]!.n,
+      );
+    expect(open2[a.agentId]).toBe(await actual(a.agentId));
+    expect(open2[b.agentId]).toBe(await actual(b.agentId));
+    expect(open2[b.agentId]).toBe(1);
   });
 });

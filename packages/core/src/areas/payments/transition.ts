@@ -101,7 +101,8 @@ export async function transitionPayment(
   });
   batch.pending(p.payerId, p.payeeId, p.amountMinor, -1n);
   if (to === 'confirmed') batch.ledger(new LedgerDelta().addPayment(p.payerId, p.payeeId, p.amountMinor, 1n));
-  batch.resolve('payment', p.id, `${to} by @${actor.handle}`);
+  // Only the payee holds an item to act on about a pending payment (record_payment's confirmation request).
+  batch.resolve('payment', p.id, `${to} by @${actor.handle}`, p.payeeId);
   if (notifyKind) {
     const why = to === 'rejected' && req.reason ? `: ${req.reason}` : '';
     batch.notify({

@@ -13,6 +13,11 @@
 --     they were this call's or earlier calls' on a small table, which that count then included, was not settled);
 --   * 'resolve' entries are read by index from the document (in place) instead of by a FOR over a query.
 --
+-- A 'resolve' entry may name 'agent_id': only that agent's open items about the entity are resolved (without it, every
+-- agent's, as before). confirm/reject/cancel_payment name the payee, the one agent who holds an item to act on about a
+-- pending payment; so a cancel_payment, by the payer, is known to leave the payer's inbox as it was, and answers with
+-- the payer's cached inbox summary (summary_cached) instead of reading it in the statement.
+--
 --
 -- Not done: running its statements on generic plans (SET plan_cache_mode = force_generic_plan). PostgreSQL plans several
 -- of them again on every call (10.5% of a confirm_payment call in a perf profile), and a generic plan cut a call from
@@ -33,6 +38,7 @@ DECLARE
   resolve_type text;
   resolve_id text;
   resolve_resolution text;
+  resolve_holder uuid;
   summary jsonb;
   summary_read boolean := false;
   counter_agents uuid[];
@@ -247,9 +253,11 @@ BEGIN
       resolve_type := b->'resolve'->n->>'entity_type';
       resolve_id := b->'resolve'->n->>'entity_id';
       resolve_resolution := b->'resolve'->n->>'resolution';
+      resolve_holder := (b->'resolve'->n->>'agent_id')::uuid;
       WITH open AS (
         SELECT i.id, i.read_at IS NULL AS was_unread FROM inbox_items i
         WHERE i.entity_type = resolve_type AND i.entity_id = resolve_id AND i.requires_action AND i.resolved_at IS NULL
+          AND (resolve_holder IS NULL OR i.agent_id = resolve_holder)
         FOR UPDATE),
       resolved AS (
         UPDATE inbox_items i SET resolved_at = now(), read_at = coalesce(i.read_at, now()), resolution = resolve_resolution
