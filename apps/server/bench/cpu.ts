@@ -12,7 +12,7 @@
  * docs/benchmarks.md rows.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { processCpu } from './measure.ts';
 import pg from 'pg';
 import { ADD_EXPENSE_LIMIT, CONFIRM_PAYMENT_LIMIT, RECORD_PAYMENT_LIMIT, addExpenseLimitValues, response, seedPending } from './writes.ts';
 
@@ -23,13 +23,8 @@ interface Agent {
   handle: string;
 }
 const CALLS = Number(process.env.BENCH_CPU_CALLS ?? 2000);
-const TICK_US = 10_000;
-
 /** utime + stime of `pid` in µs. */
-function cpuOf(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) * TICK_US;
-}
+const cpuOf = (pid: number): number => processCpu(pid).us;
 
 export async function benchCpu(kittyUrl: string, bareUrl: string, targetPid: number, databaseUrl: string, post: Post): Promise<string[]> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 3 });

@@ -143,31 +143,39 @@ export function withCpu(bareUrl: string, run: () => Promise<Result>): () => Prom
 const CLOCK_TICKS_PER_SECOND = 100;
 
 /**
- * CPU time (µs) used so far by this machine's PostgreSQL processes that are alive now: the sum of utime + stime over
- * /proc/<pid>/stat of every process named `postgres` (backends, WAL writer, checkpointer). 0 where /proc is missing.
+ * The name of process `pid` and the CPU time (µs, utime + stime) it has used, from /proc/<pid>/stat.
+ * @throws when the process has exited (or /proc is missing)
+ */
+export function processCpu(pid: number | string): { name: string; us: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // "pid (comm) state ppid …": after the comm's closing parenthesis, utime and stime are the 12th and 13th fields.
+  const close = stat.lastIndexOf(')');
+  const fields = stat.slice(close + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return { name: stat.slice(stat.indexOf('(') + 1, close), us: (ticks / CLOCK_TICKS_PER_SECOND) * 1e6 };
+}
+
+/**
+ * CPU time (µs) used so far by this machine's PostgreSQL processes that are alive now: every process named `postgres`
+ * (backends, WAL writer, checkpointer, autovacuum). 0 where /proc is missing.
  */
 function postgresCpuUs(): number {
-  let ticks = 0;
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
   } catch {
     return 0;
   }
+  let us = 0;
   for (const pid of pids) {
-    let stat: string;
     try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const p = processCpu(pid);
+      if (p.name === 'postgres') us += p.us;
     } catch {
-      continue; // exited since the listing
+      // exited since the listing
     }
-    // "pid (comm) state ppid …": fields after the comm's closing parenthesis, utime and stime are the 12th and 13th.
-    const close = stat.lastIndexOf(')');
-    if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
-    const fields = stat.slice(close + 2).split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
   }
-  return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
+  return us;
 }
 
 /**

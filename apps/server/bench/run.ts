@@ -25,6 +25,9 @@
  * (names: add_expense, items, record_payment, confirm_payment, cancel_payment, create_group, notify, one_group, one_group20);
  * BENCH_TARGET_ARGS adds Node flags to the target process; BENCH_PROFILE=<dir> writes a CPU profile of Kitty for each
  * Kitty load of the read, hot-write and MCP rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it).
+ * BENCH_PERF_CTL=<fifo> writes `enable`/`disable` around the same loads to the control fifo of a
+ * `perf record -a --control=fifo:<fifo> --delay=-1` started beside the bench (a system-wide profile of Kitty's loads alone).
+ * Each hot-write row also prints PostgreSQL's CPU per request of both sides (`PG … µs/req`, every `postgres` process).
  * BENCH_ONLY=events (the events rows only: the event's cost on the hot write, fan-out, commit → SSE and commit → webhook
  * delivery; BENCH_EVENT_RATE, default 100/s).
  * BENCH_ONLY=reads (the two read rows only), BENCH_ONLY=startup (Kitty's start-up and idle RSS alone, memory.ts),
