@@ -87,13 +87,15 @@ export function httpCeiling(limit: Result, bareRps: number): string {
 }
 
 /**
- * Wraps a Kitty load: with the target's `bareUrl`, its CPU time per request is measured (`withCpu`), and with
- * BENCH_PROFILE set the target also writes one CPU profile of it (target.ts), named `<name>-<round>.cpuprofile`.
+ * Wraps a Kitty load: PostgreSQL's CPU per request is measured (`withDbCpu`); with the target's `bareUrl` also its own
+ * CPU time per request (`withCpu`), and with BENCH_PROFILE set the target writes one CPU profile of it (target.ts),
+ * named `<name>-<round>.cpuprofile`. BENCH_PERF_CTL brackets it for perf (`perfControlled`).
  */
 export function profiler(bareUrl: string | undefined): (name: string, run: () => Promise<Result>) => () => Promise<Result> {
   const rounds = new Map<string, number>();
   return (name, measured) => async () => {
-    if (!bareUrl) return measured();
+    // PostgreSQL's CPU per request is read from /proc alone; Kitty's own needs the target's bare routes (GET /cpu).
+    if (!bareUrl) return perfControlled(withDbCpu(measured))();
     const run = perfControlled(withDbCpu(withCpu(bareUrl, measured)));
     if (!process.env.BENCH_PROFILE) return run();
     const n = (rounds.get(name) ?? 0) + 1;
@@ -156,39 +158,41 @@ export function processCpu(pid: number | string): { name: string; us: number } {
 }
 
 /**
- * CPU time (µs) used so far by this machine's PostgreSQL processes that are alive now: every process named `postgres`
- * (backends, WAL writer, checkpointer, autovacuum). 0 where /proc is missing.
+ * CPU time (µs) used so far by each of this machine's PostgreSQL processes alive now, by pid: every process named
+ * `postgres` (backends, WAL writer, checkpointer, autovacuum). Empty where /proc is missing.
  */
-function postgresCpuUs(): number {
+function postgresCpuByPid(): Map<string, number> {
+  const byPid = new Map<string, number>();
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
   } catch {
-    return 0;
+    return byPid;
   }
-  let us = 0;
   for (const pid of pids) {
     try {
       const p = processCpu(pid);
-      if (p.name === 'postgres') us += p.us;
+      if (p.name === 'postgres') byPid.set(pid, p.us);
     } catch {
       // exited since the listing
     }
   }
-  return us;
+  return byPid;
 }
 
 /**
  * `run` with PostgreSQL's CPU time per request (`dbCpuUs`): what this machine's PostgreSQL processes used over the load
  * divided by the requests answered. Beside req/s it shows what each side of a write row costs the database, a figure
- * that hardly moves when the machine is busy. Counts every database on the server: run the bench alone. Backends that
- * exit during the load lose their share (both sides keep their pools open).
+ * that hardly moves when the machine is busy. Counts every database on the server: run the bench alone. Per process:
+ * one started during the load counts from 0, one that exited during it (an autovacuum worker, say) counts nothing.
  */
 export function withDbCpu(run: () => Promise<Result>): () => Promise<Result> {
   return async () => {
-    const before = postgresCpuUs();
+    const before = postgresCpuByPid();
     const r = await run();
-    return { ...r, dbCpuUs: (postgresCpuUs() - before) / Math.max(1, r.total) };
+    let used = 0;
+    for (const [pid, us] of postgresCpuByPid()) used += us - (before.get(pid) ?? 0);
+    return { ...r, dbCpuUs: used / Math.max(1, r.total) };
   };
 }
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { ToolError, type Services } from '../../src/index.ts';
 import { createHarness, type Harness, type TestAgent } from '../harness.ts';
-import { groupWith, expectLedgerOk, balancesOf } from '../ledger-helpers.ts';
+import { groupWith, expectLedgerOk, balancesOf, inboxRowsAndCounters } from '../ledger-helpers.ts';
 import { poolWithQuery, statementName } from '../pool-proxy.ts';
 import { WriteBatch } from '../../src/kernel/write-batch.ts';
 
@@ -299,22 +299,9 @@ describe("a resolve that names the items' holder", () => {
     await apply({ entity_type: 'test', entity_id: everyone, resolution: 'done' });
     expect(await stillOpen(everyone)).toEqual([]);
     // The counters follow the items resolved: both of a's, and b's about the entity resolved without a holder.
-    const counters = await h.services.pool.query<{ id: string; r: number }>(
-      'SELECT id, inbox_requires_action AS r FROM agents WHERE id = ANY ($1)',
-      [[a.agentId, b.agentId]],
-    );
-    const open2 = Object.fromEntries(counters.rows.map((r) => [r.id, r.r]));
-    const actual = async (agentId: string) =>
-      Number(
-        (
-          await h.services.pool.query<{ n: string }>(
-            'SELECT count(*) AS n FROM inbox_items WHERE agent_id = $1 AND requires_action AND resolved_at IS NULL',
-            [agentId],
-          )
-        ).rows[0]!.n,
-      );
-    expect(open2[a.agentId]).toBe(await actual(a.agentId));
-    expect(open2[b.agentId]).toBe(await actual(b.agentId));
-    expect(open2[b.agentId]).toBe(1);
+    const [ofA, ofB] = [await inboxRowsAndCounters(h, a), await inboxRowsAndCounters(h, b)];
+    expect(ofA.counters.open).toBe(ofA.rows.open);
+    expect(ofB.counters.open).toBe(ofB.rows.open);
+    expect(ofB.counters.open).toBe(1);
   });
 });
