@@ -173,7 +173,7 @@ async function skewedGroupDoc(c: pg.PoolClient): Promise<string> {
 /**
  * Runs `sql` with `doc` seven times (rolled back: from the sixth call on, PostgreSQL may keep one plan for every call
  * of a statement, made without the call's values), then once more, and returns the member rows and payments that last
- * call read: this transaction's own counters (pg_stat_xact_user_tables).
+ * call read (this transaction's own counters, pg_stat_xact_user_tables) and the member rows it changed.
  */
 async function rowsReadByEighthCall(c: pg.PoolClient, sql: string, doc: string) {
   for (let i = 0; i < 7; i++) {
@@ -188,8 +188,16 @@ async function rowsReadByEighthCall(c: pg.PoolClient, sql: string, doc: string) 
     `SELECT relname, seq_scan::int AS seq, idx_tup_fetch::int AS fetched FROM pg_stat_xact_user_tables
      WHERE relname IN ('memberships', 'payments') ORDER BY relname`,
   );
+  // What the call wrote, read after its counters: the rows found by address were the named members' rows.
+  const { group_id } = JSON.parse(doc) as { group_id: string };
+  const written = await c.query(
+    `SELECT m.balance_minor::text AS balance, m.balance_pending_minor::text AS pending, m.pending_count,
+            (SELECT p.status FROM payments p WHERE p.group_id = m.group_id AND p.status <> 'confirmed') AS open_payment
+     FROM memberships m WHERE m.group_id = $1::uuid AND (m.balance_minor <> 0 OR m.pending_count <> 0) ORDER BY m.agent_id`,
+    [group_id],
+  );
   await c.query('ROLLBACK');
-  return r.rows as Array<{ relname: string; seq: number; fetched: number }>;
+  return { read: r.rows as Array<{ relname: string; seq: number; fetched: number }>, written: written.rows };
 }
 
 describe("a batch's member rows and payment, in a 2,000-member group among many small ones", () => {
@@ -201,7 +209,12 @@ describe("a batch's member rows and payment, in a 2,000-member group among many 
   ])('are found by primary key by %s: its two member rows and its payment, not the group', async (_name, sql) => {
     const c = await h.services.pool.connect();
     try {
-      const [memberships, payments] = await rowsReadByEighthCall(c, sql, await skewedGroupDoc(c));
+      const { read, written } = await rowsReadByEighthCall(c, sql, await skewedGroupDoc(c));
+      expect(written).toEqual([
+        { balance: '-500', pending: '500', pending_count: 1, open_payment: null },
+        { balance: '500', pending: '0', pending_count: 0, open_payment: null },
+      ]);
+      const [memberships, payments] = read;
       expect(memberships).toMatchObject({ relname: 'memberships', seq: 0 });
       expect(memberships!.fetched).toBeLessThan(20);
       expect(payments).toMatchObject({ relname: 'payments', seq: 0 });
