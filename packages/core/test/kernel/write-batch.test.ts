@@ -304,4 +304,37 @@ describe("a resolve that names the items' holder", () => {
     expect(ofB.counters.open).toBe(ofB.rows.open);
     expect(ofB.counters.open).toBe(1);
   });
+
+  it("is not held up, when sent together with other writes, by another agent's item about the same entity", async () => {
+    const [a, b] = [await h.agent('rc'), await h.agent('rd')];
+    const g = await groupWith(h, [a, b]);
+    const entityId = randomUUID();
+    for (const agent of [a, b])
+      await h.services.pool.query(
+        `INSERT INTO inbox_items (id, agent_id, kind, text, requires_action, priority, entity_type, entity_id)
+         VALUES (gen_random_uuid(), $1, 'test', 'act', true, 1, 'test', $2)`,
+        [agent.agentId, entityId],
+      );
+    const holder = await h.services.pool.connect();
+    const c = await h.services.pool.connect();
+    try {
+      // Another transaction holds b's item about the entity.
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM inbox_items WHERE agent_id = $1 AND entity_id = $2 FOR UPDATE`, [b.agentId, entityId]);
+      await c.query('BEGIN');
+      await c.query(`SET LOCAL lock_timeout = '2s'`);
+      const doc = { group_id: g, resolve: [{ entity_type: 'test', entity_id: entityId, resolution: 'done', agent_id: a.agentId }] };
+      await c.query('SELECT kitty_apply_batches_quiet($1::jsonb)', [JSON.stringify([doc])]);
+      const open = await c.query<{ agent_id: string }>(
+        `SELECT agent_id FROM inbox_items WHERE entity_type = 'test' AND entity_id = $1 AND resolved_at IS NULL`,
+        [entityId],
+      );
+      expect(open.rows.map((r) => r.agent_id)).toEqual([b.agentId]);
+    } finally {
+      await c.query('ROLLBACK').catch(() => undefined);
+      await holder.query('ROLLBACK').catch(() => undefined);
+      c.release();
+      holder.release();
+    }
+  });
 });

@@ -244,9 +244,7 @@ BEGIN
             UNION SELECT x.agent_id FROM jsonb_to_recordset(coalesce(b->'balances', '[]'::jsonb)) x(agent_id uuid)
             ORDER BY 1) a,
           LATERAL (SELECT m.ctid FROM memberships m WHERE m.group_id = g AND m.agent_id = a.agent_id FOR NO KEY UPDATE) l);
-  END IF;
-  -- Pending and settled changes of a member in one UPDATE (one new row version per member, not two).
-  IF b ? 'pending' OR b ? 'balances' THEN
+    -- Pending and settled changes of a member in one UPDATE (one new row version per member, not two).
     UPDATE memberships m SET balance_pending_minor = m.balance_pending_minor + coalesce(d.pending_delta, 0),
       pending_count = m.pending_count + coalesce(d.pending_count, 0),
       balance_minor = m.balance_minor + coalesce(d.balance_delta, 0)
@@ -289,8 +287,8 @@ BEGIN
     END LOOP;
   END IF;
   IF jsonb_array_length(counters) > 0 THEN
-    -- The agents by primary key (= ANY of an array): joined to the recordset, the planner assumed 100 rows and
-    -- scanned the whole agents table with a hash join (3.3 ms per statement at 20,000 agents).
+    -- Locked and then updated as the member rows above: each by its primary key in id order, then by the addresses
+    -- the lock kept (joined to the recordset, the planner once assumed 100 rows and scanned the whole agents table).
     agent_rows := ARRAY(
         SELECT l.ctid FROM (SELECT DISTINCT x.agent_id FROM jsonb_to_recordset(counters) x(agent_id uuid) ORDER BY 1) c,
           LATERAL (SELECT a.ctid FROM agents a WHERE a.id = c.agent_id FOR NO KEY UPDATE) l);
@@ -321,7 +319,8 @@ END;
 $$;
 
 -- kitty_apply_batches_quiet (writes into one group sent together), as in 20261126200000_apply_batches but on generic
--- plans too, its member-row lock pinned the same way, and set_config called as an expression.
+-- plans too, its member-row lock pinned the same way, set_config called as an expression, and its lock of the items a
+-- resolve names (and of their holders' agent rows) limited to the named holder's, as kitty_apply_batch resolves them.
 CREATE OR REPLACE FUNCTION kitty_apply_batches_quiet(docs jsonb) RETURNS jsonb LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -358,9 +357,11 @@ BEGIN
   END LOOP;
   -- The open items each resolve names, by the (entity_type, entity_id) index, one entity at a time.
   item_ids := ARRAY(
-    SELECT i.id FROM jsonb_array_elements(docs) e, jsonb_to_recordset(coalesce(e->'resolve', '[]'::jsonb)) r(entity_type text, entity_id text),
+    SELECT i.id FROM jsonb_array_elements(docs) e,
+      jsonb_to_recordset(coalesce(e->'resolve', '[]'::jsonb)) r(entity_type text, entity_id text, agent_id uuid),
       LATERAL (SELECT i.id FROM inbox_items i
-               WHERE i.entity_type = r.entity_type AND i.entity_id = r.entity_id AND i.requires_action AND i.resolved_at IS NULL) i
+               WHERE i.entity_type = r.entity_type AND i.entity_id = r.entity_id AND i.requires_action AND i.resolved_at IS NULL
+                 AND (r.agent_id IS NULL OR i.agent_id = r.agent_id)) i
     ORDER BY 1);
   IF cardinality(item_ids) > 0 THEN
     PERFORM 1 FROM inbox_items WHERE id = ANY (item_ids) ORDER BY id FOR UPDATE;
