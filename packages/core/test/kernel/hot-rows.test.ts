@@ -289,7 +289,10 @@ describe('the payout methods a write answers with, among many agents', () => {
       );
       await c.query('ANALYZE agents');
       const ids = [a.agentId, b.agentId].sort();
-      const doc = JSON.stringify({ group_id: g, guard: { lock: 'share', payout_methods: ids.map((agent_id) => ({ agent_id, md5: null })) } });
+      const doc = JSON.stringify({
+        group_id: g,
+        guard: { lock: 'share', payout_methods: ids.map((agent_id) => ({ agent_id, md5: null })) },
+      });
       for (let i = 0; i < 7; i++) {
         await c.query('BEGIN');
         await c.query('SELECT kitty_apply_batch($1::jsonb)', [doc]);
@@ -298,7 +301,9 @@ describe('the payout methods a write answers with, among many agents', () => {
       await flushTableStats(c);
       await c.query('BEGIN');
       await c.query('SELECT kitty_apply_batch($1::jsonb)', [doc]);
-      const r = await c.query(`SELECT seq_scan::int AS seq, idx_tup_fetch::int AS fetched FROM pg_stat_xact_user_tables WHERE relname = 'agents'`);
+      const r = await c.query(
+        `SELECT seq_scan::int AS seq, idx_tup_fetch::int AS fetched FROM pg_stat_xact_user_tables WHERE relname = 'agents'`,
+      );
       expect(r.rows[0]).toMatchObject({ seq: 0 });
       expect(r.rows[0].fetched).toBeLessThan(10);
       await c.query('ROLLBACK');
