@@ -436,7 +436,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
       );
     }
 
-    // confirm_payment: each group's payee confirms pending payments seeded for each side just before it runs.
+    // confirm_payment: each group's payee confirms pending payments recorded for each side just before it runs.
     const perGroup = Math.ceil((6000 * SECONDS) / groups.length);
     const seedAll = async () => {
       const lists = await Promise.all(groups.map((g) => seedPending(pool, g.id, g.payer.id, g.others[0]!.id, perGroup)));
@@ -446,9 +446,36 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
      * One payment-transition row: `tool` over REST by `actor` of each group (payee confirms, payer cancels) on pending
      * payments seeded just before each side runs, against its hand-written limit `limitText` (same rows, one statement).
      */
+    /**
+     * Kitty's side records its pending payments through Kitty (record_payment over REST by each group's payer, one
+     * writer per group), as agents do: a transition of a payment this instance recorded takes it from the instance's
+     * cache instead of reading it (areas/payments/payment-reads.ts). BENCH_COLD_PAYMENTS=1 seeds them by SQL as the
+     * limit's side does, so that every transition reads its payment (one recorded by another instance, or before a restart).
+     */
+    const recordAll = async () => {
+      if (process.env.BENCH_COLD_PAYMENTS === '1') return seedAll();
+      const n = Math.ceil((1500 * SECONDS) / groups.length);
+      const lists = await Promise.all(
+        groups.map(async (g) => {
+          const ids: string[] = [];
+          for (let i = 0; i < n; i++) {
+            const args = {
+              group_id: g.id,
+              to_handle: g.others[0]!.handle,
+              amount_minor: 100,
+              allow_overpayment: true,
+              idempotency_key: randomUUID(),
+            };
+            ids.push((await post('/v1/tools/record_payment', args, g.payer.key)).payment.payment_id as string);
+          }
+          return ids;
+        }),
+      );
+      return groups.map((g, i) => ({ g, ids: lists[i]!, next: 0 }));
+    };
     const transitionRow = async (tool: string, limitText: string, actor: (g: (typeof groups)[number]) => Agent) => {
       const kitty = async () => {
-        const queues = await seedAll();
+        const queues = await recordAll();
         let next = 0;
         return profiled(tool, () =>
           load({

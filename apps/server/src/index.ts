@@ -179,6 +179,8 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       receiptStore: receipts.store,
       // The reads batched writes decided on, per group (access/group-reads.ts): at most 50,000 members' worth, ~12 MB.
       groupReads: new LRUCache<string, object>({ maxSize: 50_000, sizeCalculation: groupReadWeight }),
+      // Pending payments this process recorded, for their transitions (areas/payments/payment-reads.ts): ~400 bytes each.
+      paymentReads: new LRUCache<string, object>({ max: 10_000 }),
     };
     const rateLimiter = new KittyRateLimiter({
       points: config.rateLimitPoints,

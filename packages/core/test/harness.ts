@@ -45,6 +45,8 @@ export async function createHarness(): Promise<Harness> {
     now: () => new Date(Date.now() + offset),
     // As on the server: batched writes may decide on a cached read of their group (access/group-reads.ts).
     groupReads: new Map<string, object>(),
+    // As on the server: confirm/reject/cancel_payment may take a payment this process recorded from a cache.
+    paymentReads: new Map<string, object>(),
   };
   const registry = buildRegistry(appRouter);
 

@@ -63,6 +63,7 @@ export async function applyBatch(
     throw outcomeUnknownError(e);
   }
   if (outcome.status !== 'applied') return outcome;
+  batch.applied();
   // Sent after the commit, together with the wake-ups of writes committed at the same time (kernel/wakes.ts).
   await wakeSenderFor(pool).send(batch.wakes(caller));
   const inbox = finishSummary(outcome.inbox);

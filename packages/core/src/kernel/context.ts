@@ -92,6 +92,12 @@ export interface Services {
    * group's version (access/group-reads.ts) and decided again on a fresh read when the group changed.
    */
   groupReads?: KeyedCache<object>;
+  /**
+   * Where confirm/reject/cancel_payment may take a pending payment from, by payment id (the server: an LRU per process,
+   * filled by record_payment). Absent → every transition reads its payment. A stale entry (the payment left pending
+   * elsewhere) fails the write's guard and the call is decided again on a fresh read (areas/payments/payment-reads.ts).
+   */
+  paymentReads?: KeyedCache<object>;
   /** Resolves webhook host names (tests fake DNS with it). Absent → the system resolver. */
   resolveHost?: (hostname: string) => Promise<Array<{ address: string; family: number }>>;
 }

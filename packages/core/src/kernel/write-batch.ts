@@ -68,6 +68,7 @@ export class WriteBatch {
   private readonly counters = new Map<string, { unread: number; requires_action: number }>();
   private readonly events: EventSpec[] = [];
   private readonly cachedReads: Array<{ forget: () => void; fromCache: boolean }> = [];
+  private readonly appliedHooks: Array<() => void> = [];
 
   constructor(entityId: string = randomUUID()) {
     this.entityId = entityId;
@@ -96,6 +97,20 @@ export class WriteBatch {
   forgetCachedReads(reason: 'stale' | 'refused'): boolean {
     const dropped = this.cachedReads.filter((r) => reason === 'stale' || r.fromCache);
     return dropped.map((r) => r.forget()).length > 0;
+  }
+
+  /**
+   * Runs `fn` once `applyBatch` has committed this batch: not when it was refused, stale or answered as a replay, nor
+   * for `applyBatchIn` (the caller's transaction commits it later).
+   */
+  afterApplied(fn: () => void): this {
+    this.appliedHooks.push(fn);
+    return this;
+  }
+
+  /** Called by applyBatch once the batch committed: runs the `afterApplied` callbacks. */
+  applied(): void {
+    for (const fn of this.appliedHooks) fn();
   }
 
   /** A row to insert; keys are column names, money as decimal strings of minor units, times as ISO 8601. */

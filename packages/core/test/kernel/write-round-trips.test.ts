@@ -1,6 +1,6 @@
 /**
  * Round trips of the hot writes: each decides from one read (the group with its members; confirm/reject/cancel_payment
- * first read the payment; that group read is kept per group: access/group-reads.ts) and writes with one statement (kitty_apply_batch), then sends its wake-ups after
+ * first read the payment unless this process recorded it; that group read is kept per group: access/group-reads.ts) and writes with one statement (kitty_apply_batch), then sends its wake-ups after
  * the commit in one more (kitty_wakes, outside the write's transaction); create_group needs no read. Counted on the pg client every query of Kitty goes through (Prisma's adapter included).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,7 +60,7 @@ describe('hot writes: one read, one write', () => {
     expect(s).toEqual(['kitty_apply_batch', 'kitty_wakes']);
   });
 
-  it('confirm_payment, reject_payment and cancel_payment read the payment alone, its group from the cache', async () => {
+  it('confirm_payment, reject_payment and cancel_payment of a payment this process recorded: the write alone', async () => {
     for (const [tool, by] of [
       ['confirm_payment', ana],
       ['reject_payment', ana],
@@ -68,6 +68,42 @@ describe('hot writes: one read, one write', () => {
     ] as const) {
       const p = (await h.call(ben, 'record_payment', { group_id: g, to_handle: ana.handle, amount_minor: 100, allow_overpayment: true }))
         .payment;
+      let answer: any;
+      const s = await statements(async () => {
+        answer = await h.call(by, tool, { payment_id: p.payment_id });
+      });
+      // What a transition keeps of the recorded payment, as recorded.
+      const fixed = ({ payment_id, group_id, from, to, amount_minor, amount, currency, note, recorded_by, created_at }: any) => ({
+        payment_id,
+        group_id,
+        from,
+        to,
+        amount_minor,
+        amount,
+        currency,
+        note,
+        recorded_by,
+        created_at,
+      });
+      expect(fixed(answer.payment), tool).toEqual(fixed(p));
+      expect(answer.payment.status, tool).toBe(
+        { confirm_payment: 'confirmed', reject_payment: 'rejected', cancel_payment: 'cancelled' }[tool],
+      );
+      expect(s, tool).toEqual(['kitty_apply_batch', 'kitty_wakes']);
+      // Once moved, the payment is no longer kept: a second transition reads it and answers PAYMENT_NOT_PENDING.
+      expect(h.services.paymentReads?.get(p.payment_id)).toBeUndefined();
+    }
+  });
+
+  it('confirm_payment, reject_payment and cancel_payment of a payment recorded elsewhere read the payment alone, its group from the cache', async () => {
+    for (const [tool, by] of [
+      ['confirm_payment', ana],
+      ['reject_payment', ana],
+      ['cancel_payment', ben],
+    ] as const) {
+      const p = (await h.call(ben, 'record_payment', { group_id: g, to_handle: ana.handle, amount_minor: 100, allow_overpayment: true }))
+        .payment;
+      h.services.paymentReads?.delete(p.payment_id); // recorded by another instance, or before a restart
       let answer: any;
       const s = await statements(async () => {
         answer = await h.call(by, tool, { payment_id: p.payment_id });
@@ -84,6 +120,7 @@ describe('hot writes: one read, one write', () => {
     const p = (await h.call(ben, 'record_payment', { group_id: g3, to_handle: ana.handle, amount_minor: 100, allow_overpayment: true }))
       .payment;
     h.services.groupReads?.delete(g3);
+    h.services.paymentReads?.delete(p.payment_id);
     const s = await statements(() => h.call(ana, 'confirm_payment', { payment_id: p.payment_id }));
     expect(s).toEqual(['kitty_read_payment', 'kitty_read_group_for_write', 'kitty_apply_batch', 'kitty_wakes']);
     const next = await statements(() => h.call(ana, 'add_expense', { group_id: g3, description: 'Cake', amount_minor: 500 }));

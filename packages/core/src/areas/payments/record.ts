@@ -13,6 +13,7 @@ import { formatMinor } from '../../kernel/money.ts';
 import type { BatchGuard, WriteBatch } from '../../kernel/write-batch.ts';
 import { LedgerDelta } from '../ledger/effects.ts';
 import { toPayments, assertNotOverpaying } from './payments.ts';
+import { keepRecordedPayment } from './payment-reads.ts';
 
 /** A payment as validated on the wire: amount_minor > 0 in the group currency's minor units; from_handle defaults to the caller; note 0-200 characters. */
 export interface PaymentRequest {
@@ -44,7 +45,7 @@ export async function recordPayment(
   actor: Pick<Actor, 'agentId' | 'handle'>,
   batch: WriteBatch,
   req: PaymentRequest,
-  services: Pick<Services, 'pool' | 'now' | 'groupReads'>,
+  services: Pick<Services, 'pool' | 'now' | 'groupReads' | 'paymentReads'>,
   opts: { dryRun?: boolean } = {},
 ) {
   const agentId = actor.agentId;
@@ -107,6 +108,8 @@ export async function recordPayment(
     updated_at: now.toISOString(),
     resolved_at: p.resolvedAt?.toISOString() ?? null,
   });
+  // Kept for its confirmation, rejection or cancellation once written (a preview is never written).
+  if (!opts.dryRun) keepRecordedPayment(services.paymentReads, batch, p);
   const money = formatMinor(amount, group.currency);
   if (confirmed) {
     batch.ledger(new LedgerDelta().addPayment(payer.agentId, payee.agentId, amount, 1n));
