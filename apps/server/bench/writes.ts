@@ -258,10 +258,12 @@ export async function seedPending(pool: pg.Pool, groupId: string, payer: string,
     const r = await c.query<{ id: string }>(
       `WITH p AS (
          INSERT INTO payments (id, group_id, payer_id, payee_id, amount_minor, status, recorded_by, created_at, updated_at)
-         SELECT gen_random_uuid(), $1, $2, $3, 100, 'pending', $2, now(), now() FROM generate_series(1, $4) RETURNING id),
+         SELECT gen_random_uuid(), $1, $2, $3, 100, 'pending', $2, t, t
+         FROM generate_series(1, $4) n, LATERAL (SELECT now() - ($4 - n) * interval '1 millisecond' AS t) c RETURNING id, created_at),
        i AS (
-         INSERT INTO inbox_items (id, agent_id, kind, text, requires_action, priority, entity_type, entity_id, group_id)
-         SELECT gen_random_uuid(), $3, 'payment_to_confirm', 'Payment awaiting your confirmation', true, 1, 'payment', p.id::text, $1 FROM p RETURNING 1)
+         INSERT INTO inbox_items (id, agent_id, kind, text, requires_action, priority, entity_type, entity_id, group_id, created_at)
+         SELECT gen_random_uuid(), $3, 'payment_to_confirm', 'Payment awaiting your confirmation', true, 1, 'payment', p.id::text, $1, p.created_at
+         FROM p RETURNING 1)
        SELECT id FROM p`,
       [groupId, payer, payee, n],
     );
@@ -437,23 +439,28 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
     }
 
     // confirm_payment: each group's payee confirms pending payments recorded for each side just before it runs.
-    const perGroup = Math.ceil((6000 * SECONDS) / groups.length);
+    const perGroup = Math.ceil((1500 * SECONDS) / groups.length);
     const seedAll = async () => {
       const lists = await Promise.all(groups.map((g) => seedPending(pool, g.id, g.payer.id, g.others[0]!.id, perGroup)));
       return groups.map((g, i) => ({ g, ids: lists[i]!, next: 0 }));
     };
     /**
-     * One payment-transition row: `tool` over REST by `actor` of each group (payee confirms, payer cancels) on pending
-     * payments seeded just before each side runs, against its hand-written limit `limitText` (same rows, one statement).
-     */
-    /**
-     * Kitty's side records its pending payments through Kitty (record_payment over REST by each group's payer, one
-     * writer per group), as agents do: a transition of a payment this instance recorded takes it from the instance's
-     * cache instead of reading it (areas/payments/payment-reads.ts). BENCH_COLD_PAYMENTS=1 seeds them by SQL as the
-     * limit's side does, so that every transition reads its payment (one recorded by another instance, or before a restart).
+     * Both sides' pending payments are recorded through Kitty (record_payment over REST by each group's payer, one
+     * writer per group), as agents do, so both sides meet the same rows; a transition of a payment this instance
+     * recorded takes it from the instance's cache instead of reading it (areas/payments/payment-reads.ts).
+     * BENCH_COLD_PAYMENTS=1 seeds both sides by SQL instead (`seedPending`), so that every transition reads its payment
+     * (one recorded by another instance, or before a restart).
      */
     const recordAll = async () => {
-      if (process.env.BENCH_COLD_PAYMENTS === '1') return seedAll();
+      const queues = process.env.BENCH_COLD_PAYMENTS === '1' ? await seedAll() : await recordThroughKitty();
+      // The seeding's dead row versions and statistics settled before the load, as autovacuum would soon after:
+      // otherwise its work lands in whichever side's measurement it happens to overlap.
+      await pool.query(
+        'VACUUM (ANALYZE) payments, inbox_items, memberships, agents, activities, events, event_recipients, idempotency_records',
+      );
+      return queues;
+    };
+    const recordThroughKitty = async () => {
       const n = Math.ceil((1500 * SECONDS) / groups.length);
       const lists = await Promise.all(
         groups.map(async (g) => {
@@ -473,6 +480,10 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
       );
       return groups.map((g, i) => ({ g, ids: lists[i]!, next: 0 }));
     };
+    /**
+     * One payment-transition row: `tool` over REST by `actor` of each group (payee confirms, payer cancels) on pending
+     * payments recorded just before each side runs, against its hand-written limit `limitText` (same rows, one statement).
+     */
     const transitionRow = async (tool: string, limitText: string, actor: (g: (typeof groups)[number]) => Agent) => {
       const kitty = async () => {
         const queues = await recordAll();
@@ -497,7 +508,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
         )();
       };
       const limit = async () => {
-        const queues = await seedAll();
+        const queues = await recordAll();
         return rawLoop(pool, async (c, i) => {
           const q = queues[i % queues.length]!;
           const id = q.ids[q.next++];
