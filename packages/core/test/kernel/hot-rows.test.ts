@@ -30,7 +30,6 @@ async function untilSomeoneWaits(c: pg.PoolClient): Promise<void> {
   throw new Error('no backend waited for a row lock');
 }
 
-/** A batch document with one inbox item (and its counter change) for `agentId`. */
 /**
  * Makes the backend of `c` report its table counters now (pg_stat_force_next_flush, PostgreSQL 15+: at the end of the
  * next transaction), so pg_stat_xact_user_tables in the transaction after it counts that transaction alone.
@@ -40,6 +39,23 @@ async function flushTableStats(c: { query(sql: string): Promise<unknown> }) {
   await c.query('SELECT 1');
 }
 
+/**
+ * Runs `sql` with `doc` seven times, each rolled back (from the sixth call on PostgreSQL may keep one plan for every
+ * call of a statement, made without the call's values), reports the table counters, then opens a transaction and runs
+ * it once more: pg_stat_xact_user_tables then counts that eighth call alone. The caller rolls it back.
+ */
+async function eighthCall(c: pg.PoolClient, sql: string, doc: string): Promise<void> {
+  for (let i = 0; i < 7; i++) {
+    await c.query('BEGIN');
+    await c.query(sql, [doc]);
+    await c.query('ROLLBACK');
+  }
+  await flushTableStats(c);
+  await c.query('BEGIN');
+  await c.query(sql, [doc]);
+}
+
+/** A batch document with one inbox item (and its counter change) for `agentId`. */
 const inboxDoc = (groupId: string, agentId: string) =>
   JSON.stringify({
     group_id: groupId,
@@ -171,19 +187,11 @@ async function skewedGroupDoc(c: pg.PoolClient): Promise<string> {
 }
 
 /**
- * Runs `sql` with `doc` seven times (rolled back: from the sixth call on, PostgreSQL may keep one plan for every call
- * of a statement, made without the call's values), then once more, and returns the member rows and payments that last
- * call read (this transaction's own counters, pg_stat_xact_user_tables) and the member rows it changed.
+ * Runs `sql` with `doc` eight times (`eighthCall`) and returns the member rows and payments the eighth call read (this
+ * transaction's own counters, pg_stat_xact_user_tables) and the member rows it changed.
  */
 async function rowsReadByEighthCall(c: pg.PoolClient, sql: string, doc: string) {
-  for (let i = 0; i < 7; i++) {
-    await c.query('BEGIN');
-    await c.query(sql, [doc]);
-    await c.query('ROLLBACK');
-  }
-  await flushTableStats(c);
-  await c.query('BEGIN');
-  await c.query(sql, [doc]);
+  await eighthCall(c, sql, doc);
   const r = await c.query(
     `SELECT relname, seq_scan::int AS seq, idx_tup_fetch::int AS fetched FROM pg_stat_xact_user_tables
      WHERE relname IN ('memberships', 'payments') ORDER BY relname`,
@@ -252,14 +260,7 @@ describe("the open items a write resolves, among many other agents' open items",
         guard: { lock: 'share' },
         resolve: [{ entity_type: 'payment', entity_id: entityId, resolution: 'confirmed by @ra', agent_id: b.agentId }],
       });
-      for (let i = 0; i < 7; i++) {
-        await c.query('BEGIN');
-        await c.query(sql, [doc]);
-        await c.query('ROLLBACK');
-      }
-      await flushTableStats(c);
-      await c.query('BEGIN');
-      await c.query(sql, [doc]);
+      await eighthCall(c, sql, doc);
       const r = await c.query(
         `SELECT seq_scan::int AS seq, idx_tup_fetch::int AS fetched FROM pg_stat_xact_user_tables WHERE relname = 'inbox_items'`,
       );
@@ -293,14 +294,7 @@ describe('the payout methods a write answers with, among many agents', () => {
         group_id: g,
         guard: { lock: 'share', payout_methods: ids.map((agent_id) => ({ agent_id, md5: null })) },
       });
-      for (let i = 0; i < 7; i++) {
-        await c.query('BEGIN');
-        await c.query('SELECT kitty_apply_batch($1::jsonb)', [doc]);
-        await c.query('ROLLBACK');
-      }
-      await flushTableStats(c);
-      await c.query('BEGIN');
-      await c.query('SELECT kitty_apply_batch($1::jsonb)', [doc]);
+      await eighthCall(c, 'SELECT kitty_apply_batch($1::jsonb)', doc);
       const r = await c.query(
         `SELECT seq_scan::int AS seq, idx_tup_fetch::int AS fetched FROM pg_stat_xact_user_tables WHERE relname = 'agents'`,
       );

@@ -13,22 +13,10 @@
 import type { Pool } from 'pg';
 import type { KeyedCache } from '../../kernel/context.ts';
 import type { WriteBatch } from '../../kernel/write-batch.ts';
-import { paymentNotFound } from './payments.ts';
+import { paymentNotFound, type PaymentRow } from './payments.ts';
 
 /** A payment as a write decides on it: ids, amount in minor units, status and times as stored. */
-export interface PaymentForWrite {
-  id: string;
-  groupId: string;
-  payerId: string;
-  payeeId: string;
-  amountMinor: bigint;
-  note: string | null;
-  status: string;
-  recordedById: string;
-  createdAt: Date;
-  updatedAt: Date;
-  resolvedAt: Date | null;
-}
+export type PaymentForWrite = PaymentRow;
 
 /** The payment as stored, minor units as text: $1 = payment id. */
 const PAYMENT_FOR_WRITE_SQL = `SELECT id, group_id, payer_id, payee_id, amount_minor::text AS amount_minor, note, status, recorded_by,

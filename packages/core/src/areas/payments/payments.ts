@@ -35,7 +35,8 @@ export type PaymentOut = z.infer<typeof paymentSchema>;
 export const paymentWithPaySchema = paymentSchema.extend({ pay_with: payWithSchema.optional() });
 export type PaymentWithPay = z.infer<typeof paymentWithPaySchema>;
 
-type PaymentRow = {
+/** A payment as stored: ids, amount in minor units, status and times. */
+export type PaymentRow = {
   id: string;
   groupId: string;
   payerId: string;
