@@ -293,7 +293,9 @@ export async function seedPending(pool: pg.Pool, groupId: string, payer: string,
 export async function benchWrites(kittyUrl: string, databaseUrl: string, post: Post, bareRps: number, bareUrl?: string): Promise<void> {
   // BENCH_PROFILE: the target profiles Kitty during each of its loads below (target.ts), one file per row and round.
   const profiled = profiler(bareUrl);
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS + 2 });
+  // Connections kept while idle (pg's default closes them after 10 s): a limit that ran after Kitty recorded its
+  // payments for longer than that would otherwise start on new backends, paying their start-up in its measurement.
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS + 2, idleTimeoutMillis: 0 });
   const register = async (name: string): Promise<Agent> => {
     const r = await post('/v1/agents', { handle: `${name}-${randomUUID().slice(0, 8)}`, display_name: name });
     return { id: r.agent.agent_id, key: r.api_key, handle: r.agent.handle };
