@@ -23,7 +23,8 @@
  * BENCH_ONLY=writes (the read rows, then the hot writes and the events rows), BENCH_ONLY=hot (the hot writes alone, after one
  * bare-route measurement for their HTTP ceiling); BENCH_WRITES=add_expense,confirm_payment,… narrows the hot-write rows
  * (names: add_expense, items, record_payment, confirm_payment, cancel_payment, create_group, notify, one_group, one_group20);
- * BENCH_TARGET_ARGS adds Node flags to the target process; BENCH_PROFILE=<dir> writes a CPU profile of Kitty for each
+ * The target process runs as `./kitty` runs Kitty (no tsx, the launcher's V8 flags); BENCH_TARGET_ARGS adds Node flags
+ * to it; BENCH_PROFILE=<dir> writes a CPU profile of Kitty for each
  * Kitty load of the read, hot-write and MCP rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it).
  * BENCH_PERF_CTL=<fifo> writes `enable`/`disable` around the same loads to the control fifo of a
  * `perf record -a --control=fifo:<fifo> --delay=-1` started beside the bench (a system-wide profile of Kitty's loads alone).
@@ -66,6 +67,17 @@ function peakRssMiB(pid: number): number {
   return kb / 1024;
 }
 
+/**
+ * The V8 flags `./kitty` starts Kitty with (the default of KITTY_NODE_OPTIONS in the launcher), read from the launcher so
+ * that the bench target and a served Kitty never differ.
+ */
+function launcherNodeFlags(): string[] {
+  const launcher = readFileSync(path.join(import.meta.dirname, '../../../kitty'), 'utf8');
+  const flags = /\$\{KITTY_NODE_OPTIONS:-([^}]*)\}/.exec(launcher)?.[1];
+  if (flags === undefined) throw new Error('./kitty: no default for KITTY_NODE_OPTIONS found');
+  return flags.split(/\s+/).filter(Boolean);
+}
+
 async function main() {
   if (process.env.BENCH_ONLY === 'startup') {
     // Kitty's start-up (with its own account of the phases) and idle RSS alone: `BENCH_ONLY=startup pnpm bench`.
@@ -82,7 +94,9 @@ async function main() {
     `Kitty benchmark — ${SECONDS}s per measurement, ${CONNECTIONS} connections, Node ${process.version}, database ${db.databaseUrl.replace(/\/\/[^@]*@/, '//')}`,
   );
   const targetArgs = (process.env.BENCH_TARGET_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...targetArgs, '--import', 'tsx', path.join(import.meta.dirname, 'target.ts')], {
+  // The target runs as `./kitty` runs Kitty: Node 24 straight on the sources (type stripping, no tsx, whose transform
+  // adds a call per named closure) with the launcher's V8 flags (its young generation of 2 x 4 MB collects more often).
+  const child = spawn(process.execPath, [...launcherNodeFlags(), ...targetArgs, path.join(import.meta.dirname, 'target.ts')], {
     // Loopback webhooks: the commit → webhook delivery row posts to a receiver in this process.
     env: { ...process.env, DATABASE_URL: db.databaseUrl, KITTY_LOG: 'silent', KITTY_WEBHOOK_ALLOW_LOOPBACK: 'true' },
     stdio: ['ignore', 'pipe', 'inherit'],
