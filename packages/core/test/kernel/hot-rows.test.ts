@@ -234,6 +234,54 @@ describe("a batch's member rows and payment, in a 2,000-member group among many 
   });
 });
 
+describe('the member rows of a write by an agent who is a member of thousands of groups', () => {
+  // Found in the one-group bench row: its payer had created 16,586 groups. With the statistics taken while every agent
+  // was in about one group (agent_id looked unique), both indexes that start with agent_id or with (group_id, agent_id)
+  // were estimated at one row, and the lock of the payer's member row took the (agent_id, left_at) index, then filtered
+  // its 16,586 memberships by group: 18 ms per write, the group's member rows held all that time (98 writes/s).
+  it.each([
+    ['kitty_apply_batch', 'SELECT kitty_apply_batch($1::jsonb)'],
+    ['kitty_apply_batches_quiet (writes sent together)', 'SELECT kitty_apply_batches_quiet(jsonb_build_array($1::jsonb))'],
+  ])('are found by their whole key by %s, not among the agent\'s memberships', async (_name, sql) => {
+    const [a, b] = [await h.agent('busy'), await h.agent('quiet')];
+    const g = await groupWith(h, [a, b]);
+    const c = await h.services.pool.connect();
+    try {
+      await c.query('ANALYZE memberships');
+      // Groups `a` created since the statistics were taken (fewer than autovacuum's 10% of the table would re-analyze).
+      await c.query(
+        `WITH s AS (INSERT INTO groups (id, name, currency, created_by, updated_at)
+           SELECT gen_random_uuid(), 'made' || n, 'EUR', $1::uuid, now() FROM generate_series(1, 3000) n RETURNING id)
+         INSERT INTO memberships (group_id, agent_id, role) SELECT id, $1::uuid, 'admin' FROM s`,
+        [a.agentId],
+      );
+      const ids = [a.agentId, b.agentId].sort();
+      const doc = JSON.stringify({
+        group_id: g,
+        guard: { lock: 'share', active: ids },
+        balances: [
+          { agent_id: a.agentId, delta: '300' },
+          { agent_id: b.agentId, delta: '-300' },
+        ],
+      });
+      await eighthCall(c, sql, doc);
+      const r = await c.query(
+        `SELECT seq_scan::int AS seq, idx_tup_fetch::int AS fetched FROM pg_stat_xact_user_tables WHERE relname = 'memberships'`,
+      );
+      expect(r.rows[0].seq).toBe(0);
+      expect(r.rows[0].fetched).toBeLessThan(20);
+      const balances = await c.query(
+        `SELECT balance_minor::text AS balance FROM memberships WHERE group_id = $1::uuid ORDER BY (agent_id = $2::uuid) DESC`,
+        [g, a.agentId],
+      );
+      expect(balances.rows).toEqual([{ balance: '300' }, { balance: '-300' }]);
+    } finally {
+      await c.query('ROLLBACK').catch(() => undefined);
+      c.release();
+    }
+  });
+});
+
 describe("the open items a write resolves, among many other agents' open items", () => {
   // Joined to the documents' recordsets (estimated at 100 × 100 rows), the lookup of the items a resolve names in
   // kitty_apply_batches_quiet became a hash join over a sequential scan of inbox_items: 62-166 ms per combined
