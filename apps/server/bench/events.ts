@@ -13,13 +13,14 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { CONNECTIONS, load, paired, compare } from './measure.ts';
-import { rawLoop } from './writes.ts';
+import { checkpointer, rawLoop } from './writes.ts';
 import { benchEventDelivery } from './event-delivery.ts';
 import { expenseDoc, type Agent } from './expense-doc.ts';
 
 type Post = (p: string, body: unknown, key?: string) => Promise<any>;
 export async function benchEvents(kittyUrl: string, databaseUrl: string, post: Post): Promise<void> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS + 2 });
+  const checkpoint = checkpointer(pool);
   const register = async (name: string): Promise<Agent> => {
     const r = await post('/v1/agents', { handle: `${name}-${randomUUID().slice(0, 8)}`, display_name: name });
     return { id: r.agent.agent_id, key: r.api_key, handle: r.agent.handle };
@@ -81,7 +82,7 @@ export async function benchEvents(kittyUrl: string, databaseUrl: string, post: P
       return `WAL per write ${(w / 1024).toFixed(1)} vs ${(wo / 1024).toFixed(1)} KiB (${(w / wo).toFixed(2)}x)`;
     };
     await run(true)();
-    const [withEv, without, ratio] = await paired(run(true), run(false));
+    const [withEv, without, ratio] = await paired(run(true), run(false), checkpoint);
     compare(
       'add_expense write (kitty_apply_batch_quiet + wake-ups, 4 members): with its event vs without',
       withEv,
@@ -95,7 +96,7 @@ export async function benchEvents(kittyUrl: string, databaseUrl: string, post: P
 
     // The same in one 50-member group (every connection writes into it: the fan-out of the event alone).
     const big = await group(50, 'fan');
-    const [withBig, withoutBig, bigRatio] = await paired(run(true, [big]), run(false, [big]));
+    const [withBig, withoutBig, bigRatio] = await paired(run(true, [big]), run(false, [big]), checkpoint);
     compare(
       'add_expense write (kitty_apply_batch_quiet + wake-ups, one 50-member group): with its event vs without',
       withBig,
@@ -124,7 +125,7 @@ export async function benchEvents(kittyUrl: string, databaseUrl: string, post: P
           },
         ],
       });
-    const [fifty, four, fanRatio] = await paired(rest(big), rest(small));
+    const [fifty, four, fanRatio] = await paired(rest(big), rest(small), checkpoint);
     compare(
       'Fan-out: add_expense into 50 members vs 4 (one loop; events, inbox items, shares)',
       fifty,

@@ -37,13 +37,22 @@ export const fmt = (r: Result) =>
 export const rows: string[] = [];
 export const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((x, y) => key(x) - key(y))[Math.floor(xs.length / 2)]!;
 
-/** Runs A and B alternately ROUNDS times; the median of each and the median of the per-round ratios. */
-export async function paired(a: () => Promise<Result>, b: () => Promise<Result>): Promise<[Result, Result, number]> {
+/**
+ * Runs A and B alternately ROUNDS times, each after `settle` when given (writes.ts: a CHECKPOINT); the median of each
+ * and the median of the per-round ratios.
+ */
+export async function paired(
+  a: () => Promise<Result>,
+  b: () => Promise<Result>,
+  settle?: () => Promise<void>,
+): Promise<[Result, Result, number]> {
   const as: Result[] = [];
   const bs: Result[] = [];
   const ratios: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
+    await settle?.();
     const ra = await a();
+    await settle?.();
     const rb = await b();
     as.push(ra);
     bs.push(rb);

@@ -286,6 +286,27 @@ export async function seedPending(pool: pg.Pool, groupId: string, payer: string,
 }
 
 /**
+ * A CHECKPOINT before each write load, so that no load shares the machine with PostgreSQL writing back what the loads
+ * before it wrote. In the whole bench their WAL started checkpoints back to back (one per ~540 MB of WAL, 13-60 s
+ * apart, from the write rows on; PostgreSQL's log); a checkpoint's writes and CPU then landed in whichever side it
+ * overlapped, and its CPU in that side's PostgreSQL CPU per request (every postgres process is counted). Each load's
+ * own WAL (tens of MB) starts none. Needs superuser or pg_checkpoint; without it, says so once and the loads run as
+ * before.
+ */
+export function checkpointer(pool: pg.Pool): () => Promise<void> {
+  let refused = false;
+  return async () => {
+    if (refused) return;
+    try {
+      await pool.query('CHECKPOINT');
+    } catch (e) {
+      refused = true;
+      console.log(`  (no CHECKPOINT before the write loads: ${(e as Error).message})`);
+    }
+  };
+}
+
+/**
  * The write section of `pnpm bench`: each hot write tool over REST vs its limit, and add_expense
  * into one group. `post` calls Kitty (REST); `bareRps` is a bare Fastify route's throughput in the
  * same run (for the HTTP ceiling). Returns nothing; pushes docs/benchmarks.md rows into `rows`.
@@ -296,6 +317,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
   // Connections kept while idle (pg's default closes them after 10 s): a limit that ran after Kitty recorded its
   // payments for longer than that would otherwise start on new backends, paying their start-up in its measurement.
   const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS + 2, idleTimeoutMillis: 0 });
+  const checkpoint = checkpointer(pool);
   const register = async (name: string): Promise<Agent> => {
     const r = await post('/v1/agents', { handle: `${name}-${randomUUID().slice(0, 8)}`, display_name: name });
     return { id: r.agent.agent_id, key: r.api_key, handle: r.agent.handle };
@@ -358,7 +380,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
       });
     await addExpenseLimit(); // warm-up (plans, caches)
     if (want('add_expense')) {
-      const [ae, aeLimit, aeRatio] = await paired(profiled('add_expense', addExpenseKitty), addExpenseLimit);
+      const [ae, aeLimit, aeRatio] = await paired(profiled('add_expense', addExpenseKitty), addExpenseLimit, checkpoint);
       compare(
         'add_expense vs its limit (same rows, one hand-written statement)',
         ae,
@@ -383,7 +405,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
         ),
       });
     if (want('items')) {
-      const [ai, plain, aiRatio] = await paired(addItemsKitty, addExpenseKitty);
+      const [ai, plain, aiRatio] = await paired(addItemsKitty, addExpenseKitty, checkpoint);
       compare(
         'add_expense with 20 items vs without',
         ai,
@@ -427,7 +449,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
         });
       });
     if (want('record_payment')) {
-      const [rp, rpLimit, rpRatio] = await paired(profiled('record_payment', recordKitty), recordLimit);
+      const [rp, rpLimit, rpRatio] = await paired(profiled('record_payment', recordKitty), recordLimit, checkpoint);
       compare(
         'record_payment vs its limit',
         rp,
@@ -460,6 +482,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
       await pool.query(
         'VACUUM (ANALYZE) payments, inbox_items, memberships, agents, activities, events, event_recipients, idempotency_records',
       );
+      await checkpoint();
       return queues;
     };
     const recordThroughKitty = async () => {
@@ -551,7 +574,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
         });
       });
     if (want('create_group')) {
-      const [cg, cgLimit, cgRatio] = await paired(profiled('create_group', createKitty), createLimit);
+      const [cg, cgLimit, cgRatio] = await paired(profiled('create_group', createKitty), createLimit, checkpoint);
       compare(
         'create_group vs its limit',
         cg,
@@ -574,7 +597,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
             values: [groups[i % groups.length]!.payer.id, randomUUID(), 'h'.repeat(64), response(groupBytes), randomUUID()],
           });
         });
-      const [withNotify, without, notifyRatio] = await paired(createLimitNotify, createLimit);
+      const [withNotify, without, notifyRatio] = await paired(createLimitNotify, createLimit, checkpoint);
       compare(
         'create_group limit with one NOTIFY in its transaction vs without',
         withNotify,
@@ -588,6 +611,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
 
     // add_expense, every connection into the same group (the same member and agent rows every time).
     if (want('one_group')) {
+      await checkpoint();
       const one = await load({
         url: `${kittyUrl}/v1/tools/add_expense`,
         method: 'POST',
@@ -601,6 +625,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
           },
         ],
       });
+      await checkpoint();
       const oneLimit = await rawLoop(pool, async (c) => {
         await c.query({ name: 'limit_add_expense', text: ADD_EXPENSE_LIMIT, values: limitValues[0]!(g0.id) });
       });
@@ -638,7 +663,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
           await c.query({ name: 'limit_add_expense', text: ADD_EXPENSE_LIMIT, values: bigLimit(big.id) });
         });
       await limitOne(); // warm-up
-      const [k, l, ratio] = await paired(profiled('one_group20', kittyOne), limitOne);
+      const [k, l, ratio] = await paired(profiled('one_group20', kittyOne), limitOne, checkpoint);
       compare(
         `add_expense into ONE group of ${BIG_MEMBERS}, ${CONNECTIONS} connections, vs its limit`,
         k,
