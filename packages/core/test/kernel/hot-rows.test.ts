@@ -242,7 +242,7 @@ describe('the member rows of a write by an agent who is a member of thousands of
   it.each([
     ['kitty_apply_batch', 'SELECT kitty_apply_batch($1::jsonb)'],
     ['kitty_apply_batches_quiet (writes sent together)', 'SELECT kitty_apply_batches_quiet(jsonb_build_array($1::jsonb))'],
-  ])('are found by their whole key by %s, not among the agent\'s memberships', async (_name, sql) => {
+  ])("are found by their whole key by %s, not among the agent's memberships", async (_name, sql) => {
     const [a, b] = [await h.agent('busy'), await h.agent('quiet')];
     const g = await groupWith(h, [a, b]);
     const c = await h.services.pool.connect();
