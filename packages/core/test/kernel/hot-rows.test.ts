@@ -55,6 +55,12 @@ async function eighthCall(c: pg.PoolClient, sql: string, doc: string): Promise<v
   await c.query(sql, [doc]);
 }
 
+/** The two ways a batch reaches the database: alone, and sent together with others of its group (as one document here). */
+const BOTH_FUNCTIONS = [
+  ['kitty_apply_batch', 'SELECT kitty_apply_batch($1::jsonb)'],
+  ['kitty_apply_batches_quiet (writes sent together)', 'SELECT kitty_apply_batches_quiet(jsonb_build_array($1::jsonb))'],
+] as const;
+
 /** A batch document with one inbox item (and its counter change) for `agentId`. */
 const inboxDoc = (groupId: string, agentId: string) =>
   JSON.stringify({
@@ -211,10 +217,7 @@ async function rowsReadByEighthCall(c: pg.PoolClient, sql: string, doc: string) 
 describe("a batch's member rows and payment, in a 2,000-member group among many small ones", () => {
   // Found by group_id, the guard's checks and locks and the balance lock and update each read every member row of
   // the group (9,077 rows on the plans of 20261127000000), and the payment's update every payment of the group.
-  it.each([
-    ['kitty_apply_batch', 'SELECT kitty_apply_batch($1::jsonb)'],
-    ['kitty_apply_batches_quiet (writes sent together)', 'SELECT kitty_apply_batches_quiet(jsonb_build_array($1::jsonb))'],
-  ])('are found by primary key by %s: its two member rows and its payment, not the group', async (_name, sql) => {
+  it.each(BOTH_FUNCTIONS)('are found by primary key by %s: its two member rows and its payment, not the group', async (_name, sql) => {
     const c = await h.services.pool.connect();
     try {
       const { read, written } = await rowsReadByEighthCall(c, sql, await skewedGroupDoc(c));
@@ -239,10 +242,7 @@ describe('the member rows of a write by an agent who is a member of thousands of
   // was in about one group (agent_id looked unique), both indexes that start with agent_id or with (group_id, agent_id)
   // were estimated at one row, and the lock of the payer's member row took the (agent_id, left_at) index, then filtered
   // its 16,586 memberships by group: 18 ms per write, the group's member rows held all that time (98 writes/s).
-  it.each([
-    ['kitty_apply_batch', 'SELECT kitty_apply_batch($1::jsonb)'],
-    ['kitty_apply_batches_quiet (writes sent together)', 'SELECT kitty_apply_batches_quiet(jsonb_build_array($1::jsonb))'],
-  ])("are found by their whole key by %s, not among the agent's memberships", async (_name, sql) => {
+  it.each(BOTH_FUNCTIONS)("are found by their whole key by %s, not among the agent's memberships", async (_name, sql) => {
     const [a, b] = [await h.agent('busy'), await h.agent('quiet')];
     const g = await groupWith(h, [a, b]);
     const c = await h.services.pool.connect();
@@ -286,10 +286,7 @@ describe("the open items a write resolves, among many other agents' open items",
   // Joined to the documents' recordsets (estimated at 100 × 100 rows), the lookup of the items a resolve names in
   // kitty_apply_batches_quiet became a hash join over a sequential scan of inbox_items: 62-166 ms per combined
   // write with 85,000 items in the table (the confirm_payment bench, auto_explain).
-  it.each([
-    ['kitty_apply_batch', 'SELECT kitty_apply_batch($1::jsonb)'],
-    ['kitty_apply_batches_quiet (writes sent together)', 'SELECT kitty_apply_batches_quiet(jsonb_build_array($1::jsonb))'],
-  ])('are found by the (entity_type, entity_id) index by %s', async (_name, sql) => {
+  it.each(BOTH_FUNCTIONS)('are found by the (entity_type, entity_id) index by %s', async (_name, sql) => {
     const [a, b] = [await h.agent('ra'), await h.agent('rb')];
     const g = await groupWith(h, [a, b]);
     const c = await h.services.pool.connect();
