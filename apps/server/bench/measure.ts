@@ -88,12 +88,21 @@ export function compare(
  * What a tool over HTTP could reach if its own code cost nothing: the limit's statement plus one
  * bare Fastify request, both paid from the same two cores (1/(1/limit + 1/bare)), as a ratio of the
  * limit. On a machine where the load generator, the server and PostgreSQL share the cores, this
- * bounds every HTTP-vs-raw-SQL ratio.
+ * bounds every HTTP-vs-raw-SQL ratio. With `ratio` (Kitty / limit, the paired median) it also gives
+ * Kitty's share of that ceiling against the hot writes' goal, HTTP_CEILING_GOAL.
  */
-export function httpCeiling(limit: Result, bareRps: number): string {
+export function httpCeiling(limit: Result, bareRps: number, ratio?: number): string {
   const ceiling = 1 / (1 / limit.rps + 1 / bareRps);
-  return `HTTP ceiling (the limit + a bare Fastify request at ${bareRps.toFixed(0)} req/s, same cores) ≈ ${ceiling.toFixed(0)} req/s = ${(ceiling / limit.rps).toFixed(2)}x`;
+  const share = ceiling / limit.rps;
+  const kitty =
+    ratio === undefined
+      ? ''
+      : `; Kitty at ${(ratio / share).toFixed(2)} of it (goal ≥ ${HTTP_CEILING_GOAL}: ${ratio / share >= HTTP_CEILING_GOAL ? 'met' : 'NOT met'})`;
+  return `HTTP ceiling (the limit + a bare Fastify request at ${bareRps.toFixed(0)} req/s, same cores) ≈ ${ceiling.toFixed(0)} req/s = ${share.toFixed(2)}x${kitty}`;
 }
+
+/** A hot write's goal as a share of its HTTP ceiling (`httpCeiling`). */
+export const HTTP_CEILING_GOAL = 0.8;
 
 /**
  * Wraps a Kitty load: PostgreSQL's CPU per request is measured (`withDbCpu`); with the target's `bareUrl` also its own

@@ -68,10 +68,12 @@ function peakRssMiB(pid: number): number {
 }
 
 /**
- * The V8 flags `./kitty` starts Kitty with (the default of KITTY_NODE_OPTIONS in the launcher), read from the launcher so
- * that the bench target and a served Kitty never differ.
+ * The V8 flags `./kitty` starts Kitty with, read from the launcher so that the bench target and a served Kitty never
+ * differ: KITTY_NODE_OPTIONS when set (as the launcher takes it), else the launcher's default for it.
  */
 function launcherNodeFlags(): string[] {
+  const set = process.env.KITTY_NODE_OPTIONS;
+  if (set) return set.split(/\s+/).filter(Boolean);
   const launcher = readFileSync(path.join(import.meta.dirname, '../../../kitty'), 'utf8');
   const flags = /\$\{KITTY_NODE_OPTIONS:-([^}]*)\}/.exec(launcher)?.[1];
   if (flags === undefined) throw new Error('./kitty: no default for KITTY_NODE_OPTIONS found');
