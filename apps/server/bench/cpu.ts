@@ -14,7 +14,15 @@
 import { randomUUID } from 'node:crypto';
 import { processCpu } from './measure.ts';
 import pg from 'pg';
-import { ADD_EXPENSE_LIMIT, CONFIRM_PAYMENT_LIMIT, RECORD_PAYMENT_LIMIT, addExpenseLimitValues, response, seedPending } from './writes.ts';
+import {
+  ADD_EXPENSE_LIMIT,
+  CONFIRM_PAYMENT_LIMIT,
+  LIMIT_SESSION,
+  RECORD_PAYMENT_LIMIT,
+  addExpenseLimitValues,
+  response,
+  seedPending,
+} from './writes.ts';
 
 type Post = (p: string, body: unknown, key?: string) => Promise<any>;
 interface Agent {
@@ -27,7 +35,7 @@ const CALLS = Number(process.env.BENCH_CPU_CALLS ?? 2000);
 const cpuOf = (pid: number): number => processCpu(pid).us;
 
 export async function benchCpu(kittyUrl: string, bareUrl: string, targetPid: number, databaseUrl: string, post: Post): Promise<string[]> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 3 });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 3, options: LIMIT_SESSION });
   // `admin` reads the backends' CPU (its own is left out); `sql` runs the limits (its backend is counted).
   const [admin, sql] = [await pool.connect(), await pool.connect()];
   const dbName = (await admin.query<{ d: string }>('SELECT current_database() AS d')).rows[0]!.d;

@@ -83,6 +83,14 @@ const BIG_MEMBERS = Number(process.env.BENCH_BIG_MEMBERS ?? 20);
 const only = process.env.BENCH_WRITES?.split(',').map((s) => s.trim());
 const want = (row: string) => !only || only.includes(row);
 
+/**
+ * The limits' sessions, as Kitty's batched writes run: with `kitty.notify_after_commit` on, the inbox trigger on an
+ * agent's counters sends no NOTIFY inside the transaction (a NOTIFY serialises the commits of every notifying
+ * transaction; Kitty sends its wake-ups after the commit, and to itself alone when no other instance listens). Until
+ * 2026-11-27 the limits ran without it and paid one NOTIFY per recipient inside each write.
+ */
+export const LIMIT_SESSION = '-c kitty.notify_after_commit=on';
+
 /** A response document of the size a tool stores (the limit stores one like it). */
 export const response = (bytes: number) => JSON.stringify({ stored: 'x'.repeat(bytes) });
 
@@ -361,7 +369,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
   const profiled = profiler(bareUrl);
   // Connections kept while idle (pg's default closes them after 10 s): a limit that ran after Kitty recorded its
   // payments for longer than that would otherwise start on new backends, paying their start-up in its measurement.
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS + 2, idleTimeoutMillis: 0 });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS + 2, idleTimeoutMillis: 0, options: LIMIT_SESSION });
   const checkpoint = checkpointer(pool);
   const register = async (name: string): Promise<Agent> => {
     const r = await post('/v1/agents', { handle: `${name}-${randomUUID().slice(0, 8)}`, display_name: name });
