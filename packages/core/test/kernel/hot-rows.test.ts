@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { createHarness, type Harness } from '../harness.ts';
 import { groupWith } from '../ledger-helpers.ts';
+import { BOTH_FUNCTIONS, flushTableStats } from './batch-calls.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -31,15 +32,6 @@ async function untilSomeoneWaits(c: pg.PoolClient): Promise<void> {
 }
 
 /**
- * Makes the backend of `c` report its table counters now (pg_stat_force_next_flush, PostgreSQL 15+: at the end of the
- * next transaction), so pg_stat_xact_user_tables in the transaction after it counts that transaction alone.
- */
-async function flushTableStats(c: { query(sql: string): Promise<unknown> }) {
-  await c.query('SELECT pg_stat_force_next_flush()');
-  await c.query('SELECT 1');
-}
-
-/**
  * Runs `sql` with `doc` seven times, each rolled back (from the sixth call on PostgreSQL may keep one plan for every
  * call of a statement, made without the call's values), reports the table counters, then opens a transaction and runs
  * it once more: pg_stat_xact_user_tables then counts that eighth call alone. The caller rolls it back.
@@ -54,12 +46,6 @@ async function eighthCall(c: pg.PoolClient, sql: string, doc: string): Promise<v
   await c.query('BEGIN');
   await c.query(sql, [doc]);
 }
-
-/** The two ways a batch reaches the database: alone, and sent together with others of its group (as one document here). */
-const BOTH_FUNCTIONS = [
-  ['kitty_apply_batch', 'SELECT kitty_apply_batch($1::jsonb)'],
-  ['kitty_apply_batches_quiet (writes sent together)', 'SELECT kitty_apply_batches_quiet(jsonb_build_array($1::jsonb))'],
-] as const;
 
 /** A batch document with one inbox item (and its counter change) for `agentId`. */
 const inboxDoc = (groupId: string, agentId: string) =>

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createHarness, type Harness } from '../harness.ts';
 import { groupWith } from '../ledger-helpers.ts';
+import { BOTH_FUNCTIONS, flushTableStats } from './batch-calls.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -33,19 +34,13 @@ const moveDoc = (groupId: string, a: string, b: string) =>
     counters: [{ agent_id: b, unread: 1, requires_action: 0 }],
   });
 
-/** The two ways a batch reaches the database: alone, and sent together with others of its group. */
-const FUNCTIONS = {
-  alone: 'SELECT kitty_apply_batch($1::jsonb)',
-  together: 'SELECT kitty_apply_batches_quiet(jsonb_build_array($1::jsonb))',
-} as const;
-
 describe('the batched writes, planned while the tables were small', () => {
   it('read no table sequentially after memberships, groups and agents have grown (no ANALYZE since)', async () => {
     const [a, b] = [await h.agent('small-a'), await h.agent('small-b')];
     const g = await groupWith(h, [a, b]);
     const connectionString = (h.services.pool as unknown as { options: { connectionString: string } }).options.connectionString;
     // One new backend per function: each makes its plans now, on the first calls, while the tables are small.
-    const backends = Object.entries(FUNCTIONS).map(([name, sql]) => ({ name, sql, c: new pg.Client({ connectionString }) }));
+    const backends = BOTH_FUNCTIONS.map(([name, sql]) => ({ name, sql, c: new pg.Client({ connectionString }) }));
     try {
       for (const { sql, c } of backends) {
         await c.connect();
@@ -70,8 +65,7 @@ describe('the batched writes, planned while the tables were small', () => {
       );
       for (const { name, sql, c } of backends) {
         // This backend's table counters reported, so the transaction below counts its own call alone.
-        await c.query('SELECT pg_stat_force_next_flush()');
-        await c.query('SELECT 1');
+        await flushTableStats(c);
         await c.query('BEGIN');
         await c.query(sql, [moveDoc(g, a.agentId, b.agentId)]);
         const r = await c.query(
