@@ -217,7 +217,7 @@ export const CONFIRM_PAYMENT_LIMIT = `
   SELECT (SELECT count(*) FROM idem) + (SELECT count(*) FROM bal) + (SELECT count(*) FROM pd) + (SELECT count(*) FROM res)
        + (SELECT count(*) FROM ib) + (SELECT count(*) FROM c) + (SELECT count(*) FROM act) + (SELECT count(*) FROM er) AS written`;
 
-const CANCEL_PAYMENT_LIMIT = `
+export const CANCEL_PAYMENT_LIMIT = `
   WITH idem AS (
     INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response) VALUES ($1, 'cancel_payment', $2, $3, $4::jsonb) RETURNING 1),
   lock AS (SELECT 1 FROM groups WHERE id = $5 FOR SHARE),
@@ -245,7 +245,7 @@ const CANCEL_PAYMENT_LIMIT = `
   SELECT (SELECT count(*) FROM idem) + (SELECT count(*) FROM bal) + (SELECT count(*) FROM res)
        + (SELECT count(*) FROM c) + (SELECT count(*) FROM act) + (SELECT count(*) FROM er) AS written`;
 
-const CREATE_GROUP_LIMIT = `
+export const CREATE_GROUP_LIMIT = `
   WITH idem AS (
     INSERT INTO idempotency_records (agent_id, tool, key, request_hash, response) VALUES ($1, 'create_group', $2, $3, $4::jsonb) RETURNING 1),
   g AS (
