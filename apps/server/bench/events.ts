@@ -61,10 +61,16 @@ export async function benchEvents(kittyUrl: string, databaseUrl: string, post: P
             values: [withEvent ? ids.join(',') : '', ids],
           });
         });
-    /** WAL bytes one write generates (EXPLAIN ANALYZE, WAL; mean of 40): independent of the machine's load. */
+    /**
+     * WAL bytes one write generates (EXPLAIN ANALYZE, WAL; mean of 40): independent of the machine's load. The first
+     * writes after a checkpoint log whole pages (full-page images) of every page they touch first, so 10 unmeasured
+     * writes of each side go before its 40 (without them the whole bench of 2026-11-27 measured 12.9 vs 9.0 KiB a
+     * write, 1.43x; with them the next run 9.5 vs 7.6 KiB, 1.26x).
+     */
     const walPerWrite = async (g: { id: string; members: Agent[] }, withEvent: boolean) => {
       const c = await pool.connect();
       try {
+        for (let i = 0; i < 10; i++) await c.query('SELECT kitty_apply_batch($1::jsonb)', [expenseDoc(g.id, g.members, withEvent)]);
         let bytes = 0;
         for (let i = 0; i < 40; i++) {
           const r = await c.query('EXPLAIN (ANALYZE, WAL, FORMAT JSON) SELECT kitty_apply_batch($1::jsonb)', [
