@@ -172,9 +172,12 @@ async function main() {
     const invite = await h.call(payer, 'create_invite', { group_id: group, max_uses: 3 });
     for (const a of [b, c, d]) await h.call(a, 'join_group', { code: invite.invite.code });
     const response = (doc: Record<string, any>) => JSON.stringify(doc.idempotency.response);
-    const as = (who: TestAgent, tool: string, args: Record<string, unknown>, limit: (doc: Record<string, any>) => Limit) => {
+    const as = async (who: TestAgent, tool: string, args: Record<string, unknown>, limit: (doc: Record<string, any>) => Limit) => {
       pending = { tool, limit };
-      return h.call(who, tool, args);
+      const answer = await h.call(who, tool, args);
+      // Every hot write sends its document alone here (nothing else writes into its group): a row missing is a fault.
+      if (pending) throw new Error(`${tool} sent no batch document as kitty_apply_batch`);
+      return answer;
     };
     const members = [payer, b, c, d].map((a) => a.agentId).sort();
     await as(payer, 'add_expense', { group_id: group, description: 'Coffee', amount_minor: 1234 }, (doc) => ({
