@@ -264,7 +264,12 @@ await new Promise<void>((resolve) => {
       .finally(() => void inFlight--);
   }, 1000 / RATE);
 });
-// The end: the RSS curve's last sample was taken under load; then the live heap.
+// The end: the RSS curve's last sample was taken under load. The live heap is collected once the requests still in
+// flight have been answered (up to 30 s): collected with them in flight it counted their work as retained memory (a
+// run that fell behind ended with up to RATE * 2 requests open).
+const openAtEnd = inFlight;
+const drainBy = Date.now() + 30_000;
+while (inFlight > 0 && Date.now() < drainBy) await new Promise((r) => setTimeout(r, 50));
 await collect();
 
 // ---- verdict -------------------------------------------------------------------------------
@@ -275,7 +280,8 @@ const level = sorted[Math.floor(sorted.length / 2)] ?? 0;
 const last = run[run.length - 1]?.rss ?? 0;
 const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
 console.log(
-  `requests: ${counts.ok} ok, ${counts.clientError} 4xx, ${counts.serverError} 5xx, ${counts.failed} failed; agents ${agents.length}`,
+  `requests: ${counts.ok} ok, ${counts.clientError} 4xx, ${counts.serverError} 5xx, ${counts.failed} failed; agents ${agents.length}; ` +
+    `${openAtEnd} in flight when the traffic stopped, ${inFlight} still open when the heap was collected`,
 );
 if (collected.length >= 2) {
   const [a, b] = [collected[0]!.heapUsed, collected[collected.length - 1]!.heapUsed];
