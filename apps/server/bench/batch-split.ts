@@ -42,17 +42,19 @@ interface Limit {
   values: unknown[];
 }
 
-/** pg_temp functions of the loop on the connection `run` uses (each call rolled back in its own subtransaction). */
-const LOOP_APPLY = `
-  CREATE OR REPLACE FUNCTION pg_temp.loop_apply(doc jsonb, n int) RETURNS float8 LANGUAGE plpgsql AS $f$
-  DECLARE t0 timestamptz; r jsonb;
+/**
+ * A pg_temp function `name(n int, params)` on the connection it is created on: runs `call` (a PL/pgSQL expression over
+ * `params`) n times, each in a subtransaction rolled back, and returns µs per call by PostgreSQL's clock.
+ */
+const timedLoop = (name: string, params: string, call: string) => `
+  CREATE OR REPLACE FUNCTION pg_temp.${name}(n int, ${params}) RETURNS float8 LANGUAGE plpgsql AS $f$
+  DECLARE t0 timestamptz; ignored text;
   BEGIN
     PERFORM set_config('kitty.notify_after_commit', 'on', false);
-    r := NULL;
     t0 := clock_timestamp();
     FOR i IN 1..n LOOP
       BEGIN
-        r := kitty_apply_batch(doc);
+        ignored := (${call})::text;
         RAISE EXCEPTION 'rolled back' USING ERRCODE = 'KB999';
       EXCEPTION WHEN SQLSTATE 'KB999' THEN NULL;
       END;
@@ -60,9 +62,12 @@ const LOOP_APPLY = `
     RETURN extract(epoch FROM clock_timestamp() - t0) * 1e6 / n;
   END $f$`;
 
+/** The body loop over kitty_apply_batch: `SELECT pg_temp.loop_apply(n, doc)`. */
+const LOOP_APPLY = timedLoop('loop_apply', 'doc jsonb', 'kitty_apply_batch(doc)');
+
 /**
  * The limit's statement inside a plpgsql function with typed parameters (the types PostgreSQL infers for it), and a
- * loop over it like pg_temp.loop_apply; returns the loop's call for `values`.
+ * timed loop over it; returns the loop's call for `values`.
  */
 async function limitLoop(run: Run, limit: Limit): Promise<{ sql: string; values: unknown[] }> {
   await run(`PREPARE kitty_bench_limit AS ${limit.sql}`);
@@ -73,21 +78,7 @@ async function limitLoop(run: Run, limit: Limit): Promise<{ sql: string; values:
   const body = limit.sql.replace(/\$(\d+)/g, (_, n: string) => `p${n}`);
   await run(`CREATE OR REPLACE FUNCTION pg_temp.limit_once(${params}) RETURNS bigint LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan AS $f$ DECLARE w bigint; BEGIN ${body} INTO w; RETURN w; END $f$`);
-  const args = types.map((_, i) => `p${i + 1}`).join(', ');
-  await run(`CREATE OR REPLACE FUNCTION pg_temp.loop_limit(n int, ${params}) RETURNS float8 LANGUAGE plpgsql AS $f$
-    DECLARE t0 timestamptz; w bigint;
-    BEGIN
-      PERFORM set_config('kitty.notify_after_commit', 'on', false);
-      t0 := clock_timestamp();
-      FOR i IN 1..n LOOP
-        BEGIN
-          w := pg_temp.limit_once(${args});
-          RAISE EXCEPTION 'rolled back' USING ERRCODE = 'KB999';
-        EXCEPTION WHEN SQLSTATE 'KB999' THEN NULL;
-        END;
-      END LOOP;
-      RETURN extract(epoch FROM clock_timestamp() - t0) * 1e6 / n;
-    END $f$`);
+  await run(timedLoop('loop_limit', params, `pg_temp.limit_once(${types.map((_, i) => `p${i + 1}`).join(', ')})`));
   return {
     sql: `SELECT pg_temp.loop_limit($1, ${types.map((t, i) => `$${i + 2}::${t}`).join(', ')}) AS us`,
     values: [LOOP, ...limit.values],
@@ -131,7 +122,7 @@ async function measure(run: Run, pool: pg.Pool, tool: string, doc: string, limit
   const loop = await limitLoop(run, limit);
   const parsedDoc = JSON.parse(doc) as Record<string, unknown>;
   const cachedDoc = parsedDoc.summary_cached ? undefined : JSON.stringify({ ...parsedDoc, summary_cached: true });
-  const inLoop = async (d: string) => Number((await run('SELECT pg_temp.loop_apply($1::jsonb, $2) AS us', [d, LOOP])).rows[0]!.us);
+  const inLoop = async (d: string) => Number((await run('SELECT pg_temp.loop_apply($1, $2::jsonb) AS us', [LOOP, d])).rows[0]!.us);
   const body = await inLoop(doc);
   const bodyCached = cachedDoc === undefined ? undefined : await inLoop(cachedDoc);
   const limitBody = Number((await run(loop.sql, loop.values)).rows[0]!.us);

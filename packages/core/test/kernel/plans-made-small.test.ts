@@ -38,7 +38,7 @@ describe('the batched writes, planned while the tables were small', () => {
   it('read no table sequentially after memberships, groups and agents have grown (no ANALYZE since)', async () => {
     const [a, b] = [await h.agent('small-a'), await h.agent('small-b')];
     const g = await groupWith(h, [a, b]);
-    const connectionString = (h.services.pool as unknown as { options: { connectionString: string } }).options.connectionString;
+    const connectionString = h.services.pool.options.connectionString;
     // One new backend per function: each makes its plans now, on the first calls, while the tables are small.
     const backends = BOTH_FUNCTIONS.map(([name, sql]) => ({ name, sql, c: new pg.Client({ connectionString }) }));
     try {
