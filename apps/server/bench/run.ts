@@ -210,7 +210,7 @@ async function main() {
 
     if (process.env.BENCH_ONLY === 'writes') {
       // The reads above, then the hot writes against their ceilings and the events rows: `BENCH_ONLY=writes pnpm bench`.
-      await benchWrites(kittyUrl, db.databaseUrl, post, bare.rps);
+      await benchWrites(kittyUrl, db.databaseUrl, post, bare.rps, bareUrl);
       await benchEvents(kittyUrl, db.databaseUrl, post);
       console.log(TABLE_HEAD + rows.join('\n'));
       return;
@@ -236,7 +236,7 @@ async function main() {
     await benchMcp(kittyUrl, auth, loadRest, bareUrl, child.pid);
     await benchCatalogue(kittyUrl, auth);
 
-    await benchWrites(kittyUrl, db.databaseUrl, post, bare.rps);
+    await benchWrites(kittyUrl, db.databaseUrl, post, bare.rps, bareUrl);
     await benchEvents(kittyUrl, db.databaseUrl, post);
     const registry = buildRegistry(appRouter);
     if (registry.has('get_balances')) await benchBalances(post, key, kittyUrl, auth, db.databaseUrl);

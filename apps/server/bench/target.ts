@@ -41,6 +41,34 @@ bare.post('/bare-db', async (_req, reply) => {
   if (!r.rows[0]) throw new Error('no agent');
   return reply.send(bodies.db);
 });
+// A hot write's measured HTTP ceiling (writes.ts `viaBareRoute`): a bare Fastify route that runs the write's hand-written
+// limit statement on raw pg and answers the JSON Kitty answers for that write. `/limit/:name/set` stores the statement,
+// its pg session options (set once: the first call's), the values that are the same on every call (by position; the
+// stored response, kilobytes) and the answer; each `/limit/:name` call carries the other values.
+let limitPool: pg.Pool | undefined;
+const limits = new Map<string, { text: string; fixed: Record<string, unknown>; body: unknown }>();
+bare.post('/limit/:name/set', (req, reply) => {
+  const { text, fixed, body, session } = req.body as { text: string; fixed: Record<string, unknown>; body: unknown; session: string };
+  limitPool ??= new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, idleTimeoutMillis: 0, options: session });
+  limits.set((req.params as { name: string }).name, { text, fixed, body });
+  reply.send({ ok: true });
+});
+bare.post('/limit/:name', async (req, reply) => {
+  const name = (req.params as { name: string }).name;
+  const limit = limits.get(name)!;
+  const values = (req.body as { values: unknown[] }).values;
+  for (const [i, v] of Object.entries(limit.fixed)) values[Number(i)] = v;
+  // A hand-written CTE locks rows in plan order: a deadlock costs a retry, as in the raw loops (writes.ts rawLoop).
+  for (;;) {
+    try {
+      await limitPool!.query({ name: `limit_${name}`, text: limit.text, values });
+      break;
+    } catch (e) {
+      if ((e as { code?: string }).code !== '40P01') throw e;
+    }
+  }
+  return reply.send(limit.body);
+});
 // The process's CPU time so far (µs, user + system): the driver reads it around each load of the read rows.
 bare.get('/cpu', (_req, reply) => {
   const { user, system } = process.cpuUsage();
@@ -71,6 +99,7 @@ process.on('SIGTERM', () => {
     await kitty.close();
     await bare.close();
     await pool.end();
+    await limitPool?.end();
   })().then(
     () => process.exit(0),
     (e: unknown) => {

@@ -23,7 +23,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { CONNECTIONS, SECONDS, load, paired, compare, fmt, rows, httpCeiling, profiler, withDbCpu, type Result } from './measure.ts';
+import {
+  CONNECTIONS,
+  HTTP_CEILING_GOAL,
+  SECONDS,
+  load,
+  paired,
+  compare,
+  fmt,
+  rows,
+  httpCeiling,
+  profiler,
+  withCpu,
+  withDbCpu,
+  type Result,
+} from './measure.ts';
 
 type Post = (p: string, body: unknown, key?: string) => Promise<any>;
 interface Agent {
@@ -377,6 +391,56 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
   };
   const json = { 'content-type': 'application/json' };
   const as = (a: Agent) => ({ ...json, authorization: `Bearer ${a.key}` });
+  /**
+   * A hot write's HTTP ceiling, measured rather than computed: its hand-written limit `text` run by a bare Fastify route
+   * in the target process (target.ts `/limit/:name`) with the values `values()` gives for each call, answering `answer`
+   * (Kitty's answer to the same call), loaded by autocannon as Kitty is. `httpCeiling` adds a bare request's cost to the
+   * limit's as if they were paid one after the other; here the route's HTTP work, its pg client and PostgreSQL share the
+   * cores at once, as Kitty's do. Values at the positions in `fixed` are the same on every call (the stored response:
+   * kilobytes) and are sent once. The target's CPU (the route's) and PostgreSQL's per write are measured. Needs `bareUrl`.
+   */
+  const viaBareRoute = async (name: string, text: string, answer: unknown, fixed: readonly number[], values: () => unknown[]) => {
+    const first = values();
+    await fetch(`${bareUrl}/limit/${name}/set`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({
+        text,
+        fixed: Object.fromEntries(fixed.map((i) => [i, first[i]])),
+        body: { ok: true, data: answer },
+        session: LIMIT_SESSION,
+      }),
+    });
+    const sent = (v: unknown[]) => v.map((x, i) => (fixed.includes(i) ? null : x));
+    return withDbCpu(
+      withCpu(bareUrl!, () =>
+        load({
+          url: `${bareUrl}/limit/${name}`,
+          method: 'POST',
+          headers: json,
+          requests: [{ setupRequest: (req: any) => ({ ...req, body: JSON.stringify({ values: sent(values()) }) }) }],
+        }),
+      ),
+    );
+  };
+  /** Kitty's `tool` side against its measured HTTP ceiling (`viaBareRoute`), alternating, with the goal for hot writes. */
+  const measuredCeilingRow = async (
+    tool: string,
+    kitty: () => Promise<Result>,
+    ceiling: () => Promise<Result>,
+    settle?: () => Promise<void>,
+  ) => {
+    const [k, c, ratio] = await paired(kitty, ceiling, settle);
+    compare(
+      `${tool} vs its measured HTTP ceiling (the limit's statement behind a bare Fastify route)`,
+      k,
+      `REST ${tool}`,
+      c,
+      'bare route running the limit',
+      `≥ ${HTTP_CEILING_GOAL}x: ${ratio >= HTTP_CEILING_GOAL ? 'met' : 'NOT met'}`,
+      ratio,
+    );
+  };
   try {
     // One group of 4 agents per connection, nobody in two groups (as in life: writes to different groups
     // share no member or agent rows). The first member pays; the second is the payee of payments.
@@ -444,6 +508,14 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
         aeRatio,
         httpCeiling(aeLimit, bareRps, aeRatio),
       );
+      if (bareUrl) {
+        let n = 0;
+        const ceiling = await viaBareRoute('add_expense', ADD_EXPENSE_LIMIT, sample, [3], () => {
+          const g = groups[n++ % groups.length]!;
+          return limitValues[groups.indexOf(g)]!(g.id);
+        });
+        await measuredCeilingRow('add_expense', profiled('add_expense', addExpenseKitty), ceiling, checkpoint);
+      }
     }
 
     // add_expense with 20 items (each split equally, tax and tip shared by item subtotal) vs the same call without items.
@@ -513,6 +585,14 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
         rpRatio,
         httpCeiling(rpLimit, bareRps, rpRatio),
       );
+      if (bareUrl) {
+        let n = 0;
+        const ceiling = await viaBareRoute('record_payment', RECORD_PAYMENT_LIMIT, paySample, [3], () => {
+          const g = groups[n++ % groups.length]!;
+          return [g.payer.id, randomUUID(), 'h'.repeat(64), response(payBytes), g.id, randomUUID(), g.others[0]!.id];
+        });
+        await measuredCeilingRow('record_payment', profiled('record_payment', recordKitty), ceiling, checkpoint);
+      }
     }
 
     // confirm_payment: each group's payee confirms pending payments recorded for each side just before it runs, enough
@@ -601,15 +681,41 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
       };
       const [k, l, ratio] = await paired(kitty, limit);
       compare(`${tool} vs its limit`, k, `REST ${tool}`, l, 'raw pg, one CTE, same rows', '≥ 0.7x', ratio, httpCeiling(l, bareRps, ratio));
+      if (!bareUrl) return;
+      // The bare route answers what Kitty answered to one such call.
+      const pending = await post(
+        '/v1/tools/record_payment',
+        { group_id: g0.id, to_handle: g0.others[0]!.handle, amount_minor: 100, allow_overpayment: true, idempotency_key: randomUUID() },
+        g0.payer.key,
+      );
+      const answer = await post(
+        `/v1/tools/${tool}`,
+        { payment_id: pending.payment.payment_id, idempotency_key: randomUUID() },
+        actor(g0).key,
+      );
+      const ceiling = async () => {
+        const queues = await recordAll();
+        let next = 0;
+        return (
+          await viaBareRoute(tool, limitText, answer, [3], () => {
+            const q = queues[next++ % queues.length]!;
+            return [actor(q.g).id, randomUUID(), 'h'.repeat(64), response(payBytes), q.g.id, q.ids[q.next++ % q.ids.length]];
+          })
+        )();
+      };
+      await measuredCeilingRow(tool, kitty, ceiling);
     };
     if (want('confirm_payment')) await transitionRow('confirm_payment', CONFIRM_PAYMENT_LIMIT, (g) => g.others[0]!);
     // cancel_payment: the payer withdraws (reject_payment takes the same path).
     if (want('cancel_payment')) await transitionRow('cancel_payment', CANCEL_PAYMENT_LIMIT, (g) => g.payer);
 
     // create_group, by the groups' payers in turn.
-    const groupBytes = JSON.stringify(
-      await post('/v1/tools/create_group', { name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() }, g0.payer.key),
-    ).length;
+    const groupSample = await post(
+      '/v1/tools/create_group',
+      { name: 'Bench group', currency: 'EUR', idempotency_key: randomUUID() },
+      g0.payer.key,
+    );
+    const groupBytes = JSON.stringify(groupSample).length;
     const createKitty = () =>
       load({
         url: `${kittyUrl}/v1/tools/create_group`,
@@ -639,6 +745,17 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
         cgRatio,
         httpCeiling(cgLimit, bareRps, cgRatio),
       );
+      if (bareUrl) {
+        let n = 0;
+        const ceiling = await viaBareRoute('create_group', CREATE_GROUP_LIMIT, groupSample, [3], () => [
+          groups[n++ % groups.length]!.payer.id,
+          randomUUID(),
+          'h'.repeat(64),
+          response(groupBytes),
+          randomUUID(),
+        ]);
+        await measuredCeilingRow('create_group', profiled('create_group', createKitty), ceiling, checkpoint);
+      }
     }
 
     // What one NOTIFY in a write's transaction costs: the create_group limit with and without it (no listener needed).
