@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { GET_ME_SQL } from '@kitty/core';
@@ -69,10 +70,25 @@ bare.post('/limit/:name', async (req, reply) => {
   }
   return reply.send(limit.body);
 });
-// The process's CPU time so far (µs, user + system): the driver reads it around each load of the read rows.
+// Garbage collection so far: the main thread's pauses (ms) and their count, minor (scavenges) and major (mark-compact,
+// incremental marking steps and weak callbacks); V8's concurrent marking on its worker threads is in the CPU time only.
+const gc = { minorMs: 0, minor: 0, majorMs: 0, major: 0 };
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    const { kind } = ((e as { detail?: unknown }).detail ?? {}) as { kind?: number };
+    if (kind === constants.NODE_PERFORMANCE_GC_MINOR) {
+      gc.minorMs += e.duration;
+      gc.minor++;
+    } else {
+      gc.majorMs += e.duration;
+      gc.major++;
+    }
+  }
+}).observe({ entryTypes: ['gc'] });
+// The process's CPU time so far (µs, user + system) and its GC: the driver reads them around each measured load.
 bare.get('/cpu', (_req, reply) => {
   const { user, system } = process.cpuUsage();
-  reply.send({ us: user + system });
+  reply.send({ us: user + system, gc });
 });
 // BENCH_PROFILE=<dir>: the driver brackets each Kitty load of the read, write and MCP rows with these, one CPU profile per load.
 const profileDir = process.env.BENCH_PROFILE;
