@@ -14,6 +14,11 @@
  *                                                    (BENCH_BIG_MEMBERS sets the group's size)
  *   add_expense with 20 items vs without items       reported (the itemized split and the items column)
  *
+ * With the target's bare routes (`bareUrl`), each of the five hot writes is also measured against its HTTP ceiling
+ * itself rather than computed (`httpCeiling`): the same limit statement run by a bare Fastify route in the target
+ * process, on its own pg pool, answering Kitty's JSON for that call (`viaBareRoute`), Kitty and that route alternating;
+ * goal ≥ 0.8x. Both print the target's CPU per request (with its GC pauses) and PostgreSQL's.
+ *
  * A limit writes exactly what the tool writes for that call: the idempotency record (with a
  * response of the same size), the rows, the balance / pending / pair-debt changes, the activity
  * entry, the inbox items and the recipients' counters, and the event with one recipient row per
@@ -511,8 +516,8 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
       if (bareUrl) {
         let n = 0;
         const ceiling = await viaBareRoute('add_expense', ADD_EXPENSE_LIMIT, sample, [3], () => {
-          const g = groups[n++ % groups.length]!;
-          return limitValues[groups.indexOf(g)]!(g.id);
+          const i = n++ % groups.length;
+          return limitValues[i]!(groups[i]!.id);
         });
         await measuredCeilingRow('add_expense', profiled('add_expense', addExpenseKitty), ceiling, checkpoint);
       }
