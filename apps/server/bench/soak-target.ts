@@ -3,6 +3,9 @@
  * its URL, then a JSON line of memory figures and cache sizes every SOAK_SAMPLE_MS (default 15 s).
  * SOAK_GC=1 (with node --expose-gc) collects garbage before each sample (finds leaks: heapUsed then
  * only counts live objects); SIGUSR2 prints one such collected sample on demand.
+ * SOAK_SNAPSHOT_OVER_MB=<n> with SOAK_HEAPSNAPSHOT=<dir> (and --expose-gc): when a regular sample's heap passes n MB,
+ * the heap is collected and, if what is live still passes n MB, one heap snapshot is written there (once per run), so
+ * a growth that comes late in one run of several is caught while it holds.
  */
 import path from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
@@ -39,9 +42,23 @@ process.on('SIGUSR2', () => {
   // SOAK_HEAPSNAPSHOT=<dir>: also write a heap snapshot there (compare two in Chrome DevTools).
   if (process.env.SOAK_HEAPSNAPSHOT) writeHeapSnapshot(path.join(process.env.SOAK_HEAPSNAPSHOT, `soak-${Date.now()}.heapsnapshot`));
 });
+const snapshotOverBytes = Number(process.env.SOAK_SNAPSHOT_OVER_MB ?? Infinity) * 1048576;
+let snapshotTaken = false;
+/** A regular sample; past SOAK_SNAPSHOT_OVER_MB, a collected one and (live heap still past it) one heap snapshot. */
+const regularSample = () => {
+  sample();
+  const expose = (globalThis as { gc?: () => void }).gc;
+  if (snapshotTaken || !expose || !process.env.SOAK_HEAPSNAPSHOT || process.memoryUsage().heapUsed <= snapshotOverBytes) return;
+  expose();
+  if (process.memoryUsage().heapUsed <= snapshotOverBytes) return;
+  snapshotTaken = true;
+  sample(() => {}); // the collected figures that crossed the threshold
+  const file = writeHeapSnapshot(path.join(process.env.SOAK_HEAPSNAPSHOT, `soak-over-${Date.now()}.heapsnapshot`));
+  console.error(`soak target: live heap past ${process.env.SOAK_SNAPSHOT_OVER_MB} MB; heap snapshot ${file}`);
+};
 console.log(JSON.stringify({ url: kitty.url }));
 sample();
-setInterval(sample, Number(process.env.SOAK_SAMPLE_MS ?? 15_000));
+setInterval(regularSample, Number(process.env.SOAK_SAMPLE_MS ?? 15_000));
 process.on('SIGTERM', () => {
   void kitty.close().then(() => process.exit(0));
 });
