@@ -3,10 +3,11 @@
  * its URL, then a JSON line of memory figures and cache sizes every SOAK_SAMPLE_MS (default 15 s).
  * SOAK_GC=1 (with node --expose-gc) collects garbage before each sample (finds leaks: heapUsed then
  * only counts live objects); SIGUSR2 prints one such collected sample on demand.
- * SOAK_SNAPSHOT_OVER_MB=<n> with SOAK_HEAPSNAPSHOT=<dir> (and --expose-gc): when a regular sample's heap passes n MB,
- * the heap is collected and, if what is live still passes n MB, one heap snapshot is written there (once per run), so
- * a growth that comes late in one run of several is caught while it holds.
+ * SOAK_SNAPSHOT_OVER_MB=<n> (with --expose-gc): when a regular sample's heap passes n MB, the heap is collected and, if
+ * what is live still passes n MB, one heap snapshot is written to SOAK_HEAPSNAPSHOT's folder, else the system's temporary
+ * folder (once per run), so a growth that comes late in one run of several is caught while it holds.
  */
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
 import { startKitty } from '../src/index.ts';
@@ -48,12 +49,12 @@ let snapshotTaken = false;
 const regularSample = () => {
   sample();
   const expose = (globalThis as { gc?: () => void }).gc;
-  if (snapshotTaken || !expose || !process.env.SOAK_HEAPSNAPSHOT || process.memoryUsage().heapUsed <= snapshotOverBytes) return;
+  if (snapshotTaken || !expose || process.memoryUsage().heapUsed <= snapshotOverBytes) return;
   expose();
   if (process.memoryUsage().heapUsed <= snapshotOverBytes) return;
   snapshotTaken = true;
   sample(() => {}); // the collected figures that crossed the threshold
-  const file = writeHeapSnapshot(path.join(process.env.SOAK_HEAPSNAPSHOT, `soak-over-${Date.now()}.heapsnapshot`));
+  const file = writeHeapSnapshot(path.join(process.env.SOAK_HEAPSNAPSHOT ?? tmpdir(), `soak-over-${Date.now()}.heapsnapshot`));
   console.error(`soak target: live heap past ${process.env.SOAK_SNAPSHOT_OVER_MB} MB; heap snapshot ${file}`);
 };
 console.log(JSON.stringify({ url: kitty.url }));

@@ -10,8 +10,8 @@
  * are exercised), create groups, invite and join, add expenses, balances, expense lists, get_me,
  * MCP tools/call, /mcp/docs search, invite pages, wrong keys, key rotation.
  * Uses a fresh database on DATABASE_URL's server (default 127.0.0.1:5432, packages/db testing).
- * SOAK_HEAPSNAPSHOT=<dir> writes heap snapshots there (at warm-up and at the end); with SOAK_SNAPSHOT_OVER_MB=<n> also
- * one when the live heap passes n MB during the run (soak-target.ts).
+ * SOAK_HEAPSNAPSHOT=<dir> writes heap snapshots there (at warm-up and at the end: they inflate RSS); SOAK_SNAPSHOT_OVER_MB=<n>
+ * one when the live heap passes n MB during the run, there or in the temporary folder (soak-target.ts).
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
