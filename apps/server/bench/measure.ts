@@ -23,6 +23,8 @@ export interface Result {
   cpuUs?: number;
   /** The target's main-thread garbage-collection pauses per request (µs), minor and major, when measured (`withCpu`). */
   gcUs?: { minor: number; major: number };
+  /** Of `cpuUs`, the time spent in the kernel (system CPU: socket writes and reads, loopback TCP), µs per request. */
+  sysUs?: number;
   /** CPU time of this machine's PostgreSQL processes per request (µs), when measured (`withDbCpu`). */
   dbCpuUs?: number;
 }
@@ -34,7 +36,7 @@ export async function load(opts: autocannon.Options): Promise<Result> {
 }
 
 export const fmt = (r: Result) =>
-  `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.cpuUs === undefined ? '' : `  ${r.cpuUs.toFixed(0)} µs CPU/req`}${r.gcUs === undefined ? '' : ` (GC ${r.gcUs.minor.toFixed(0)} + ${r.gcUs.major.toFixed(0)})`}${r.dbCpuUs === undefined ? '' : `  PG ${r.dbCpuUs.toFixed(0)} µs/req`}${r.errors ? `  (${r.errors} non-2xx!)` : ''}`;
+  `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.cpuUs === undefined ? '' : `  ${r.cpuUs.toFixed(0)} µs CPU/req`}${r.gcUs === undefined ? '' : ` (${r.sysUs === undefined ? '' : `sys ${r.sysUs.toFixed(0)}, `}GC ${r.gcUs.minor.toFixed(0)} + ${r.gcUs.major.toFixed(0)})`}${r.dbCpuUs === undefined ? '' : `  PG ${r.dbCpuUs.toFixed(0)} µs/req`}${r.errors ? `  (${r.errors} non-2xx!)` : ''}`;
 /** docs/benchmarks.md table rows collected over the run, printed at the end. */
 export const rows: string[] = [];
 export const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((x, y) => key(x) - key(y))[Math.floor(xs.length / 2)]!;
@@ -153,7 +155,7 @@ function perfControlled(run: () => Promise<Result>): () => Promise<Result> {
  * after the other, so each side's figure is its own; unlike req/s it hardly moves when other work shares the cores.
  */
 export function withCpu(bareUrl: string, run: () => Promise<Result>): () => Promise<Result> {
-  type Cpu = { us: number; gc: { minorMs: number; majorMs: number } };
+  type Cpu = { us: number; systemUs: number; gc: { minorMs: number; majorMs: number } };
   const cpu = async () => (await (await fetch(`${bareUrl}/cpu`)).json()) as Cpu;
   return async () => {
     const before = await cpu();
@@ -163,6 +165,7 @@ export function withCpu(bareUrl: string, run: () => Promise<Result>): () => Prom
     return {
       ...r,
       cpuUs: (after.us - before.us) / n,
+      sysUs: (after.systemUs - before.systemUs) / n,
       gcUs: { minor: ((after.gc.minorMs - before.gc.minorMs) * 1000) / n, major: ((after.gc.majorMs - before.gc.majorMs) * 1000) / n },
     };
   };

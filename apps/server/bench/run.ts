@@ -25,7 +25,9 @@
  * (names: add_expense, items, record_payment, confirm_payment, cancel_payment, create_group, notify, one_group, one_group20);
  * The target process runs as `./kitty` runs Kitty (no tsx, the launcher's V8 flags); BENCH_TARGET_ARGS adds Node flags
  * to it; BENCH_PROFILE=<dir> writes a CPU profile of Kitty for each
- * Kitty load of the read, hot-write and MCP rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it).
+ * Kitty load of the read, hot-write and MCP rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it);
+ * with BENCH_PROFILE_ALLOCATIONS=1 a sampling heap profile of what those loads allocate instead (<row>-<round>.heapprofile).
+ * The CPU figures say how much of the target's CPU was the kernel's (`sys`, e.g. socket writes) and its GC pauses.
  * BENCH_PERF_CTL=<fifo> writes `enable`/`disable` around the same loads to the control fifo of a
  * `perf record -a --control=fifo:<fifo> --delay=-1` started beside the bench (a system-wide profile of Kitty's loads alone).
  * Each hot-write row also prints PostgreSQL's CPU per request of both sides (`PG … µs/req`, every `postgres` process).

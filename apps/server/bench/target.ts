@@ -85,25 +85,40 @@ new PerformanceObserver((list) => {
     }
   }
 }).observe({ entryTypes: ['gc'] });
-// The process's CPU time so far (µs, user + system) and its GC: the driver reads them around each measured load.
+// The process's CPU time so far (µs, user + system; and system alone) and its GC: the driver reads them around each measured load.
 bare.get('/cpu', (_req, reply) => {
   const { user, system } = process.cpuUsage();
-  reply.send({ us: user + system, gc });
+  reply.send({ us: user + system, systemUs: system, gc });
 });
 // BENCH_PROFILE=<dir>: the driver brackets each Kitty load of the read, write and MCP rows with these, one CPU profile per load.
+// With BENCH_PROFILE_ALLOCATIONS=1 they record V8's sampling heap profile instead (`<name>.heapprofile`, for Chrome DevTools):
+// every allocation sampled, also those collected since (what the garbage collector had to do), not only what stayed live.
 const profileDir = process.env.BENCH_PROFILE;
 if (profileDir) {
+  const allocations = process.env.BENCH_PROFILE_ALLOCATIONS === '1';
   const session = new Session();
   session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 250 });
+  await session.post(allocations ? 'HeapProfiler.enable' : 'Profiler.enable');
+  if (!allocations) await session.post('Profiler.setSamplingInterval', { interval: 250 });
   bare.post('/profile/start', async () => {
-    await session.post('Profiler.start');
+    if (allocations)
+      await session.post('HeapProfiler.startSampling', {
+        samplingInterval: 4096,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+    else await session.post('Profiler.start');
     return { ok: true };
   });
   bare.post('/profile/stop/:name', async (req) => {
-    const { profile } = await session.post('Profiler.stop');
-    writeFileSync(path.join(profileDir, `${(req.params as { name: string }).name}.cpuprofile`), JSON.stringify(profile));
+    const name = (req.params as { name: string }).name;
+    if (allocations) {
+      const { profile } = await session.post('HeapProfiler.stopSampling');
+      writeFileSync(path.join(profileDir, `${name}.heapprofile`), JSON.stringify(profile));
+    } else {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(path.join(profileDir, `${name}.cpuprofile`), JSON.stringify(profile));
+    }
     return { ok: true };
   });
 }
