@@ -17,7 +17,11 @@ export interface ActivityEntry {
 
 const json = (v: unknown) => (v === undefined ? undefined : (JSON.parse(JSON.stringify(v)) as object));
 
-/** The activities row of an entry (column names; before/after as plain JSON). */
+/**
+ * The activities row of an entry (column names). before/after are kept as given: a batch document is serialised as
+ * JSON once, when it is sent, which turns them into the same plain JSON a copy would (kernel/write-batch.ts); the
+ * entry's objects must not change after it is staged (every caller builds them fresh).
+ */
 export function activityRow(e: ActivityEntry) {
   return {
     group_id: e.groupId,
@@ -25,22 +29,22 @@ export function activityRow(e: ActivityEntry) {
     action: e.action,
     entity_type: e.entityType,
     entity_id: e.entityId,
-    before: json(e.before) ?? null,
-    after: json(e.after) ?? null,
+    before: e.before ?? null,
+    after: e.after ?? null,
   };
 }
 
+/** Appends `e` through Prisma in the caller's transaction; before/after become plain JSON first (Prisma's Json input). */
 export async function appendActivity(db: Db, e: ActivityEntry): Promise<void> {
-  const r = activityRow(e);
   await db.activity.create({
     data: {
-      groupId: r.group_id,
-      actorId: r.actor_id,
-      action: r.action,
-      entityType: r.entity_type,
-      entityId: r.entity_id,
-      before: r.before ?? undefined,
-      after: r.after ?? undefined,
+      groupId: e.groupId,
+      actorId: e.actorId,
+      action: e.action,
+      entityType: e.entityType,
+      entityId: e.entityId,
+      before: json(e.before) ?? undefined,
+      after: json(e.after) ?? undefined,
     },
   });
 }
