@@ -1,7 +1,7 @@
 /**
  * Currencies and money formatting (DESIGN.md §2). Amounts are integer minor units; the
  * exponent per currency comes from the ISO 4217 data of the `currency-codes` package (not a
- * hand-typed table); formatted strings come from Intl.NumberFormat.
+ * hand-typed table); formatted strings follow Intl.NumberFormat (en-US), whose pattern per currency is learned once.
  */
 import cc from 'currency-codes';
 import { ToolError } from './errors.ts';
@@ -51,23 +51,93 @@ export function requireCurrency(code: string, field = 'currency'): CurrencyInfo 
   return info;
 }
 
-const formatters = new Map<string, Intl.NumberFormat>();
+/**
+ * How a currency's amounts display (en-US): the text before and after the digits for a positive and for a negative
+ * amount ("€" / "-€", "CHF\u00a0" / "-CHF\u00a0"), the grouping separator (every three digits) and the decimal separator.
+ * Learned once per currency from Intl.NumberFormat, then applied by string concatenation: Intl's `format` costs
+ * microseconds a call under load, and every answer with a balance or an amount makes one or more.
+ */
+interface DisplayPattern {
+  positive: [before: string, after: string];
+  negative: [before: string, after: string];
+  group: string;
+  decimal: string;
+}
 
-/** Formats minor units as a display string, e.g. (-1234, "EUR") → "-€12.34". Exact for |minor| ≤ 2^53. */
+const formatters = new Map<string, (neg: boolean, integer: string, fraction: string) => string>();
+
+/** Intl's en-US currency format of `currency` at `exp` decimals (the reference the fast path must match). */
+function intlFormatter(currency: string, exp: number): Intl.NumberFormat {
+  return new Intl.NumberFormat('en-US', { style: 'currency', currency, minimumFractionDigits: exp, maximumFractionDigits: exp });
+}
+
+/** The display pattern in `parts` (Intl's formatToParts of a decimal string), or undefined when they have another shape. */
+function patternOf(parts: Intl.NumberFormatPart[]): { before: string; after: string; group: string; decimal: string } | undefined {
+  let before = '';
+  let after = '';
+  let group = '';
+  let decimal = '';
+  let seenDigits = false;
+  for (const part of parts) {
+    if (part.type === 'integer' || part.type === 'fraction') seenDigits = true;
+    else if (part.type === 'group') group = part.value;
+    else if (part.type === 'decimal') decimal = part.value;
+    else if (part.type === 'minusSign' || part.type === 'currency' || part.type === 'literal') {
+      if (seenDigits) after += part.value;
+      else before += part.value;
+    } else return undefined;
+  }
+  return { before, after, group, decimal };
+}
+
+/** Digits with `group` between every three from the right: ("1234567", ",") → "1,234,567". */
+function grouped(integer: string, group: string): string {
+  if (integer.length <= 3) return integer;
+  let out = integer.slice(0, integer.length % 3 || 3);
+  for (let i = out.length; i < integer.length; i += 3) out += group + integer.slice(i, i + 3);
+  return out;
+}
+
+/**
+ * The formatter of `currency`: its display pattern applied by concatenation when that reproduces Intl exactly on a
+ * set of probe amounts (signs, zero, one to sixteen digits); Intl itself otherwise.
+ */
+function formatterOf(currency: string, exp: number): (neg: boolean, integer: string, fraction: string) => string {
+  const intl = intlFormatter(currency, exp);
+  const slow = (neg: boolean, integer: string, fraction: string) =>
+    intl.format(`${neg ? '-' : ''}${integer}${exp ? `.${fraction}` : ''}` as unknown as number);
+  const digits = `1234567${exp ? `.${'8'.repeat(exp)}` : ''}`;
+  const pos = patternOf(intl.formatToParts(digits as unknown as number));
+  const neg = patternOf(intl.formatToParts(`-${digits}` as unknown as number));
+  if (!pos || !neg || pos.group !== neg.group || pos.decimal !== neg.decimal) return slow;
+  const pattern: DisplayPattern = {
+    positive: [pos.before, pos.after],
+    negative: [neg.before, neg.after],
+    group: pos.group,
+    decimal: pos.decimal,
+  };
+  const fast = (isNeg: boolean, integer: string, fraction: string) => {
+    const [before, after] = isNeg ? pattern.negative : pattern.positive;
+    return `${before}${grouped(integer, pattern.group)}${exp ? pattern.decimal + fraction : ''}${after}`;
+  };
+  const fraction = exp ? '0'.repeat(exp - 1) + '5' : '';
+  for (const integer of ['0', '1', '12', '123', '1234', '12345', '123456', '1000000', '9007199254740', '1234567890123456'])
+    for (const isNeg of [false, true]) if (fast(isNeg, integer, fraction) !== slow(isNeg, integer, fraction)) return slow;
+  return fast;
+}
+
+/**
+ * Formats minor units as a display string in the en-US style of Intl.NumberFormat, e.g. (-1234, "EUR") → "-€12.34",
+ * (1234, "JPY") → "¥1,234", (1234, "CHF") → "CHF 12.34" (a no-break space). Exact for any size (BigInt digits, no float).
+ */
 export function formatMinor(minor: number | bigint, currency: string): string {
   const exp = byCode.get(currency)?.minor_unit_exponent ?? 2;
-  let f = formatters.get(currency);
-  if (!f) {
-    f = new Intl.NumberFormat('en-US', { style: 'currency', currency, minimumFractionDigits: exp, maximumFractionDigits: exp });
-    formatters.set(currency, f);
-  }
+  let format = formatters.get(currency);
+  if (!format) formatters.set(currency, (format = formatterOf(currency, exp)));
   const big = BigInt(minor);
   const neg = big < 0n;
-  const abs = neg ? -big : big;
-  const scale = 10n ** BigInt(exp);
-  // Intl formats a decimal string exactly (no float rounding) when given a string.
-  const str = exp === 0 ? abs.toString() : `${abs / scale}.${(abs % scale).toString().padStart(exp, '0')}`;
-  return f.format(((neg ? '-' : '') + str) as unknown as number);
+  const digits = (neg ? -big : big).toString().padStart(exp + 1, '0');
+  return exp === 0 ? format(neg, digits, '') : format(neg, digits.slice(0, -exp), digits.slice(-exp));
 }
 
 /** Minor units → plain decimal string in the currency's exponent ("-12.34", "1200" for JPY), exact. */
