@@ -11,12 +11,13 @@
  *   |total| and negated, so a refund mirrors the expense exactly.
  *   Every share is within one minor unit of its ideal, and the shares sum exactly to the total.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** 0 ≤ offset < n derived from the seed (the expense id). */
 export function rotationOffset(seed: string, n: number): number {
   if (n <= 1) return 0;
-  const h = createHash('sha256').update(seed).digest();
+  // One-shot hash (no Hash object per call): the same digest as createHash('sha256').update(seed).digest().
+  const h = hash('sha256', seed, 'buffer');
   return h.readUInt32BE(0) % n;
 }
 
