@@ -47,6 +47,25 @@ export interface EventSpec {
   link?: { entityType: string; entityId: string };
 }
 
+/**
+ * `value` with every bigint in it, at any depth, as its decimal string (JSON has no bigint: JSON.stringify throws on
+ * one); objects and arrays holding none are answered as they are, so the document is serialised once, when it is sent.
+ */
+function bigIntsAsStrings(value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (Array.isArray(value)) {
+    const items = value.map(bigIntsAsStrings);
+    return items.some((v, i) => v !== value[i]) ? items : value;
+  }
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const w = bigIntsAsStrings(v);
+    if (w !== v) (copy ??= { ...(value as Record<string, unknown>) })[k] = w;
+  }
+  return copy ?? value;
+}
+
 /** The JSON element kitty_append_events takes (see migration 20261125212000_events). */
 export function eventDoc(e: EventSpec, inboxItems?: ReadonlyMap<string, string>) {
   const recipients = [...new Set(e.recipients)].sort();
@@ -54,7 +73,7 @@ export function eventDoc(e: EventSpec, inboxItems?: ReadonlyMap<string, string>)
     type: e.type,
     group_id: e.groupId ?? null,
     actor_id: e.actorId,
-    data: JSON.parse(JSON.stringify(e.data, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))) as unknown,
+    data: bigIntsAsStrings(e.data),
     recipients,
   };
   if (inboxItems?.size) doc.inbox_items = recipients.map((a) => inboxItems.get(a) ?? null);
