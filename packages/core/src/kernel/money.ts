@@ -52,24 +52,12 @@ export function requireCurrency(code: string, field = 'currency'): CurrencyInfo 
 }
 
 /**
- * How a currency's amounts display (en-US): the text before and after the digits for a positive and for a negative
- * amount ("€" / "-€", "CHF\u00a0" / "-CHF\u00a0"), the grouping separator (every three digits) and the decimal separator.
- * Learned once per currency from Intl.NumberFormat, then applied by string concatenation: Intl's `format` costs
+ * Formatters by currency. Each applies the currency's en-US display pattern (the text before and after the digits for a
+ * positive and for a negative amount: "€" / "-€", "CHF\u00a0" / "-CHF\u00a0"; the grouping separator every three digits;
+ * the decimal separator), learned once from Intl.NumberFormat, by string concatenation: Intl's `format` costs
  * microseconds a call under load, and every answer with a balance or an amount makes one or more.
  */
-interface DisplayPattern {
-  positive: [before: string, after: string];
-  negative: [before: string, after: string];
-  group: string;
-  decimal: string;
-}
-
 const formatters = new Map<string, (neg: boolean, integer: string, fraction: string) => string>();
-
-/** Intl's en-US currency format of `currency` at `exp` decimals (the reference the fast path must match). */
-function intlFormatter(currency: string, exp: number): Intl.NumberFormat {
-  return new Intl.NumberFormat('en-US', { style: 'currency', currency, minimumFractionDigits: exp, maximumFractionDigits: exp });
-}
 
 /** The display pattern in `parts` (Intl's formatToParts of a decimal string), or undefined when they have another shape. */
 function patternOf(parts: Intl.NumberFormatPart[]): { before: string; after: string; group: string; decimal: string } | undefined {
@@ -103,22 +91,16 @@ function grouped(integer: string, group: string): string {
  * set of probe amounts (signs, zero, one to sixteen digits); Intl itself otherwise.
  */
 function formatterOf(currency: string, exp: number): (neg: boolean, integer: string, fraction: string) => string {
-  const intl = intlFormatter(currency, exp);
+  const intl = new Intl.NumberFormat('en-US', { style: 'currency', currency, minimumFractionDigits: exp, maximumFractionDigits: exp });
   const slow = (neg: boolean, integer: string, fraction: string) =>
     intl.format(`${neg ? '-' : ''}${integer}${exp ? `.${fraction}` : ''}` as unknown as number);
   const digits = `1234567${exp ? `.${'8'.repeat(exp)}` : ''}`;
   const pos = patternOf(intl.formatToParts(digits as unknown as number));
   const neg = patternOf(intl.formatToParts(`-${digits}` as unknown as number));
   if (!pos || !neg || pos.group !== neg.group || pos.decimal !== neg.decimal) return slow;
-  const pattern: DisplayPattern = {
-    positive: [pos.before, pos.after],
-    negative: [neg.before, neg.after],
-    group: pos.group,
-    decimal: pos.decimal,
-  };
   const fast = (isNeg: boolean, integer: string, fraction: string) => {
-    const [before, after] = isNeg ? pattern.negative : pattern.positive;
-    return `${before}${grouped(integer, pattern.group)}${exp ? pattern.decimal + fraction : ''}${after}`;
+    const { before, after } = isNeg ? neg : pos;
+    return `${before}${grouped(integer, pos.group)}${exp ? pos.decimal + fraction : ''}${after}`;
   };
   const fraction = exp ? '0'.repeat(exp - 1) + '5' : '';
   for (const integer of ['0', '1', '12', '123', '1234', '12345', '123456', '1000000', '9007199254740', '1234567890123456'])
