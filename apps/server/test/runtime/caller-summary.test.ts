@@ -113,3 +113,26 @@ it("a cancel_payment by the payer answers with the payer's cached summary: only 
   );
   expect(boAfter.inbox?.requires_action ?? 0).toBe(0);
 });
+
+it("cancel_payments by the payer one after another all answer from the cache: a cancel wakes only the payee's inbox", async () => {
+  const { ann, bo, g } = await pair();
+  const pays = [];
+  for (const amount_minor of [100, 200, 300])
+    pays.push(await ann.client.record_payment({ group_id: g, to_handle: bo.handle, amount_minor, allow_overpayment: true }));
+  const annBefore = await ann.client.get_me(); // ann's summary read and cached
+  const writeHits = s.kitty.inboxCache.stats.writeHits;
+  for (const [i, pay] of pays.entries()) {
+    const cancelled = await ann.client.cancel_payment({ payment_id: pay.payment.payment_id });
+    expect(cancelled.inbox).toEqual(annBefore.inbox);
+    expect(s.kitty.inboxCache.stats.writeHits).toBe(writeHits + i + 1);
+  }
+  // The cached summary is still what the database holds; bo's three requests to confirm are resolved.
+  const fresh = await s.kitty.inboxCache.get(ann.agentId, { fresh: true });
+  expect(fresh ?? null).toEqual(annBefore.inbox ?? null);
+  const boAfter = await eventually(
+    () => bo.client.get_me(),
+    (r) => (r.inbox?.requires_action ?? 0) === 0,
+    2000,
+  );
+  expect(boAfter.inbox?.requires_action ?? 0).toBe(0);
+});

@@ -195,15 +195,23 @@ export class WriteBatch {
 
   /**
    * Whom this batch's commit should wake (kernel/wakes.ts): the event recipients' feeds, and the inboxes of the
-   * agents whose counters it changes; when it resolves items, also of the event recipients and `actorId` (an action
-   * item of theirs may be resolved). No other row of a batch changes an inbox summary.
+   * agents whose counters it changes; when it resolves items, also of each resolve's holder, or for a resolve that
+   * names none, of the event recipients and `actorId` (an action item of theirs may be resolved). No other row of a
+   * batch changes an inbox summary, so every other agent's cached summary stays (`leavesInboxOf` holds for them): a
+   * payer's cancel_payment wakes the payee's inbox, not the payer's.
    */
   wakes(actorId: string | undefined): Wakes {
     const events = new Set<string>();
     for (const e of this.events) for (const r of e.recipients) events.add(r);
-    const inbox = new Set<string>(
-      this.resolves.length ? [...this.counters.keys(), ...events, ...(actorId ? [actorId] : [])] : this.counters.keys(),
-    );
+    const inbox = new Set<string>(this.counters.keys());
+    for (const r of this.resolves) {
+      if (r.agent_id !== undefined) {
+        inbox.add(r.agent_id);
+        continue;
+      }
+      for (const a of events) inbox.add(a);
+      if (actorId) inbox.add(actorId);
+    }
     return { events, inbox };
   }
 

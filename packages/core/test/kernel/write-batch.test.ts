@@ -266,6 +266,19 @@ describe("a resolve that names the items' holder", () => {
     expect(new WriteBatch().resolve('payment', randomUUID(), 'confirmed by @a').leavesInboxOf('payer')).toBe(false);
   });
 
+  it("wakes the holder's inbox and the event recipients' feeds, not the other recipients' inboxes; without a holder, theirs too", () => {
+    const event = { type: 'payment.cancelled', groupId: randomUUID(), actorId: 'payer', recipients: ['payer', 'holder'], data: {} };
+    const named = new WriteBatch().resolve('payment', randomUUID(), 'cancelled by @payer', 'holder').event(event);
+    expect(named.wakes('payer')).toEqual({ events: new Set(['payer', 'holder']), inbox: new Set(['holder']) });
+    const unnamed = new WriteBatch().resolve('payment', randomUUID(), 'cancelled by @payer').event(event);
+    expect(unnamed.wakes('actor')).toEqual({ events: new Set(['payer', 'holder']), inbox: new Set(['payer', 'holder', 'actor']) });
+    // A counter change wakes its agent's inbox whatever the resolves name.
+    const counted = new WriteBatch()
+      .resolve('payment', randomUUID(), 'confirmed by @holder', 'holder')
+      .notify({ agentId: 'payer', kind: 'payment_confirmed', text: 'confirmed', entityType: 'payment', entityId: 'p', groupId: 'g' });
+    expect(counted.wakes('holder').inbox).toEqual(new Set(['payer', 'holder']));
+  });
+
   it("resolves only the holder's open items about the entity; without a holder, every agent's", async () => {
     const [a, b] = [await h.agent('ra'), await h.agent('rb')];
     const g = await groupWith(h, [a, b]);
