@@ -179,8 +179,10 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
       receiptStore: receipts.store,
       // The reads batched writes decided on, per group (access/group-reads.ts): at most 50,000 members' worth, ~12 MB.
       groupReads: new LRUCache<string, object>({ maxSize: 50_000, sizeCalculation: groupReadWeight }),
-      // Pending payments this process recorded, for their transitions (areas/payments/payment-reads.ts): ~400 bytes each.
-      paymentReads: new LRUCache<string, object>({ max: 10_000 }),
+      // Pending payments this process recorded, for their transitions (areas/payments/payment-reads.ts): 550-700 bytes
+      // each (measured), ~17 MB when full. The least recently recorded go first, so it must hold the backlog agents
+      // work through: with 10,000, a backlog of 20,000 pending payments confirmed oldest first read every one again.
+      paymentReads: new LRUCache<string, object>({ max: 25_000 }),
     };
     const rateLimiter = new KittyRateLimiter({
       points: config.rateLimitPoints,
