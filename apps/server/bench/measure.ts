@@ -27,6 +27,8 @@ export interface Result {
   sysUs?: number;
   /** CPU time of this machine's PostgreSQL processes per request (µs), when measured (`withDbCpu`). */
   dbCpuUs?: number;
+  /** Kitty's named statements (`kitty_…`) the target sent per request, by name, when measured (`withCpu`). */
+  statements?: Record<string, number>;
 }
 
 export async function load(opts: autocannon.Options): Promise<Result> {
@@ -36,7 +38,14 @@ export async function load(opts: autocannon.Options): Promise<Result> {
 }
 
 export const fmt = (r: Result) =>
-  `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.cpuUs === undefined ? '' : `  ${r.cpuUs.toFixed(0)} µs CPU/req`}${r.gcUs === undefined ? '' : ` (${r.sysUs === undefined ? '' : `sys ${r.sysUs.toFixed(0)}, `}GC ${r.gcUs.minor.toFixed(0)} + ${r.gcUs.major.toFixed(0)})`}${r.dbCpuUs === undefined ? '' : `  PG ${r.dbCpuUs.toFixed(0)} µs/req`}${r.errors ? `  (${r.errors} non-2xx!)` : ''}`;
+  `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.cpuUs === undefined ? '' : `  ${r.cpuUs.toFixed(0)} µs CPU/req`}${r.gcUs === undefined ? '' : ` (${r.sysUs === undefined ? '' : `sys ${r.sysUs.toFixed(0)}, `}GC ${r.gcUs.minor.toFixed(0)} + ${r.gcUs.major.toFixed(0)})`}${r.dbCpuUs === undefined ? '' : `  PG ${r.dbCpuUs.toFixed(0)} µs/req`}${r.errors ? `  (${r.errors} non-2xx!)` : ''}${statementsPerRequest(r)}`;
+
+/** Kitty's statements per request, by name, as `fmt` prints them on a line of their own (empty when none were sent). */
+function statementsPerRequest(r: Result): string {
+  const named = Object.entries(r.statements ?? {}).filter(([, n]) => n >= 0.005);
+  if (!named.length) return '';
+  return `\n${' '.repeat(41)}statements/req: ${named.map(([name, n]) => `${name} ${n.toFixed(2)}`).join(', ')}`;
+}
 /** docs/benchmarks.md table rows collected over the run, printed at the end. */
 export const rows: string[] = [];
 export const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((x, y) => key(x) - key(y))[Math.floor(xs.length / 2)]!;
@@ -153,9 +162,10 @@ function perfControlled(run: () => Promise<Result>): () => Promise<Result> {
  * `run` with the target process's CPU time per request (`cpuUs`): its CPU time over the load (target.ts GET /cpu)
  * divided by the requests answered. Kitty and the bare routes share the process, and the two sides of a row run one
  * after the other, so each side's figure is its own; unlike req/s it hardly moves when other work shares the cores.
+ * Also its kernel share (`sysUs`), GC pauses (`gcUs`) and Kitty's named statements per request (`statements`).
  */
 export function withCpu(bareUrl: string, run: () => Promise<Result>): () => Promise<Result> {
-  type Cpu = { us: number; systemUs: number; gc: { minorMs: number; majorMs: number } };
+  type Cpu = { us: number; systemUs: number; gc: { minorMs: number; majorMs: number }; statements: Record<string, number> };
   const cpu = async () => (await (await fetch(`${bareUrl}/cpu`)).json()) as Cpu;
   return async () => {
     const before = await cpu();
@@ -167,6 +177,9 @@ export function withCpu(bareUrl: string, run: () => Promise<Result>): () => Prom
       cpuUs: (after.us - before.us) / n,
       sysUs: (after.systemUs - before.systemUs) / n,
       gcUs: { minor: ((after.gc.minorMs - before.gc.minorMs) * 1000) / n, major: ((after.gc.majorMs - before.gc.majorMs) * 1000) / n },
+      statements: Object.fromEntries(
+        Object.entries(after.statements).map(([name, count]) => [name, (count - (before.statements[name] ?? 0)) / n]),
+      ),
     };
   };
 }

@@ -85,10 +85,22 @@ new PerformanceObserver((list) => {
     }
   }
 }).observe({ entryTypes: ['gc'] });
-// The process's CPU time so far (µs, user + system; and system alone) and its GC: the driver reads them around each measured load.
+// Kitty's named statements sent so far, by name (`kitty_apply_batch`, `kitty_read_payment`, …): the driver reports them per
+// request, so a write that makes more round trips than it should (a cache that stopped hitting) shows in its row. Counted
+// on every pg client of the process by the statement's name; the bare routes' statements are not named `kitty_…`.
+const statements: Record<string, number> = {};
+const clientProto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+const sendQuery = clientProto.query;
+clientProto.query = function (this: unknown, ...args: unknown[]) {
+  const name = (args[0] as { name?: unknown } | null)?.name;
+  if (typeof name === 'string' && name.startsWith('kitty_')) statements[name] = (statements[name] ?? 0) + 1;
+  return sendQuery.apply(this, args);
+};
+// The process's CPU time so far (µs, user + system; and system alone), its GC and Kitty's statements: the driver reads
+// them around each measured load.
 bare.get('/cpu', (_req, reply) => {
   const { user, system } = process.cpuUsage();
-  reply.send({ us: user + system, systemUs: system, gc });
+  reply.send({ us: user + system, systemUs: system, gc, statements });
 });
 // BENCH_PROFILE=<dir>: the driver brackets each Kitty load of the read, write and MCP rows with these, one CPU profile per load.
 // With BENCH_PROFILE_ALLOCATIONS=1 they record V8's sampling heap profile instead (`<name>.heapprofile`, for Chrome DevTools):
