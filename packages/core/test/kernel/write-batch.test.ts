@@ -12,6 +12,7 @@ import { createHarness, type Harness, type TestAgent } from '../harness.ts';
 import { groupWith, expectLedgerOk, balancesOf, inboxRowsAndCounters } from '../ledger-helpers.ts';
 import { poolWithQuery, statementName } from '../pool-proxy.ts';
 import { WriteBatch } from '../../src/kernel/write-batch.ts';
+import type { EventSpec } from '../../src/kernel/events.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -267,7 +268,13 @@ describe("a resolve that names the items' holder", () => {
   });
 
   it("wakes the holder's inbox and the event recipients' feeds, not the other recipients' inboxes; without a holder, theirs too", () => {
-    const event = { type: 'payment.cancelled', groupId: randomUUID(), actorId: 'payer', recipients: ['payer', 'holder'], data: {} };
+    const event: EventSpec = {
+      type: 'payment.cancelled',
+      groupId: randomUUID(),
+      actorId: 'payer',
+      recipients: ['payer', 'holder'],
+      data: {},
+    };
     const named = new WriteBatch().resolve('payment', randomUUID(), 'cancelled by @payer', 'holder').event(event);
     expect(named.wakes('payer')).toEqual({ events: new Set(['payer', 'holder']), inbox: new Set(['holder']) });
     const unnamed = new WriteBatch().resolve('payment', randomUUID(), 'cancelled by @payer').event(event);
