@@ -9,8 +9,10 @@
  *                   transaction, every call in a subtransaction that is rolled back (relation locks are then held
  *                   and plans made: what is left is the statement's own work)
  *   per transaction the backend's CPU (utime + stime, /proc) per BEGIN; statement; ROLLBACK over BATCH_CALLS round trips
- *                   on a connection of its own: the statement as Kitty sends it, the same with the caller's inbox
- *                   summary cached (as the server answers a write that leaves the caller's inbox alone), the limit;
+ *                   on a connection of its own: the statement as Kitty sends it, the same with the caller's cached
+ *                   summary to bring up to date (a write that resolves the caller's own item below its top ones,
+ *                   `summary_kept`), with the caller's inbox summary cached (as the server answers a write that leaves
+ *                   the caller's inbox alone), the limit;
  *                   beside them the same round trip with SELECT 1, and with the document only parsed into jsonb
  *
  * The backend's CPU is read from /proc, so PostgreSQL must run on this machine. Reports; never fails on a slow
@@ -108,13 +110,25 @@ interface Row {
   tool: string;
   bytes: number;
   body: number;
+  bodyKept: number | undefined;
   bodyCached: number | undefined;
   limitBody: number;
   sent: number;
+  kept: number | undefined;
   cached: number | undefined;
   limit: number;
   select1: number;
   parsed: number;
+}
+
+/** The caller's counts as its agent row holds them, and no top items: what `summary_kept` says when the cached summary holds. */
+async function keptOf(run: Run, doc: Record<string, any>): Promise<{ unread: number; requires_action: number; top: string[] }> {
+  const row = (
+    await run('SELECT inbox_unread AS unread, inbox_requires_action AS requires_action FROM agents WHERE id = $1', [
+      doc.idempotency.agent_id,
+    ])
+  ).rows[0]!;
+  return { unread: Number(row.unread), requires_action: Number(row.requires_action), top: [] };
 }
 
 async function measure(run: Run, pool: pg.Pool, tool: string, doc: string, limit: Limit): Promise<Row> {
@@ -122,9 +136,17 @@ async function measure(run: Run, pool: pg.Pool, tool: string, doc: string, limit
   const loop = await limitLoop(run, limit);
   const parsedDoc = JSON.parse(doc) as Record<string, unknown>;
   const cachedDoc = parsedDoc.summary_cached ? undefined : JSON.stringify({ ...parsedDoc, summary_cached: true });
+  // A write that resolves the caller's own item, sent with the caller's cached summary to bring up to date
+  // (summary_kept: the counts the caller's row holds, no top item resolved): the statement reads no summary.
+  const ownResolve = ((parsedDoc.resolve ?? []) as Array<{ agent_id?: string }>).some(
+    (r) => r.agent_id === (parsedDoc.idempotency as { agent_id: string }).agent_id,
+  );
+  const keptDoc =
+    ownResolve && !parsedDoc.summary_cached ? JSON.stringify({ ...parsedDoc, summary_kept: await keptOf(run, parsedDoc) }) : undefined;
   const inLoop = async (d: string) => Number((await run('SELECT pg_temp.loop_apply($1, $2::jsonb) AS us', [LOOP, d])).rows[0]!.us);
   const body = await inLoop(doc);
   const bodyCached = cachedDoc === undefined ? undefined : await inLoop(cachedDoc);
+  const bodyKept = keptDoc === undefined ? undefined : await inLoop(keptDoc);
   const limitBody = Number((await run(loop.sql, loop.values)).rows[0]!.us);
   const apply = (d: string) => ({ name: 'bench_apply', text: 'SELECT kitty_apply_batch_quiet($1::jsonb)', values: [d] });
   return {
@@ -133,6 +155,8 @@ async function measure(run: Run, pool: pg.Pool, tool: string, doc: string, limit
     body,
     limitBody,
     sent: await perTransaction(pool, apply(doc)),
+    bodyKept,
+    kept: keptDoc === undefined ? undefined : await perTransaction(pool, apply(keptDoc)),
     bodyCached,
     cached: cachedDoc === undefined ? undefined : await perTransaction(pool, apply(cachedDoc)),
     limit: await perTransaction(pool, { name: `bench_limit_${tool}`, text: limit.sql, values: limit.values }),
@@ -203,12 +227,12 @@ async function main() {
     `\nA batched write's PostgreSQL time vs its limit (µs; body: ${LOOP} calls by PostgreSQL's clock; per transaction: backend CPU over ${CALLS} round trips)\n`,
   );
   console.log(
-    '| write | document | body: Kitty as sent / summary cached / limit | per transaction: Kitty as sent / summary cached / limit | SELECT 1 | document parsed only |',
+    '| write | document | body: Kitty as sent / summary kept / summary cached / limit | per transaction: Kitty as sent / summary kept / summary cached / limit | SELECT 1 | document parsed only |',
   );
   console.log('|---|---|---|---|---|---|');
   for (const r of rows)
     console.log(
-      `| ${r.tool} | ${r.bytes} B | ${us(r.body)} / ${us(r.bodyCached)} / ${us(r.limitBody)} | ${us(r.sent)} / ${us(r.cached)} / ${us(r.limit)} | ${us(r.select1)} | ${us(r.parsed)} |`,
+      `| ${r.tool} | ${r.bytes} B | ${us(r.body)} / ${us(r.bodyKept)} / ${us(r.bodyCached)} / ${us(r.limitBody)} | ${us(r.sent)} / ${us(r.kept)} / ${us(r.cached)} / ${us(r.limit)} | ${us(r.select1)} | ${us(r.parsed)} |`,
     );
 }
 

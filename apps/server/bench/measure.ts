@@ -29,6 +29,8 @@ export interface Result {
   dbCpuUs?: number;
   /** Kitty's named statements (`kitty_…`) the target sent per request, by name, when measured (`withCpu`). */
   statements?: Record<string, number>;
+  /** Batched writes per request answered with the caller's cached summary (`cached`) or one brought up to date (`kept`). */
+  summaries?: { cached: number; kept: number };
 }
 
 export async function load(opts: autocannon.Options): Promise<Result> {
@@ -44,7 +46,9 @@ export const fmt = (r: Result) =>
 function statementsPerRequest(r: Result): string {
   const named = Object.entries(r.statements ?? {}).filter(([, n]) => n >= 0.005);
   if (!named.length) return '';
-  return `\n${' '.repeat(41)}statements/req: ${named.map(([name, n]) => `${name} ${n.toFixed(2)}`).join(', ')}`;
+  const { cached = 0, kept = 0 } = r.summaries ?? {};
+  const summaries = cached + kept >= 0.005 ? `; caller's summary not read: cached ${cached.toFixed(2)}, kept ${kept.toFixed(2)}` : '';
+  return `\n${' '.repeat(41)}statements/req: ${named.map(([name, n]) => `${name} ${n.toFixed(2)}`).join(', ')}${summaries}`;
 }
 /** docs/benchmarks.md table rows collected over the run, printed at the end. */
 export const rows: string[] = [];
@@ -162,10 +166,17 @@ function perfControlled(run: () => Promise<Result>): () => Promise<Result> {
  * `run` with the target process's CPU time per request (`cpuUs`): its CPU time over the load (target.ts GET /cpu)
  * divided by the requests answered. Kitty and the bare routes share the process, and the two sides of a row run one
  * after the other, so each side's figure is its own; unlike req/s it hardly moves when other work shares the cores.
- * Also its kernel share (`sysUs`), GC pauses (`gcUs`) and Kitty's named statements per request (`statements`).
+ * Also its kernel share (`sysUs`), GC pauses (`gcUs`), Kitty's named statements per request (`statements`) and its batched
+ * writes answered without reading their caller's summary (`summaries`).
  */
 export function withCpu(bareUrl: string, run: () => Promise<Result>): () => Promise<Result> {
-  type Cpu = { us: number; systemUs: number; gc: { minorMs: number; majorMs: number }; statements: Record<string, number> };
+  type Cpu = {
+    us: number;
+    systemUs: number;
+    gc: { minorMs: number; majorMs: number };
+    statements: Record<string, number>;
+    summaries: { cached: number; kept: number };
+  };
   const cpu = async () => (await (await fetch(`${bareUrl}/cpu`)).json()) as Cpu;
   return async () => {
     const before = await cpu();
@@ -180,6 +191,10 @@ export function withCpu(bareUrl: string, run: () => Promise<Result>): () => Prom
       statements: Object.fromEntries(
         Object.entries(after.statements).map(([name, count]) => [name, (count - (before.statements[name] ?? 0)) / n]),
       ),
+      summaries: {
+        cached: (after.summaries.cached - before.summaries.cached) / n,
+        kept: (after.summaries.kept - before.summaries.kept) / n,
+      },
     };
   };
 }

@@ -96,11 +96,13 @@ clientProto.query = function (this: unknown, ...args: unknown[]) {
   if (typeof name === 'string' && name.startsWith('kitty_')) statements[name] = (statements[name] ?? 0) + 1;
   return sendQuery.apply(this, args);
 };
-// The process's CPU time so far (µs, user + system; and system alone), its GC and Kitty's statements: the driver reads
-// them around each measured load.
+// The process's CPU time so far (µs, user + system; and system alone), its GC, Kitty's statements and how its batched
+// writes got their caller's inbox summary without reading it (from the cache as it was, or the cached one their statement
+// brought up to date; runtime/inbox-cache.ts): the driver reads them around each measured load.
 bare.get('/cpu', (_req, reply) => {
   const { user, system } = process.cpuUsage();
-  reply.send({ us: user + system, systemUs: system, gc, statements });
+  const summaries = { cached: kitty.inboxCache.stats.writeHits, kept: kitty.inboxCache.stats.writeKept };
+  reply.send({ us: user + system, systemUs: system, gc, statements, summaries });
 });
 // BENCH_PROFILE=<dir>: the driver brackets each Kitty load of the read, write and MCP rows with these, one CPU profile per load.
 // With BENCH_PROFILE_ALLOCATIONS=1 they record V8's sampling heap profile instead (`<name>.heapprofile`, for Chrome DevTools):

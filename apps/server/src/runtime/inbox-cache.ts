@@ -24,8 +24,11 @@ export class InboxSummaryCache implements InboxSummarySource {
   // 20k summaries ≈ a few MB; an evicted agent's summary is read again from its row (one indexed read).
   private readonly cache = new LRUCache<string, { value: InboxSummary | null }>({ ...upTo(20_000), ttl: 5 * 60_000 });
   private readonly epochs = new LRUCache<string, number>(upTo(100_000));
-  /** Counters for tests and the benchmark (`writeHits`: batched writes answered with a cached summary). */
-  readonly stats = { hits: 0, misses: 0, invalidations: 0, writeHits: 0 };
+  /**
+   * Counters for tests and the benchmark (`writeHits`: batched writes answered with a cached summary; `writeKept`:
+   * batched writes answered with a cached summary their statement brought up to date).
+   */
+  readonly stats = { hits: 0, misses: 0, invalidations: 0, writeHits: 0, writeKept: 0 };
 
   private readonly listener: PgListener;
   private readonly prisma: PrismaClient;
@@ -75,11 +78,13 @@ export class InboxSummaryCache implements InboxSummarySource {
 
   /**
    * The cached summary while the listener is trusted (null: nothing unread or to do), else undefined; reads nothing.
-   * A batched write that cannot change the caller's inbox answers with it (core kernel/caller-summary.ts).
+   * A batched write that cannot change the caller's inbox answers with it (`use` 'answer', counted in `writeHits`);
+   * one that resolves the caller's own items may have its statement bring it up to date ('base'; core
+   * kernel/caller-summary.ts).
    */
-  peek(agentId: string): InboxSummary | null | undefined {
+  peek(agentId: string, use: 'answer' | 'base' = 'answer'): InboxSummary | null | undefined {
     const hit = this.entry(agentId);
-    if (hit) this.stats.writeHits++;
+    if (hit && use === 'answer') this.stats.writeHits++;
     return hit?.value;
   }
 
@@ -95,11 +100,16 @@ export class InboxSummaryCache implements InboxSummarySource {
 
   /**
    * Stores `value`, read after `mark` was taken, only if the listener was trusted for the whole read and no
-   * notification about the agent arrived meanwhile (it would have been about a change the read may not show).
+   * notification about the agent arrived meanwhile (it would have been about a change the read may not show), other
+   * than `after.ownWakes`: those the writing call delivered here itself after its commit, about the change its
+   * statement's read already shows (core kernel/caller-summary.ts). One more notification than that, and nothing is
+   * stored.
    */
-  remember(agentId: string, value: InboxSummary | null, mark: unknown): void {
+  remember(agentId: string, value: InboxSummary | null, mark: unknown, after?: { ownWakes: number; kept: boolean }): void {
+    if (after?.kept) this.stats.writeKept++;
     const m = mark as ReadMark | undefined;
-    if (m && this.listener.listening && this.listener.epoch === m.listener && (this.epochs.get(agentId) ?? 0) === m.agent)
+    const expected = m ? m.agent + (after?.ownWakes ?? 0) : undefined;
+    if (m && this.listener.listening && this.listener.epoch === m.listener && (this.epochs.get(agentId) ?? 0) === expected)
       this.cache.set(agentId, { value });
   }
 }

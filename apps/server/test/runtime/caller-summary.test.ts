@@ -136,3 +136,67 @@ it("cancel_payments by the payer one after another all answer from the cache: a 
   );
   expect(boAfter.inbox?.requires_action ?? 0).toBe(0);
 });
+
+it("a payee confirming payments below their summary's top items answers with the cached summary brought up to date, equal to what the database holds", async () => {
+  const { ann, bo, g } = await pair();
+  const pays = [];
+  for (const amount_minor of [100, 200, 300, 400, 500, 600])
+    pays.push(await ann.client.record_payment({ group_id: g, to_handle: bo.handle, amount_minor, allow_overpayment: true }));
+  await bo.client.mark_inbox_read({ all: true });
+  // Six confirmation requests; the summary's top items are the three newest.
+  const before = await eventually(
+    () => bo.client.get_me(),
+    (r) => r.inbox?.requires_action === 6 && r.inbox.unread === 0,
+    2000,
+  );
+  const top = before.inbox!.top_items.map((i) => i.item_id);
+  expect(top).toHaveLength(3);
+  // Wake-ups go to this instance alone once it has looked for other listeners (runtime/local-wakes.ts).
+  await eventually(
+    async () => s.kitty.localWakes.local(),
+    (v) => v,
+    3000,
+  );
+  const kept = s.kitty.inboxCache.stats.writeKept;
+  // The three oldest, one after another: each statement answers only the counts, and what it answers is cached again.
+  for (const [i, pay] of pays.slice(0, 3).entries()) {
+    const confirmed = await bo.client.confirm_payment({ payment_id: pay.payment.payment_id });
+    expect(s.kitty.inboxCache.stats.writeKept).toBe(kept + i + 1);
+    expect(confirmed.inbox).toEqual({ ...before.inbox, requires_action: 5 - i });
+    expect(s.kitty.inboxCache.peek(bo.agentId, 'base')).toEqual(confirmed.inbox);
+    expect((await s.kitty.inboxCache.get(bo.agentId, { fresh: true })) ?? null).toEqual(confirmed.inbox);
+  }
+  // A top item confirmed: the statement reads the summary (the next item moves up), and the answer is what it read.
+  const newest = await bo.client.confirm_payment({ payment_id: pays[5]!.payment.payment_id });
+  expect(s.kitty.inboxCache.stats.writeKept).toBe(kept + 3);
+  expect(newest.inbox?.requires_action).toBe(2);
+  expect(newest.inbox?.top_items.map((i) => i.item_id)).toEqual(top.slice(1));
+  expect((await s.kitty.inboxCache.get(bo.agentId, { fresh: true })) ?? null).toEqual(newest.inbox);
+});
+
+it('a cached summary that no longer holds is not brought up to date: a change it missed makes the statement read the summary', async () => {
+  const { ann, bo, g } = await pair();
+  const pays = [];
+  for (const amount_minor of [100, 200, 300, 400])
+    pays.push(await ann.client.record_payment({ group_id: g, to_handle: bo.handle, amount_minor, allow_overpayment: true }));
+  await bo.client.mark_inbox_read({ all: true });
+  await eventually(
+    () => bo.client.get_me(),
+    (r) => r.inbox?.requires_action === 4 && r.inbox.unread === 0,
+    2000,
+  );
+  const cached = s.kitty.inboxCache.peek(bo.agentId, 'base');
+  expect(cached?.requires_action).toBe(4);
+  // A fifth request arrives while this instance has not heard of it: its cached summary is put back as it was.
+  const fifth = await ann.client.record_payment({ group_id: g, to_handle: bo.handle, amount_minor: 500, allow_overpayment: true });
+  s.kitty.inboxCache.remember(bo.agentId, cached!, s.kitty.inboxCache.mark(bo.agentId));
+  expect(s.kitty.inboxCache.peek(bo.agentId, 'base')).toEqual(cached);
+  const kept = s.kitty.inboxCache.stats.writeKept;
+  // The oldest is confirmed: the counts the statement sees are not the cached ones plus this change, so it reads.
+  const confirmed = await bo.client.confirm_payment({ payment_id: pays[0]!.payment.payment_id });
+  expect(s.kitty.inboxCache.stats.writeKept).toBe(kept);
+  expect(confirmed.inbox?.requires_action).toBe(4);
+  expect(confirmed.inbox?.unread).toBe(1);
+  expect(confirmed.inbox?.top_items[0]?.entity?.id).toBe(fifth.payment.payment_id);
+  expect((await s.kitty.inboxCache.get(bo.agentId, { fresh: true })) ?? null).toEqual(confirmed.inbox);
+});

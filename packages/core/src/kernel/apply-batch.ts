@@ -6,7 +6,7 @@
 import type { Pool } from 'pg';
 import type { InboxSummary, InboxSummarySource } from './context.ts';
 import { finishSummary } from './inbox-calls.ts';
-import { finishCallerSummary, planCallerSummary } from './caller-summary.ts';
+import { finishCallerSummary, planCallerSummary, summaryKept, type KeptCounts } from './caller-summary.ts';
 import { wakeSenderFor } from './wakes.ts';
 import { outcomeUnknownError } from './errors.ts';
 import { groupCommitFor, isRolledBack, NotSentError } from './group-commit.ts';
@@ -28,6 +28,10 @@ export class StaleBatchError extends Error {
 export type BatchOutcome =
   { status: 'applied'; inbox: InboxSummary | null } | { status: 'duplicate'; request_hash: string; response: unknown };
 
+/** What the statement answers: 'applied' with the summary it read, or the caller's counts when the cached one holds. */
+type StatementOutcome =
+  { status: 'applied'; inbox: InboxSummary | null; inbox_kept?: KeptCounts } | Exclude<BatchOutcome, { status: 'applied' }>;
+
 /**
  * Writes `batch` (and `idempotency`, when given) in one statement, i.e. one transaction and one
  * round trip, shared with the writes into its group that queued behind one in flight
@@ -44,14 +48,16 @@ export async function applyBatch(
   summaries?: InboxSummarySource,
 ): Promise<BatchOutcome> {
   const caller = idempotency?.agent_id;
-  const plan = caller ? planCallerSummary(summaries, caller, batch.leavesInboxOf(caller)) : undefined;
+  const plan = caller ? planCallerSummary(summaries, caller, batch.inboxChangeOf(caller)) : undefined;
   const doc = batch.toDocument(idempotency);
-  if (plan?.cached !== undefined) doc.summary_cached = true; // answered from the cache (kernel/caller-summary.ts)
-  let outcome: BatchOutcome;
+  // The caller's summary answered from the cache, or the cached one brought up to date (kernel/caller-summary.ts).
+  if (plan?.cached !== undefined) doc.summary_cached = true;
+  else if (plan?.base) doc.summary_kept = summaryKept(plan.base);
+  let outcome: StatementOutcome;
   try {
     // kitty_apply_batch with its notifications kept out of the write's commit; sent right after it (kernel/wakes.ts).
     // Sent with the other writes that queued while its lane was busy (kernel/group-commit.ts).
-    outcome = (await groupCommitFor(pool).apply(doc, batch.rowCount())) as BatchOutcome;
+    outcome = (await groupCommitFor(pool).apply(doc, batch.rowCount())) as StatementOutcome;
   } catch (e) {
     if (e instanceof NotSentError) throw e.cause; // nothing was sent: the pool's error (the database unavailable, say)
     // A stale guard, or a deadlock (PostgreSQL rolled this write back to let another through): decided and sent again.
@@ -65,7 +71,11 @@ export async function applyBatch(
   if (outcome.status !== 'applied') return outcome;
   batch.applied();
   // Sent after the commit, together with the wake-ups of writes committed at the same time (kernel/wakes.ts).
-  await wakeSenderFor(pool).send(batch.wakes(caller));
-  const inbox = finishSummary(outcome.inbox);
-  return { ...outcome, inbox: caller && plan ? finishCallerSummary(summaries, caller, plan, inbox) : inbox };
+  const wakes = batch.wakes(caller);
+  const here = await wakeSenderFor(pool).send(wakes);
+  const { inbox_kept: kept, ...applied } = outcome;
+  const read = finishSummary(applied.inbox);
+  if (!caller || !plan) return { ...applied, inbox: read };
+  const ownWakes = here && wakes.inbox.has(caller) ? 1 : 0;
+  return { ...applied, inbox: finishCallerSummary(summaries, caller, plan, { read, kept }, ownWakes) };
 }

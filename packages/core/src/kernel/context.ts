@@ -108,13 +108,19 @@ export interface InboxSummarySource {
   get(agentId: string, opts: { fresh: boolean }): Promise<InboxSummary | undefined>;
   /**
    * The agent's summary as cached now, if the cache can vouch for it (null: nothing unread or to do); undefined when
-   * it cannot. A batched write that cannot change the caller's inbox answers with it (kernel/caller-summary.ts).
+   * it cannot. A batched write that cannot change the caller's inbox answers with it (`use` 'answer', the default); a
+   * write whose only change to it is resolving the caller's own items may have its statement bring it up to date
+   * (`use` 'base'). Kernel/caller-summary.ts.
    */
-  peek?(agentId: string): InboxSummary | null | undefined;
+  peek?(agentId: string, use?: 'answer' | 'base'): InboxSummary | null | undefined;
   /** Taken before a summary is read: `remember` then stores what was read only if nothing dropped the agent's since. */
   mark?(agentId: string): unknown;
-  /** Stores `value`, read after `mark` was taken, unless a notification about the agent arrived in between. */
-  remember?(agentId: string, value: InboxSummary | null, mark: unknown): void;
+  /**
+   * Stores `value`, read after `mark` was taken, unless a notification about the agent arrived in between, other than
+   * the `ownWakes` notifications this write delivered to this process itself after its commit (they announce the
+   * change `value` already shows). `kept`: `value` is a cached summary the write's statement brought up to date.
+   */
+  remember?(agentId: string, value: InboxSummary | null, mark: unknown, after?: { ownWakes: number; kept: boolean }): void;
 }
 
 /** A bounded in-process cache by string key (least recently used entries are dropped first). */

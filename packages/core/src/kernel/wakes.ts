@@ -70,19 +70,20 @@ export class WakeSender {
 
   /**
    * Queues `wakes`; resolves when the statement carrying them has been answered (or failed: never rejects, the write
-   * it follows is committed, and a missing wake-up only delays readers).
+   * it follows is committed, and a missing wake-up only delays readers). Resolves true when they were instead handed
+   * to this process's own subscribers, before it returned (`route`): a cache of this process has seen them already.
    */
-  send(wakes: Wakes): Promise<void> {
-    if (!wakes.events.size && !wakes.inbox.size) return Promise.resolve();
+  send(wakes: Wakes): Promise<boolean> {
+    if (!wakes.events.size && !wakes.inbox.size) return Promise.resolve(false);
     if (this.route?.local()) {
       deliverHere(this.route, wakes);
-      return Promise.resolve();
+      return Promise.resolve(true);
     }
     const p = (this.pending ??= WakeSender.open());
     for (const a of wakes.events) p.events.add(a);
     for (const a of wakes.inbox) p.inbox.add(a);
     if (!this.flushing) void this.flush();
-    return p.sent;
+    return p.sent.then(() => false);
   }
 
   private static open(): Pending {

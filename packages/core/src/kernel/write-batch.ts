@@ -10,6 +10,7 @@
  * key, group row, payment row, membership and pair rows in id order, agent rows last in id order.
  */
 import type { Wakes } from './wakes.ts';
+import type { InboxChange } from './caller-summary.ts';
 import { hash as sha, randomUUID } from 'node:crypto';
 import type { Db } from './context.ts';
 import { inboxRow, type InboxEvent } from './notify.ts';
@@ -153,7 +154,7 @@ export class WriteBatch {
    * Resolves the open inbox items about an entity: they stop requiring action, are marked read and say what
    * happened (`resolution`, e.g. "confirmed by @ana"); the counters follow in the database. With `holderId` only that
    * agent's items are resolved (the one agent who can hold one, e.g. a pending payment's payee), so the batch is known
-   * to leave every other agent's inbox as it was (`leavesInboxOf`); without it, every agent's.
+   * to leave every other agent's inbox as it was (`inboxChangeOf`); without it, every agent's.
    */
   resolve(entityType: string, entityId: string, resolution: string, holderId?: string): this {
     this.resolves.push({ entity_type: entityType, entity_id: entityId, resolution, ...(holderId ? { agent_id: holderId } : {}) });
@@ -197,7 +198,7 @@ export class WriteBatch {
    * Whom this batch's commit should wake (kernel/wakes.ts): the event recipients' feeds, and the inboxes of the
    * agents whose counters it changes; when it resolves items, also of each resolve's holder, or for a resolve that
    * names none, of the event recipients and `actorId` (an action item of theirs may be resolved). No other row of a
-   * batch changes an inbox summary, so every other agent's cached summary stays (`leavesInboxOf` holds for them): a
+   * batch changes an inbox summary, so every other agent's cached summary stays (`inboxChangeOf` is 'none' for them): a
    * payer's cancel_payment wakes the payee's inbox, not the payer's.
    */
   wakes(actorId: string | undefined): Wakes {
@@ -216,11 +217,14 @@ export class WriteBatch {
   }
 
   /**
-   * True when this batch cannot change `agentId`'s inbox summary: no counter of theirs changes and no item of theirs can
-   * be resolved (every resolve names another holder).
+   * How this batch can change `agentId`'s inbox summary (kernel/caller-summary.ts): 'none' when no counter of theirs
+   * changes and no item of theirs can be resolved (every resolve names another holder); 'resolves' when its only
+   * change is resolving items they hold (no counter of theirs changes and every resolve names its holder, some of
+   * them `agentId`); 'other' otherwise (an item of theirs added or counted, or a resolve that names no holder).
    */
-  leavesInboxOf(agentId: string): boolean {
-    return this.resolves.every((r) => r.agent_id !== undefined && r.agent_id !== agentId) && !this.counters.has(agentId);
+  inboxChangeOf(agentId: string): InboxChange {
+    if (this.counters.has(agentId) || this.resolves.some((r) => r.agent_id === undefined)) return 'other';
+    return this.resolves.some((r) => r.agent_id === agentId) ? 'resolves' : 'none';
   }
 
   /**

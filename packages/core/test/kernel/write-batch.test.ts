@@ -243,6 +243,65 @@ describe('the inbox summary a batched write answers with', () => {
     expect(row.rows[0]!.n).toBeGreaterThanOrEqual(2);
   });
 
+  it("answers only the caller's counts (inbox_kept) when the cached summary it was sent (summary_kept) still holds, else reads it", async () => {
+    const [a, b] = [await h.agent('ma'), await h.agent('mb')];
+    const g = await groupWith(h, [a, b]);
+    await h.call(a, 'mark_inbox_read', { all: true });
+    // Five open items of a's, oldest first (each unread and requiring action).
+    const entities = Array.from({ length: 5 }, () => randomUUID());
+    for (const [i, entityId] of entities.entries())
+      await h.services.pool.query(
+        `INSERT INTO inbox_items (id, agent_id, kind, text, requires_action, priority, entity_type, entity_id, created_at)
+         VALUES (gen_random_uuid(), $1, 'test', $2, true, 1, 'test', $3, now() - make_interval(mins => $4))`,
+        [a.agentId, `act ${i}`, entityId, 5 - i],
+      );
+    await h.services.pool.query(
+      'UPDATE agents SET inbox_unread = inbox_unread + 5, inbox_requires_action = inbox_requires_action + 5 WHERE id = $1',
+      [a.agentId],
+    );
+    const { inboxSummaryFor } = await import('../../src/index.ts');
+    const summary = async () => (await inboxSummaryFor(h.services.prisma, a.agentId))!;
+    const kept = (s: Awaited<ReturnType<typeof summary>>) => ({
+      unread: s.unread,
+      requires_action: s.requires_action,
+      top: s.top_items.map((t) => t.item_id),
+    });
+    const apply = async (entityId: string, summaryKept: unknown, counters?: unknown[]) =>
+      (
+        await h.services.pool.query<{ o: Record<string, unknown> }>('SELECT kitty_apply_batch($1::jsonb) AS o', [
+          JSON.stringify({
+            idempotency: { agent_id: a.agentId, tool: 'test', key: randomUUID(), request_hash: 'h', response: {} },
+            group_id: g,
+            resolve: [{ entity_type: 'test', entity_id: entityId, resolution: 'done', agent_id: a.agentId }],
+            ...(counters ? { counters } : {}),
+            summary_kept: summaryKept,
+          }),
+        ])
+      ).rows[0]!.o;
+    const first = await summary();
+    expect(first).toMatchObject({ unread: 5, requires_action: 5 });
+    expect(first.top).toEqual(['act 4', 'act 3', 'act 2']);
+    // The oldest item is below the top three: only the counts come back, and they are what the database holds.
+    expect(await apply(entities[0]!, kept(first))).toEqual({
+      status: 'applied',
+      inbox: null,
+      inbox_kept: { unread: 4, requires_action: 4 },
+    });
+    expect(await summary()).toEqual({ ...first, unread: 4, requires_action: 4 });
+    // The same cached summary again: its counts are one change behind the database's, so the statement reads it.
+    const stale = await apply(entities[1]!, kept(first));
+    expect(stale.inbox_kept).toBeUndefined();
+    expect(stale.inbox).toMatchObject({ unread: 3, requires_action: 3, top: ['act 4', 'act 3', 'act 2'] });
+    // A top item resolved: read (the next item moves up).
+    const top = await apply(entities[4]!, kept(await summary()));
+    expect(top.inbox_kept).toBeUndefined();
+    expect(top.inbox).toMatchObject({ unread: 2, requires_action: 2, top: ['act 3', 'act 2'] });
+    // The caller's own counters named in the document (an item of the caller's added): read.
+    const counted = await apply(entities[2]!, kept(await summary()), [{ agent_id: a.agentId, unread: 1, requires_action: 0 }]);
+    expect(counted.inbox_kept).toBeUndefined();
+    expect(counted.inbox).toMatchObject({ unread: 2, requires_action: 1 });
+  });
+
   it("of a cancel_payment (by the payer) is the payer's as it is: the payee's confirmation request is the only item resolved", async () => {
     const [a, b] = [await h.agent('ca'), await h.agent('cb')];
     const g = await groupWith(h, [a, b]);
@@ -260,11 +319,17 @@ describe('the inbox summary a batched write answers with', () => {
 });
 
 describe("a resolve that names the items' holder", () => {
-  it('leaves the other agents known to be untouched (their cached summary may answer), not the holder', () => {
+  it("leaves the other agents known to be untouched (their cached summary may answer), and the holder's only change is the resolve", () => {
     const named = new WriteBatch().resolve('payment', randomUUID(), 'cancelled by @b', 'holder');
-    expect(named.leavesInboxOf('payer')).toBe(true);
-    expect(named.leavesInboxOf('holder')).toBe(false);
-    expect(new WriteBatch().resolve('payment', randomUUID(), 'confirmed by @a').leavesInboxOf('payer')).toBe(false);
+    expect(named.inboxChangeOf('payer')).toBe('none');
+    expect(named.inboxChangeOf('holder')).toBe('resolves');
+    expect(new WriteBatch().resolve('payment', randomUUID(), 'confirmed by @a').inboxChangeOf('payer')).toBe('other');
+    // An item counted for the holder too (added, or read) is a change beyond the resolve.
+    const counted = new WriteBatch()
+      .resolve('payment', randomUUID(), 'confirmed by @holder', 'holder')
+      .notify({ agentId: 'holder', kind: 'payment_confirmed', text: 'confirmed', entityType: 'payment', entityId: 'p', groupId: 'g' });
+    expect(counted.inboxChangeOf('holder')).toBe('other');
+    expect(counted.inboxChangeOf('payer')).toBe('none');
   });
 
   it("wakes the holder's inbox and the event recipients' feeds, not the other recipients' inboxes; without a holder, theirs too", () => {
