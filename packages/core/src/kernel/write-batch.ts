@@ -197,9 +197,8 @@ export class WriteBatch {
   /**
    * Whom this batch's commit should wake (kernel/wakes.ts): the event recipients' feeds, and the inboxes of the
    * agents whose counters it changes; when it resolves items, also of each resolve's holder, or for a resolve that
-   * names none, of the event recipients and `actorId` (an action item of theirs may be resolved). No other row of a
-   * batch changes an inbox summary, so every other agent's cached summary stays (`inboxChangeOf` is 'none' for them): a
-   * payer's cancel_payment wakes the payee's inbox, not the payer's.
+   * names none, of the event recipients and `actorId`. No other agent's cached summary is dropped (`inboxChangeOf` is
+   * 'none' for them): a payer's cancel_payment wakes the payee's inbox, not the payer's.
    */
   wakes(actorId: string | undefined): Wakes {
     const events = new Set<string>();
@@ -217,10 +216,8 @@ export class WriteBatch {
   }
 
   /**
-   * How this batch can change `agentId`'s inbox summary (kernel/caller-summary.ts): 'none' when no counter of theirs
-   * changes and no item of theirs can be resolved (every resolve names another holder); 'resolves' when its only
-   * change is resolving items they hold (no counter of theirs changes and every resolve names its holder, some of
-   * them `agentId`); 'other' otherwise (an item of theirs added or counted, or a resolve that names no holder).
+   * How this batch can change `agentId`'s inbox summary (kernel/caller-summary.ts): 'other' when it counts an item of
+   * theirs or a resolve names no holder; else 'resolves' when a resolve names them, 'none' when none does.
    */
   inboxChangeOf(agentId: string): InboxChange {
     if (this.counters.has(agentId) || this.resolves.some((r) => r.agent_id === undefined)) return 'other';
