@@ -4,6 +4,7 @@
  * statement did read is kept for the next call; a write that changes the caller's inbox always answers what the
  * database holds after it.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { groupOfTwo, startTestServer, type TestServer } from '../server-harness.ts';
 import { eventually } from '../eventually.ts';
@@ -199,4 +200,44 @@ it('a cached summary that no longer holds is not brought up to date: a change it
   expect(confirmed.inbox?.unread).toBe(1);
   expect(confirmed.inbox?.top_items[0]?.entity?.id).toBe(fifth.payment.payment_id);
   expect((await s.kitty.inboxCache.get(bo.agentId, { fresh: true })) ?? null).toEqual(confirmed.inbox);
+});
+
+it("with another instance listening (wake-ups through PostgreSQL), a kept summary is right and the write's own notification drops its entry", async () => {
+  const { ann, bo, g } = await pair();
+  const pays = [];
+  for (const amount_minor of [100, 200, 300, 400])
+    pays.push(await ann.client.record_payment({ group_id: g, to_handle: bo.handle, amount_minor, allow_overpayment: true }));
+  await bo.client.mark_inbox_read({ all: true });
+  const other = new pg.Client({ connectionString: s.databaseUrl });
+  await other.connect();
+  try {
+    await other.query('LISTEN kitty_events; LISTEN kitty_inbox');
+    // Within a look or two this instance sees the other listener and sends its wake-ups through PostgreSQL.
+    await eventually(
+      async () => s.kitty.localWakes.local(),
+      (v) => !v,
+      3000,
+    );
+    const before = await eventually(
+      () => bo.client.get_me(),
+      (r) => r.inbox?.requires_action === 4 && r.inbox.unread === 0,
+      2000,
+    );
+    expect(s.kitty.inboxCache.peek(bo.agentId, 'base')).toEqual(before.inbox);
+    const kept = s.kitty.inboxCache.stats.writeKept;
+    const confirmed = await bo.client.confirm_payment({ payment_id: pays[0]!.payment.payment_id });
+    expect(s.kitty.inboxCache.stats.writeKept).toBe(kept + 1);
+    expect(confirmed.inbox).toEqual({ ...before.inbox, requires_action: 3 });
+    // The write's own notification comes back through PostgreSQL and drops the entry, whether or not the kept summary
+    // was stored before it arrived.
+    await eventually(
+      async () => s.kitty.inboxCache.peek(bo.agentId, 'base'),
+      (v) => v === undefined,
+      2000,
+    );
+    expect((await s.kitty.inboxCache.get(bo.agentId, { fresh: true })) ?? null).toEqual(confirmed.inbox);
+    expect(s.kitty.localWakes.local()).toBe(false);
+  } finally {
+    await other.end();
+  }
 });
