@@ -15,6 +15,7 @@ import { PgListener } from './runtime/pg-listener.ts';
 import { LocalWakes } from './runtime/local-wakes.ts';
 import { EventNotifier } from './runtime/event-notify.ts';
 import { checkPortFree, portProblem } from './runtime/port-check.ts';
+import type { OpenedDatabase } from './runtime/database.ts';
 import { AbuseLimiter } from './http/abuse-limits.ts';
 import { DatabaseHealth } from './runtime/health.ts';
 import { BearerAuthenticator } from './auth/bearer.ts';
@@ -127,8 +128,17 @@ function httpSettings(config: ServerConfig, redisStore: RedisStore | undefined, 
   };
 }
 
-/** Starts Kitty. With no `databaseUrl` an embedded PostgreSQL runs in `dataDir`. */
-export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise<RunningKitty> {
+/**
+ * Starts Kitty. With no `databaseUrl` an embedded PostgreSQL runs in `dataDir`.
+ * @param opts.database the database already being opened for this configuration (`openDatabase`, runtime/database.ts),
+ *        started before this module was loaded (main.ts), so that the embedded server starts while Node loads Kitty's
+ *        modules; from this call on, stopping it (when this process started it) is this start's to do, also when it fails.
+ *        The port was checked before it was opened, so it is not checked again here.
+ */
+export async function startKitty(
+  overrides: Partial<ServerConfig> = {},
+  opts: { database?: Promise<OpenedDatabase> } = {},
+): Promise<RunningKitty> {
   const startup: Array<[string, number]> = [['modules', performance.now()]];
   let lastMark = performance.now();
   const mark = (phase: string) => {
@@ -143,12 +153,12 @@ export async function startKitty(overrides: Partial<ServerConfig> = {}): Promise
     (closing ??= (async () => {
       for (const fn of cleanups.reverse()) await fn().catch(() => {});
     })());
-  // Before the database: a taken port should not cost an initdb and end in a stack trace.
-  await checkPortFree(config.host, config.port);
   try {
+    // Before the database: a taken port should not cost an initdb and end in a stack trace.
+    if (!opts.database) await checkPortFree(config.host, config.port);
     // eslint-disable-next-line no-console -- no logger exists yet
     const log: LogHolder = { current: { error: (o, m) => console.error(m, o), warn: (o, m) => console.warn(m, o) } };
-    const { database, databaseUrl, db } = await openStorage(config, cleanups, log, mark);
+    const { database, databaseUrl, db } = await openStorage(config, cleanups, log, mark, opts.database);
     const redisStore = await connectRedis(config, cleanups);
     // Base URL is known only after listen when PORT=0; services read it through config.
     const receipts = await receiptSettings(db.pool, config);

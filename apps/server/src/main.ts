@@ -9,12 +9,11 @@
  */
 import { flushCompileCache } from 'node:module';
 import { parseArgs } from 'node:util';
-import { startKitty, loadConfig } from './index.ts';
-import { ConfigError } from './runtime/config.ts';
+// Only what every command needs first is imported here: the rest of Kitty (core, Prisma, Fastify: most of start-up's
+// time) is imported by the command that uses it, after `serve` has started the embedded database.
+import { ConfigError, loadConfig } from './runtime/config.ts';
 import { openDatabase } from './runtime/database.ts';
-import { applyMigrations, createDb, RestoreRefused } from '@kitty/db';
-import { runBackup, runRestore } from './runtime/backup-cli.ts';
-import { KITTY_VERSION, verifyLedger } from '@kitty/core';
+import { checkPortFree } from './runtime/port-check.ts';
 
 const USAGE = `usage: kitty [serve | migrate | verify | backup FILE | restore FILE] [--help] [--version]
   serve          start the server (default)
@@ -42,10 +41,7 @@ function parseCommand(): { command: string; file: string | undefined } {
     console.log(USAGE);
     process.exit(0);
   }
-  if (parsed.values.version) {
-    console.log(KITTY_VERSION);
-    process.exit(0);
-  }
+  if (parsed.values.version) return { command: '--version', file: undefined };
   const [command = 'serve', file, ...rest] = parsed.positionals;
   if (WITH_FILE.includes(command)) {
     if (!file || rest.length) {
@@ -69,8 +65,35 @@ for (const name of (process.env.KITTY_LAUNCHER_ENV ?? '').split(/\s+/)) if (name
 delete process.env.KITTY_LAUNCHER_ENV;
 
 async function main(): Promise<void> {
+  if (command === '--version') {
+    const { KITTY_VERSION } = await import('@kitty/core');
+    console.log(KITTY_VERSION);
+    process.exit(0);
+  }
   if (command === 'serve') {
-    const kitty = await startKitty();
+    const config = loadConfig();
+    // Before the database: a taken port should not cost an initdb and end in a stack trace.
+    await checkPortFree(config.host, config.port);
+    // The embedded database starts now, and the rest of Kitty is loaded (its modules are most of start-up's time) once
+    // the server's process runs: loading them first would hold up the start's own file reads and imports until after.
+    // startKitty waits for the database, and stops it if start-up fails. Handled here so a failure surfaces there, not
+    // as an unhandled rejection while the modules load.
+    let onLaunched = () => {};
+    const launched = new Promise<void>((resolve) => (onLaunched = resolve));
+    const database = openDatabase(config, { onLaunched: () => onLaunched() });
+    const settled = database.then(
+      () => {},
+      () => {},
+    );
+    await Promise.race([launched, settled]);
+    let startKitty;
+    try {
+      ({ startKitty } = await import('./index.ts'));
+    } catch (e) {
+      await database.then((d) => d.stop()).catch(() => {});
+      throw e;
+    }
+    const kitty = await startKitty({}, { database });
     console.log(`Kitty ${kitty.registry.catalogue.length} tools, version ${kitty.registry.version}`);
     console.log(
       `Serving on ${kitty.url}  (REST ${kitty.url}/v1/tools · MCP ${kitty.url}/mcp · docs ${kitty.url}/mcp/docs · account page ${kitty.url}/account)`,
@@ -112,6 +135,7 @@ async function main(): Promise<void> {
   }
   if (command === 'backup' || command === 'restore') {
     const config = loadConfig();
+    const [{ runBackup, runRestore }, { RestoreRefused }] = await Promise.all([import('./runtime/backup-cli.ts'), import('@kitty/db')]);
     try {
       await (command === 'backup' ? runBackup : runRestore)(config, file!, (line) => console.log(line));
     } catch (e) {
@@ -145,6 +169,7 @@ async function main(): Promise<void> {
       process.on(signal, () => void db.stop().finally(() => process.exit(130)));
     }
     console.log(`${command}: ${db.description}`);
+    const { applyMigrations, createDb } = await import('@kitty/db');
     let code = 0;
     try {
       const r = await applyMigrations(db.url);
@@ -152,6 +177,7 @@ async function main(): Promise<void> {
         console.log(r.applied.length ? `applied: ${r.applied.join(', ')}` : 'up to date');
       } else {
         // verify: every group sums to zero, stored balances and pair debts equal the history, every expense's shares sum to its amount.
+        const { verifyLedger } = await import('@kitty/core');
         const client = createDb(db.url, { poolMax: 2 });
         try {
           const report = await verifyLedger(client.prisma);

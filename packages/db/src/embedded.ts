@@ -25,7 +25,8 @@ export interface EmbeddedPostgresHandle {
    *  (a database someone else started is never stopped). Idempotent. Data stays in dataDir. */
   stop(): Promise<void>;
   /** Calls `listener` once if the server this call started exits without `stop()` (killed,
-   *  crashed). Never called for an attached server (not our child: its exit is not observed). */
+   *  crashed); at once when that already happened. Never called for an attached server (not our
+   *  child: its exit is not observed). */
   onUnexpectedExit(listener: (code: number | null, signal: NodeJS.Signals | null) => void): void;
 }
 
@@ -63,6 +64,8 @@ const PORT_FILE = 'kitty_port';
  * @param opts.create  false: throw instead of running initdb when dataDir holds no database
  *        (default true)
  * @param opts.log  receives server/initdb output line by line (default: discarded)
+ * @param opts.onLaunched  called once: when initdb or the server first prints (its process runs), or when this call
+ *        settles, whichever is first; what the caller does meanwhile then no longer delays the server's own start
  * @returns URL of database `kitty` (created if missing), the address, and `stop()`
  * @throws if initdb fails, the port is taken (message includes the server's last log lines),
  *         the permission checks above fail, or `create: false` and there is no database
@@ -72,10 +75,28 @@ export async function startEmbeddedPostgres(opts: {
   port?: number;
   create?: boolean;
   log?: (line: string) => void;
+  onLaunched?: () => void;
 }): Promise<EmbeddedPostgresHandle> {
+  let launched = opts.onLaunched;
+  const tellLaunched = () => {
+    launched?.();
+    launched = undefined;
+  };
+  try {
+    return await startOrAttach(opts, tellLaunched);
+  } finally {
+    tellLaunched();
+  }
+}
+
+async function startOrAttach(
+  opts: { dataDir: string; port?: number; create?: boolean; log?: (line: string) => void },
+  tellLaunched: () => void,
+): Promise<EmbeddedPostgresHandle> {
   const dataDir = path.resolve(opts.dataDir);
   const recent: string[] = []; // last log lines, for error messages
   const log = (chunk: string) => {
+    tellLaunched();
     for (const line of chunk.split('\n')) {
       if (!line.trim()) continue;
       recent.push(line);
@@ -203,11 +224,15 @@ export async function startEmbeddedPostgres(opts: {
   let stopping: Promise<void> | undefined;
   let exited = false;
   const exitListeners: Array<(code: number | null, signal: NodeJS.Signals | null) => void> = [];
+  let unexpected: [code: number | null, signal: NodeJS.Signals | null] | undefined;
   child?.once('exit', (code, signal) => {
     exited = true;
     process.removeListener('exit', onExit);
     // Not expected unless stop() is under way.
-    if (!stopping) for (const l of exitListeners) l(code, signal);
+    if (!stopping) {
+      unexpected = [code, signal];
+      for (const l of exitListeners) l(code, signal);
+    }
   });
   return {
     databaseUrl: `${urlFor(port)}/kitty`,
@@ -215,7 +240,8 @@ export async function startEmbeddedPostgres(opts: {
     dataDir,
     started: true,
     pid,
-    onUnexpectedExit: (listener) => void exitListeners.push(listener),
+    // A listener added after such an exit (the server died while the caller was still loading) is called at once.
+    onUnexpectedExit: (listener) => (unexpected ? listener(...unexpected) : void exitListeners.push(listener)),
     stop: () =>
       (stopping ??= (async () => {
         process.removeListener('exit', onExit);

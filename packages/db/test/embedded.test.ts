@@ -51,6 +51,21 @@ describe('embedded PostgreSQL', () => {
     console.log(lines.filter((l) => l.startsWith('[kitty]')).join('\n'));
   });
 
+  it('tells of an exit it did not ask for, also to a listener added after it (the server died while Kitty still loaded)', async () => {
+    const pgHandle = await startEmbeddedPostgres({ dataDir, port: PORT, log });
+    try {
+      const early: unknown[] = [];
+      pgHandle.onUnexpectedExit((code, signal) => early.push([code, signal]));
+      process.kill(pgHandle.pid, 'SIGQUIT'); // immediate shutdown, not through stop()
+      await expect.poll(() => early.length, { timeout: 15_000 }).toBe(1);
+      const late: unknown[] = [];
+      pgHandle.onUnexpectedExit((code, signal) => late.push([code, signal]));
+      expect(late).toEqual(early);
+    } finally {
+      await pgHandle.stop(); // the server is gone: resolves without waiting for it
+    }
+  });
+
   it('recovers when the owning Node process was killed with -9 (server left running)', async () => {
     const child = spawn(process.execPath, [FIXTURE, dataDir, String(PORT)], { stdio: ['ignore', 'pipe', 'inherit'] });
     const first = await new Promise<string>((resolve, reject) => {

@@ -4,7 +4,7 @@
  * `verify` so that each says the same thing about the database it uses and none of them stops a
  * database it did not start.
  */
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@kitty/db';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@kitty/db/embedded';
 import type { ServerConfig } from './config.ts';
 
 export interface OpenedDatabase {
@@ -22,11 +22,12 @@ export interface OpenedDatabase {
  * Opens the database named by the configuration.
  * @param opts.create  false: when there is no DATABASE_URL and the data folder holds no database
  *        yet, throw instead of creating one (used by `verify`, which has nothing to check there)
+ * @param opts.onLaunched  with the embedded server: called once its process runs (startEmbeddedPostgres)
  * @throws Error with a message for people when the embedded server cannot be started or attached
  */
 export async function openDatabase(
   config: Pick<ServerConfig, 'databaseUrl' | 'dataDir' | 'embeddedPgPort'>,
-  opts: { create?: boolean } = {},
+  opts: { create?: boolean; onLaunched?: () => void } = {},
 ): Promise<OpenedDatabase> {
   if (config.databaseUrl) {
     return { url: config.databaseUrl, description: `PostgreSQL at ${redactUrl(config.databaseUrl)} (DATABASE_URL)`, stop: async () => {} };
@@ -35,6 +36,7 @@ export async function openDatabase(
     dataDir: config.dataDir,
     ...(config.embeddedPgPort ? { port: config.embeddedPgPort } : {}),
     ...(opts.create === false ? { create: false } : {}),
+    ...(opts.onLaunched ? { onLaunched: opts.onLaunched } : {}),
   });
   const who = embedded.started ? 'started by this process' : `already running (pid ${embedded.pid}), left running on exit`;
   return {

@@ -8,7 +8,7 @@
  * exits with status 1 and a message saying why, for a supervisor (systemd, Docker, …) to restart.
  * (Chosen over exiting at once: a lone `pnpm start` keeps serving after a database crash.)
  */
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@kitty/db';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@kitty/db/embedded';
 
 export interface SupervisorLog {
   error(obj: unknown, msg: string): void;

@@ -9,7 +9,7 @@ import { defaultBaseUrl, type ServerConfig } from './config.ts';
 import type { RedisStore } from '../http/rate-limit.ts';
 import { startScheduler } from './scheduler.ts';
 import type { EventNotifier } from './event-notify.ts';
-import { openDatabase } from './database.ts';
+import { openDatabase, type OpenedDatabase } from './database.ts';
 import { superviseEmbedded, type SupervisorLog } from './embedded-supervisor.ts';
 import { purgeExpiredOidcPayloads } from '../oauth/adapter.ts';
 
@@ -26,10 +26,17 @@ export interface LogHolder {
 
 /**
  * The database (embedded or DATABASE_URL) with migrations applied, and the pool. An embedded server this
- * process started is started again if it dies (embedded-supervisor.ts).
+ * process started is started again if it dies (embedded-supervisor.ts). `opening`: the database already being
+ * opened (main.ts starts the embedded server before it loads the rest of Kitty); its stop is then this start's to do.
  */
-export async function openStorage(config: ServerConfig, cleanups: Cleanups, log: LogHolder, mark: (phase: string) => void) {
-  const database = await openDatabase(config);
+export async function openStorage(
+  config: ServerConfig,
+  cleanups: Cleanups,
+  log: LogHolder,
+  mark: (phase: string) => void,
+  opening: Promise<OpenedDatabase> = openDatabase(config),
+) {
+  const database = await opening;
   mark('database');
   const supervisor = database.embedded?.started ? superviseEmbedded(database.embedded, { log: () => log.current }) : undefined;
   cleanups.push(() => (supervisor ? supervisor.stop() : database.stop()));

@@ -148,6 +148,17 @@ describe('the server process (embedded PostgreSQL)', () => {
     expect(existsSync(dir)).toBe(false); // no initdb ran
   });
 
+  it('a start-up that fails after its database was started (while the modules loaded) stops that database', async () => {
+    const dir = path.join(tmp, 'bad-clients');
+    // Read when the OAuth server is set up, after the database and migrations: the embedded server is running by then.
+    const proc = run(['serve'], childEnv({ KITTY_DATA_DIR: dir, KITTY_OAUTH_CLIENTS: 'not json' }));
+    const { code } = await proc.exited;
+    expect(code).toBe(1);
+    expect(proc.stderr()).toContain('SyntaxError');
+    expect(existsSync(path.join(dir, 'PG_VERSION'))).toBe(true); // the database was made and started…
+    expect(existsSync(path.join(dir, 'postmaster.pid'))).toBe(false); // …and stopped before the process exited
+  });
+
   it('runs two servers with two data folders side by side, each on its own database port', async () => {
     expect(a.dbPort).not.toBe(b.dbPort);
     expect(a.url).not.toBe(b.url);
