@@ -90,12 +90,16 @@ describe('runProcedure', () => {
     expect(ours.error.cause).toBe(boom);
   });
 
-  it('every tool procedure has the middleware chain it reads', () => {
+  it('every tool procedure has the middleware chain it reads, with one parser per tRPC validator (so each is replaced)', () => {
     for (const [name, proc] of Object.entries(
-      (appRouter._def as unknown as { procedures: Record<string, { _def: { middlewares: unknown } }> }).procedures,
+      (appRouter._def as unknown as { procedures: Record<string, { _def: { middlewares: unknown; inputs: unknown[]; output?: unknown } }> })
+        .procedures,
     )) {
-      const mws = proc._def.middlewares as unknown[];
+      const mws = proc._def.middlewares as Array<{ _type?: string }>;
       expect(Array.isArray(mws) && mws.length > 0 && mws.every((m) => typeof m === 'function'), name).toBe(true);
+      expect(mws.filter((m) => m._type === 'input').length, name).toBe(proc._def.inputs.length);
+      expect(mws.filter((m) => m._type === 'output').length, name).toBe(proc._def.output === undefined ? 0 : 1);
+      expect(proc._def.inputs.length, name).toBeGreaterThan(0);
     }
   });
 });
