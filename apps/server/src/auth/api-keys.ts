@@ -10,7 +10,7 @@
  * not cached.
  */
 import { LRUCache } from 'lru-cache';
-import { upTo } from '../runtime/lru.ts';
+import { expiringAfter, upTo } from '../runtime/lru.ts';
 import type { PrismaClient } from '@kitty/db';
 import { ToolError, digestApiKey, digestApiKeyHex, isWellFormedApiKey, type AuthInfo } from '@kitty/core';
 
@@ -54,7 +54,7 @@ export class ApiKeyAuthenticator {
     this.now = now;
     this.cache = new LRUCache<string, Entry>({
       ...upTo(20_000), // keys used in the last 30 s; an evicted one costs one indexed lookup
-      ttl: ttlMs,
+      ...expiringAfter(ttlMs),
       // Keep the per-agent index exactly as large as the cache: an emptied agent entry is dropped.
       dispose: (v, digest) => {
         const set = this.byAgent.get(v.auth.agentId);

@@ -11,7 +11,7 @@
 import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { RedisStore } from '../http/rate-limit.ts';
-import { upTo } from '../runtime/lru.ts';
+import { expiringAfter, upTo } from '../runtime/lru.ts';
 
 function credentialDigest(token: string): string {
   return hash('sha256', token, 'base64url');
@@ -26,7 +26,7 @@ export class KnownCredentials {
     this.redis = opts.redis;
     this.ttlSeconds = opts.ttlSeconds;
     const localSeconds = opts.redis ? Math.min(opts.localSeconds ?? 3600, opts.ttlSeconds) : opts.ttlSeconds;
-    this.local = new LRUCache<string, true>({ ...upTo(opts.max ?? 100_000), ttl: localSeconds * 1000 });
+    this.local = new LRUCache<string, true>({ ...upTo(opts.max ?? 100_000), ...expiringAfter(localSeconds * 1000) });
   }
 
   private key(digest: string): string {

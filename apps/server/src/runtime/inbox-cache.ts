@@ -13,7 +13,7 @@
  * (local-wakes.ts), before they answer.
  */
 import { LRUCache } from 'lru-cache';
-import { upTo } from './lru.ts';
+import { expiringAfter, upTo } from './lru.ts';
 import type { PgListener } from './pg-listener.ts';
 import type { PrismaClient } from '@kitty/db';
 import { inboxSummaryFor, type InboxSummary, type InboxSummarySource } from '@kitty/core';
@@ -22,7 +22,7 @@ const INBOX_CHANNEL = 'kitty_inbox';
 
 export class InboxSummaryCache implements InboxSummarySource {
   // 20k summaries ≈ a few MB; an evicted agent's summary is read again from its row (one indexed read).
-  private readonly cache = new LRUCache<string, { value: InboxSummary | null }>({ ...upTo(20_000), ttl: 5 * 60_000 });
+  private readonly cache = new LRUCache<string, { value: InboxSummary | null }>({ ...upTo(20_000), ...expiringAfter(5 * 60_000) });
   private readonly epochs = new LRUCache<string, number>(upTo(100_000));
   /**
    * Counters for tests and the benchmark (`writeHits`: batched writes answered with a cached summary; `writeKept`:

@@ -9,3 +9,13 @@
 export function upTo(entries: number): { maxSize: number; sizeCalculation: () => number } {
   return { maxSize: entries, sizeCalculation: () => 1 };
 }
+
+/**
+ * lru-cache expiry after `ms` milliseconds, with the clock read at most once per 1/30 of it (at most once a second).
+ * lru-cache caches the time it reads and clears it with a timer after `ttlResolution` ms (default 1): at that default a
+ * busy server armed about one timer per request for each such cache; an entry now expires up to ~3% of its life late.
+ * @returns options to spread into `new LRUCache({...})`
+ */
+export function expiringAfter(ms: number): { ttl: number; ttlResolution: number } {
+  return { ttl: ms, ttlResolution: Math.max(1, Math.min(1000, Math.floor(ms / 30))) };
+}
