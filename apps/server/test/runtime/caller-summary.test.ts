@@ -19,6 +19,14 @@ afterAll(async () => {
 
 const pair = () => groupOfTwo(s);
 
+/** ann records one pending payment to bo per amount (minor units), oldest first: bo gets a request to confirm each. */
+async function paymentsToBo({ ann, bo, g }: Awaited<ReturnType<typeof pair>>, amounts: number[]) {
+  const pays = [];
+  for (const amount_minor of amounts)
+    pays.push(await ann.client.record_payment({ group_id: g, to_handle: bo.handle, amount_minor, allow_overpayment: true }));
+  return pays;
+}
+
 it('a write that leaves the caller inbox alone answers with the cached summary, the same one the database holds', async () => {
   const { ann, bo, g } = await pair();
   // ann has one unread item (bo joined); her summary is read and cached by get_me.
@@ -116,10 +124,9 @@ it("a cancel_payment by the payer answers with the payer's cached summary: only 
 });
 
 it("cancel_payments by the payer one after another all answer from the cache: a cancel wakes only the payee's inbox", async () => {
-  const { ann, bo, g } = await pair();
-  const pays = [];
-  for (const amount_minor of [100, 200, 300])
-    pays.push(await ann.client.record_payment({ group_id: g, to_handle: bo.handle, amount_minor, allow_overpayment: true }));
+  const two = await pair();
+  const { ann, bo } = two;
+  const pays = await paymentsToBo(two, [100, 200, 300]);
   const annBefore = await ann.client.get_me(); // ann's summary read and cached
   const writeHits = s.kitty.inboxCache.stats.writeHits;
   for (const [i, pay] of pays.entries()) {
@@ -139,10 +146,9 @@ it("cancel_payments by the payer one after another all answer from the cache: a 
 });
 
 it("a payee confirming payments below their summary's top items answers with the cached summary brought up to date, equal to what the database holds", async () => {
-  const { ann, bo, g } = await pair();
-  const pays = [];
-  for (const amount_minor of [100, 200, 300, 400, 500, 600])
-    pays.push(await ann.client.record_payment({ group_id: g, to_handle: bo.handle, amount_minor, allow_overpayment: true }));
+  const two = await pair();
+  const { bo } = two;
+  const pays = await paymentsToBo(two, [100, 200, 300, 400, 500, 600]);
   await bo.client.mark_inbox_read({ all: true });
   // Six confirmation requests; the summary's top items are the three newest.
   const before = await eventually(
@@ -176,10 +182,9 @@ it("a payee confirming payments below their summary's top items answers with the
 });
 
 it('a cached summary that no longer holds is not brought up to date: a change it missed makes the statement read the summary', async () => {
-  const { ann, bo, g } = await pair();
-  const pays = [];
-  for (const amount_minor of [100, 200, 300, 400])
-    pays.push(await ann.client.record_payment({ group_id: g, to_handle: bo.handle, amount_minor, allow_overpayment: true }));
+  const two = await pair();
+  const { ann, bo, g } = two;
+  const pays = await paymentsToBo(two, [100, 200, 300, 400]);
   await bo.client.mark_inbox_read({ all: true });
   await eventually(
     () => bo.client.get_me(),
@@ -203,10 +208,9 @@ it('a cached summary that no longer holds is not brought up to date: a change it
 });
 
 it("with another instance listening (wake-ups through PostgreSQL), a kept summary is right and the write's own notification drops its entry", async () => {
-  const { ann, bo, g } = await pair();
-  const pays = [];
-  for (const amount_minor of [100, 200, 300, 400])
-    pays.push(await ann.client.record_payment({ group_id: g, to_handle: bo.handle, amount_minor, allow_overpayment: true }));
+  const two = await pair();
+  const { bo } = two;
+  const pays = await paymentsToBo(two, [100, 200, 300, 400]);
   await bo.client.mark_inbox_read({ all: true });
   const other = new pg.Client({ connectionString: s.databaseUrl });
   await other.connect();
