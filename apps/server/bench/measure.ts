@@ -130,8 +130,8 @@ export function profiler(bareUrl: string | undefined): (name: string, run: () =>
   const rounds = new Map<string, number>();
   return (name, measured) => async () => {
     // PostgreSQL's CPU per request is read from /proc alone; Kitty's own needs the target's bare routes (GET /cpu).
-    if (!bareUrl) return perfControlled(withDbCpu(measured))();
-    const run = perfControlled(withDbCpu(withCpu(bareUrl, measured)));
+    if (!bareUrl) return perfControlled('kitty', withDbCpu(measured))();
+    const run = perfControlled('kitty', withDbCpu(withCpu(bareUrl, measured)));
     if (!process.env.BENCH_PROFILE) return run();
     const n = (rounds.get(name) ?? 0) + 1;
     rounds.set(name, n);
@@ -147,11 +147,14 @@ export function profiler(bareUrl: string | undefined): (name: string, run: () =>
 /**
  * With BENCH_PERF_CTL=<fifo>, `run` bracketed by `enable` / `disable` written to that fifo: the control fifo of a
  * `perf record --control=fifo:<fifo> --delay=-1` started beside the bench, so a system-wide profile holds only Kitty's
- * loads (its Node process, PostgreSQL's backends and the kernel), not the limits' or the set-up's.
+ * loads (its Node process, PostgreSQL's backends and the kernel), not the limits' or the set-up's. `side` names whose
+ * load `run` is: Kitty's (`kitty`) or a hot write's measured HTTP ceiling (`ceiling`, the bare route running the limit);
+ * BENCH_PERF_SIDE=ceiling profiles the ceilings' loads instead of Kitty's (default `kitty`), so the two profiles of one
+ * row can be compared symbol by symbol.
  */
-function perfControlled(run: () => Promise<Result>): () => Promise<Result> {
+export function perfControlled(side: 'kitty' | 'ceiling', run: () => Promise<Result>): () => Promise<Result> {
   const fifo = process.env.BENCH_PERF_CTL;
-  if (!fifo) return run;
+  if (!fifo || side !== (process.env.BENCH_PERF_SIDE ?? 'kitty')) return run;
   return async () => {
     appendFileSync(fifo, 'enable\n');
     try {

@@ -29,7 +29,8 @@
  * with BENCH_PROFILE_ALLOCATIONS=1 a sampling heap profile of what those loads allocate instead (<row>-<round>.heapprofile).
  * The CPU figures say how much of the target's CPU was the kernel's (`sys`, e.g. socket writes) and its GC pauses.
  * BENCH_PERF_CTL=<fifo> writes `enable`/`disable` around the same loads to the control fifo of a
- * `perf record -a --control=fifo:<fifo> --delay=-1` started beside the bench (a system-wide profile of Kitty's loads alone).
+ * `perf record -a --control=fifo:<fifo> --delay=-1` started beside the bench (a system-wide profile of Kitty's loads alone;
+ * with BENCH_PERF_SIDE=ceiling, of the hot writes' measured HTTP ceilings' loads instead).
  * Each hot-write row also prints PostgreSQL's CPU per request of both sides (`PG … µs/req`, every `postgres` process).
  * BENCH_ONLY=events (the events rows only: the event's cost on the hot write, fan-out, commit → SSE and commit → webhook
  * delivery; BENCH_EVENT_RATE, default 100/s).

@@ -12,6 +12,7 @@
  * Uses a fresh database on DATABASE_URL's server (default 127.0.0.1:5432, packages/db testing).
  * SOAK_HEAPSNAPSHOT=<dir> writes heap snapshots there (at warm-up and at the end: they inflate RSS); SOAK_SNAPSHOT_OVER_MB=<n>
  * one when the live heap passes n MB during the run, there or in the temporary folder (soak-target.ts).
+ * KITTY_NODE_OPTIONS replaces the launcher's V8 flags for the server, as it does for `./kitty`.
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -37,9 +38,12 @@ interface Sample {
 }
 
 const db = await createTestDatabase();
-// Node 24 on the sources with the launcher's V8 flags and malloc settings, as `./kitty serve` runs.
+// Node 24 on the sources with the launcher's V8 flags and malloc settings, as `./kitty serve` runs; KITTY_NODE_OPTIONS
+// replaces the flags, as it does for the launcher (to compare settings).
 const launcher = launcherSettings();
-const child = spawn(process.execPath, [...launcher.flags, '--expose-gc', 'bench/soak-target.ts'], {
+const flags = process.env.KITTY_NODE_OPTIONS ? process.env.KITTY_NODE_OPTIONS.split(/\s+/).filter(Boolean) : launcher.flags;
+console.log(`soak: server flags ${flags.join(' ')}`);
+const child = spawn(process.execPath, [...flags, '--expose-gc', 'bench/soak-target.ts'], {
   cwd: serverDir,
   env: { ...process.env, ...launcher.env, DATABASE_URL: db.databaseUrl, SOAK_SAMPLE_MS: String(SAMPLE_MS) },
   stdio: ['ignore', 'pipe', 'inherit'],

@@ -39,6 +39,7 @@ import {
   rows,
   httpCeiling,
   profiler,
+  perfControlled,
   withCpu,
   withDbCpu,
   type Result,
@@ -417,14 +418,17 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
       }),
     });
     const sent = (v: unknown[]) => v.map((x, i) => (fixed.includes(i) ? null : x));
-    return withDbCpu(
-      withCpu(bareUrl!, () =>
-        load({
-          url: `${bareUrl}/limit/${name}`,
-          method: 'POST',
-          headers: json,
-          requests: [{ setupRequest: (req: any) => ({ ...req, body: JSON.stringify({ values: sent(values()) }) }) }],
-        }),
+    return perfControlled(
+      'ceiling',
+      withDbCpu(
+        withCpu(bareUrl!, () =>
+          load({
+            url: `${bareUrl}/limit/${name}`,
+            method: 'POST',
+            headers: json,
+            requests: [{ setupRequest: (req: any) => ({ ...req, body: JSON.stringify({ values: sent(values()) }) }) }],
+          }),
+        ),
       ),
     );
   };

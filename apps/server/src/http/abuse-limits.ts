@@ -91,18 +91,27 @@ export class AbuseLimiter {
     const bucket = this.authFail;
     if (!bucket) return authenticate();
     const key = ipKey(ip);
+    const digest = token === undefined ? undefined : this.known.digestOf(token);
+    // A credential this instance saw authenticate passes whatever the address's bucket holds, and is already recorded:
+    // neither the bucket nor the known set is consulted again (the common case: one agent's every request).
+    if (digest !== undefined && this.known.knownHere(digest)) return this.refusalCounted(key, digest, authenticate);
     const state = await bucket.get(key);
-    if (state && state.consumedPoints >= this.opts.authFailPoints && !(token !== undefined && (await this.known.has(token)))) {
+    if (state && state.consumedPoints >= this.opts.authFailPoints && !(digest !== undefined && (await this.known.hasDigest(digest)))) {
       throw refusedBy(tooManyFailures(secondsUntil(state)), 'authfail', bucket.points, bucket.duration, secondsUntil(state));
     }
+    const auth = await this.refusalCounted(key, digest, authenticate);
+    if (digest !== undefined) await this.known.addDigest(digest);
+    return auth;
+  }
+
+  /** Runs `authenticate`; a refusal (ToolError UNAUTHENTICATED) forgets the credential and costs `key` one point of the failure bucket. */
+  private async refusalCounted<T>(key: string, digest: string | undefined, authenticate: () => Promise<T>): Promise<T> {
     try {
-      const auth = await authenticate();
-      if (token !== undefined) await this.known.add(token);
-      return auth;
+      return await authenticate();
     } catch (e) {
       if (e instanceof ToolError && e.kittyCode === 'UNAUTHENTICATED') {
-        if (token !== undefined) await this.known.delete(token);
-        await bucket.consume(key, 1).catch((r: unknown) => {
+        if (digest !== undefined) await this.known.deleteDigest(digest);
+        await this.authFail!.consume(key, 1).catch((r: unknown) => {
           if (!(r instanceof RateLimiterRes)) throw r;
         });
       }

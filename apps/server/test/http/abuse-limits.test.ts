@@ -89,6 +89,38 @@ describe('client address keys', () => {
 });
 
 describe('failed authentication', () => {
+  it('lets a credential known here through a locked-out address until it fails, then refuses it without a lookup', async () => {
+    const limiter = new AbuseLimiter({ authFailPoints: 2, authFailWindowSeconds: 60, registerPerHour: 0, registerPerDay: 0 });
+    const token = generateApiKey().key;
+    let valid = true;
+    let lookups = 0;
+    const lookup = async () => {
+      lookups++;
+      if (!valid) throw new ToolError('UNAUTHENTICATED', 'revoked');
+      return 'ok';
+    };
+    const unknown = async () => {
+      throw new ToolError('UNAUTHENTICATED', 'unknown key');
+    };
+    const meter = (auth: () => Promise<string>, t?: string) =>
+      limiter.meterAuthentication('10.0.0.9', auth, t).catch((e: ToolError) => e.kittyCode);
+    expect(await meter(lookup, token)).toBe('ok');
+    expect([await meter(unknown, generateApiKey().key), await meter(unknown, generateApiKey().key)]).toEqual([
+      'UNAUTHENTICATED',
+      'UNAUTHENTICATED',
+    ]);
+    expect(await meter(unknown, generateApiKey().key)).toBe('RATE_LIMITED');
+    // Known here: it still reaches its lookup, every time.
+    expect([await meter(lookup, token), await meter(lookup, token)]).toEqual(['ok', 'ok']);
+    expect(lookups).toBe(3);
+    // Revoked: the lookup refuses it once and it is forgotten; the locked-out address then gets no more lookups for it.
+    valid = false;
+    expect(await meter(lookup, token)).toBe('UNAUTHENTICATED');
+    expect(await meter(lookup, token)).toBe('RATE_LIMITED');
+    expect(lookups).toBe(4);
+    expect(limiter.known.size()).toBe(0);
+  });
+
   it('never calls the lookup once the IP used up its budget', async () => {
     const limiter = new AbuseLimiter({ authFailPoints: 3, authFailWindowSeconds: 60, registerPerHour: 0, registerPerDay: 0 });
     let lookups = 0;
