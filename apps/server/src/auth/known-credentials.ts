@@ -33,7 +33,7 @@ export class KnownCredentials {
     return `${this.redis!.prefix}:authok:${digest}`;
   }
 
-  /** The form in which `token` is kept (SHA-256, base64url): pass it to the `…Digest` methods to hash a token once per request. */
+  /** The form in which `token` is kept and looked up (SHA-256, base64url); the other methods take it, so a request hashes its token once. */
   digestOf(token: string): string {
     return credentialDigest(token);
   }
@@ -43,37 +43,22 @@ export class KnownCredentials {
     return this.local.has(digest);
   }
 
-  /** Records `token` as valid (after it authenticated, or when it was issued). A Redis failure is ignored. */
-  async add(token: string): Promise<void> {
-    return this.addDigest(credentialDigest(token));
-  }
-
-  /** `add` for a token's `digestOf`. */
-  async addDigest(digest: string): Promise<void> {
+  /** Records the token of `digest` as valid (after it authenticated, or when it was issued). A Redis failure is ignored. */
+  async add(digest: string): Promise<void> {
     if (this.local.has(digest)) return;
     this.local.set(digest, true);
     if (this.redis) await this.redis.client.set(this.key(digest), '1', 'EX', this.ttlSeconds).catch(() => undefined);
   }
 
-  /** Whether `token` authenticated recently here or on another instance (Redis down: only what this instance saw). */
-  async has(token: string): Promise<boolean> {
-    return this.hasDigest(credentialDigest(token));
-  }
-
-  /** `has` for a token's `digestOf`. */
-  async hasDigest(digest: string): Promise<boolean> {
+  /** Whether the token of `digest` authenticated recently here or on another instance (Redis down: only what this instance saw). */
+  async has(digest: string): Promise<boolean> {
     if (this.local.has(digest)) return true;
     if (!this.redis) return false;
     return (await this.redis.client.exists(this.key(digest)).catch(() => 0)) === 1;
   }
 
-  /** Forgets `token` (it failed to authenticate: revoked or expired). */
-  async delete(token: string): Promise<void> {
-    return this.deleteDigest(credentialDigest(token));
-  }
-
-  /** `delete` for a token's `digestOf`. */
-  async deleteDigest(digest: string): Promise<void> {
+  /** Forgets the token of `digest` (it failed to authenticate: revoked or expired). */
+  async delete(digest: string): Promise<void> {
     this.local.delete(digest);
     if (this.redis) await this.redis.client.del(this.key(digest)).catch(() => undefined);
   }

@@ -96,11 +96,11 @@ export class AbuseLimiter {
     // neither the bucket nor the known set is consulted again (the common case: one agent's every request).
     if (digest !== undefined && this.known.knownHere(digest)) return this.refusalCounted(key, digest, authenticate);
     const state = await bucket.get(key);
-    if (state && state.consumedPoints >= this.opts.authFailPoints && !(digest !== undefined && (await this.known.hasDigest(digest)))) {
+    if (state && state.consumedPoints >= this.opts.authFailPoints && !(digest !== undefined && (await this.known.has(digest)))) {
       throw refusedBy(tooManyFailures(secondsUntil(state)), 'authfail', bucket.points, bucket.duration, secondsUntil(state));
     }
     const auth = await this.refusalCounted(key, digest, authenticate);
-    if (digest !== undefined) await this.known.addDigest(digest);
+    if (digest !== undefined) await this.known.add(digest);
     return auth;
   }
 
@@ -110,7 +110,7 @@ export class AbuseLimiter {
       return await authenticate();
     } catch (e) {
       if (e instanceof ToolError && e.kittyCode === 'UNAUTHENTICATED') {
-        if (digest !== undefined) await this.known.deleteDigest(digest);
+        if (digest !== undefined) await this.known.delete(digest);
         await this.authFail!.consume(key, 1).catch((r: unknown) => {
           if (!(r instanceof RateLimiterRes)) throw r;
         });
@@ -159,7 +159,7 @@ export class AbuseLimiter {
         if (name === 'register_agent') await this.consumeRegistration((req as ServerCallRequest).clientIp);
         const result = await registry.callTool(name, args, req);
         const issued = (result.data as { api_key?: unknown } | undefined)?.api_key;
-        if (typeof issued === 'string') await this.known.add(issued);
+        if (typeof issued === 'string') await this.known.add(this.known.digestOf(issued));
         return result;
       },
     };
