@@ -79,9 +79,9 @@ async function main(): Promise<void> {
     // the server's process runs: loading them first would hold up the start's own file reads and imports until after.
     // startKitty waits for the database, and stops it if start-up fails. Handled here so a failure surfaces there, not
     // as an unhandled rejection while the modules load.
-    let onLaunched = () => {};
+    let onLaunched!: () => void;
     const launched = new Promise<void>((resolve) => (onLaunched = resolve));
-    const database = openDatabase(config, { onLaunched: () => onLaunched() });
+    const database = openDatabase(config, { onLaunched });
     const settled = database.then(
       () => {},
       () => {},

@@ -13,10 +13,6 @@ import { LRUCache } from 'lru-cache';
 import type { RedisStore } from '../http/rate-limit.ts';
 import { expiringAfter, upTo } from '../runtime/lru.ts';
 
-function credentialDigest(token: string): string {
-  return hash('sha256', token, 'base64url');
-}
-
 export class KnownCredentials {
   private readonly local: LRUCache<string, true>;
   private readonly redis: RedisStore | undefined;
@@ -35,7 +31,7 @@ export class KnownCredentials {
 
   /** The form in which `token` is kept and looked up (SHA-256, base64url); the other methods take it, so a request hashes its token once. */
   digestOf(token: string): string {
-    return credentialDigest(token);
+    return hash('sha256', token, 'base64url');
   }
 
   /** Whether the token of `digest` authenticated recently on this instance (no Redis round trip). */
