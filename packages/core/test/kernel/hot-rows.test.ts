@@ -83,20 +83,22 @@ describe("a write's inbox items and the recipients' agent rows", () => {
     expect(after).toBe(before + 2);
   });
 
-  it('still refuse an item for an unknown agent inside the call, and leave the check immediate after it', async () => {
-    const [a, b] = [await h.agent('hc'), await h.agent('hd')];
-    const g = await groupWith(h, [a, b]);
+  it('refuse an item for an unknown agent when the write commits, and keep nothing of that write', async () => {
+    const [a] = [await h.agent('hc'), await h.agent('hd')];
+    const g = await groupWith(h, [a]);
     const c = await h.services.pool.connect();
+    const stranger = randomUUID();
     try {
+      // The foreign key is checked at COMMIT (after the batch updated the recipients' counters), not inside the call.
       await c.query('BEGIN');
-      await expect(c.query('SELECT kitty_apply_batch($1::jsonb)', [inboxDoc(g, randomUUID())])).rejects.toMatchObject({ code: '23503' });
-      await c.query('ROLLBACK');
-      // After a call that wrote items, a later statement of the same transaction is checked at once again.
+      await c.query('SELECT kitty_apply_batch($1::jsonb)', [inboxDoc(g, stranger)]);
+      await expect(c.query('COMMIT')).rejects.toMatchObject({ code: '23503' });
+      const kept = await h.services.pool.query('SELECT count(*)::int AS n FROM inbox_items WHERE agent_id = $1', [stranger]);
+      expect(kept.rows[0].n).toBe(0);
+      // Any other statement's item is checked at COMMIT the same way.
       await c.query('BEGIN');
-      await c.query('SELECT kitty_apply_batch($1::jsonb)', [inboxDoc(g, b.agentId)]);
-      await expect(
-        c.query(`INSERT INTO inbox_items (id, agent_id, kind, text) VALUES (gen_random_uuid(), gen_random_uuid(), 'message', 'x')`),
-      ).rejects.toMatchObject({ code: '23503' });
+      await c.query(`INSERT INTO inbox_items (id, agent_id, kind, text) VALUES (gen_random_uuid(), $1, 'message', 'x')`, [stranger]);
+      await expect(c.query('COMMIT')).rejects.toMatchObject({ code: '23503' });
     } finally {
       await c.query('ROLLBACK').catch(() => undefined);
       c.release();
