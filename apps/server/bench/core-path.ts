@@ -12,11 +12,10 @@
  * change what is measured. Reports; never fails on a slow machine.
  */
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import { setLocalWakeRoute } from '@kitty/core';
 import { createHarness, type TestAgent } from '../../../packages/core/test/harness.ts';
 import { poolWithQuery, statementName } from '../../../packages/core/test/pool-proxy.ts';
+import { inProcessCpu } from './measure.ts';
 
 const CALLS = Number(process.env.CORE_CALLS ?? 20_000);
 const CONCURRENCY = Number(process.env.CORE_CONCURRENCY ?? 10);
@@ -50,22 +49,13 @@ const writes: Array<[string, TestAgent, (g: string) => Record<string, unknown>]>
 /** Process CPU µs per call of `calls` calls of `tool`, `inFlight` at a time (each loop in its own group). */
 async function cpuPerCall(tool: string, who: TestAgent, args: (g: string) => Record<string, unknown>, inFlight: number, profile?: string) {
   const once = (g: string) => h.call(who, tool, { ...args(g), idempotency_key: `core-${randomUUID()}` });
-  const session = new Session();
-  if (profile) {
-    session.connect();
-    await session.post('Profiler.enable');
-    await session.post('Profiler.start');
-  }
-  const before = process.cpuUsage();
-  await Promise.all(
-    groups.slice(0, inFlight).map(async (g) => {
-      for (let i = 0; i < CALLS / inFlight; i++) await once(g);
-    }),
-  );
-  const cpu = process.cpuUsage(before);
-  if (profile) writeFileSync(profile, JSON.stringify((await session.post('Profiler.stop')).profile));
-  session.disconnect();
-  return (cpu.user + cpu.system) / CALLS;
+  const all = () =>
+    Promise.all(
+      groups.slice(0, inFlight).map(async (g) => {
+        for (let i = 0; i < CALLS / inFlight; i++) await once(g);
+      }),
+    );
+  return (await inProcessCpu(all, profile)) / CALLS;
 }
 
 try {

@@ -13,12 +13,11 @@
  * machine.
  */
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { createTestDatabase } from '@kitty/db';
 import { startKitty } from '../src/index.ts';
+import { BENCH_KITTY_SETTINGS, inProcessCpu } from './measure.ts';
 
 const CALLS = Number(process.env.HTTP_CALLS ?? 20_000);
 const ROUNDS = Number(process.env.HTTP_ROUNDS ?? 2);
@@ -26,16 +25,7 @@ const IN_FLIGHT = 10;
 
 const db = await createTestDatabase();
 process.env.DATABASE_URL = db.databaseUrl;
-const kitty = await startKitty({
-  port: 0,
-  logLevel: 'silent',
-  scheduler: false,
-  rateLimitPoints: 1e9,
-  rateLimitAnonPoints: 1e9,
-  authFailLimit: 1e9,
-  registerPerHour: 1e9,
-  registerPerDay: 1e9,
-});
+const kitty = await startKitty(BENCH_KITTY_SETTINGS);
 let answerAtOnce = false;
 const clientProto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
 const sendQuery = clientProto.query;
@@ -97,22 +87,13 @@ const viaBare = injectInto(bare);
 
 /** Process CPU µs per request of CALLS requests, IN_FLIGHT at a time (each loop into its own group). */
 async function cpuPerRequest(send: (g: string) => Promise<unknown>, profile?: string): Promise<number> {
-  const session = new Session();
-  if (profile) {
-    session.connect();
-    await session.post('Profiler.enable');
-    await session.post('Profiler.start');
-  }
-  const before = process.cpuUsage();
-  await Promise.all(
-    groups.map(async (g) => {
-      for (let i = 0; i < CALLS / IN_FLIGHT; i++) await send(g);
-    }),
-  );
-  const cpu = process.cpuUsage(before);
-  if (profile) writeFileSync(profile, JSON.stringify((await session.post('Profiler.stop')).profile));
-  session.disconnect();
-  return (cpu.user + cpu.system) / CALLS;
+  const all = () =>
+    Promise.all(
+      groups.map(async (g) => {
+        for (let i = 0; i < CALLS / IN_FLIGHT; i++) await send(g);
+      }),
+    );
+  return (await inProcessCpu(all, profile)) / CALLS;
 }
 
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;

@@ -4,13 +4,47 @@
  * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (10), BENCH_ROUNDS (3).
  */
 import autocannon from 'autocannon';
-import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 export const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
 /** Each comparison alternates A, B this many times and reports medians (drift and noise cancel). */
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+/** How the bench runs Kitty in process (target.ts, http-path.ts): no scheduler, no logging, rate limits out of the way. */
+export const BENCH_KITTY_SETTINGS = {
+  port: 0,
+  logLevel: 'silent',
+  scheduler: false,
+  rateLimitPoints: 1e9,
+  rateLimitAnonPoints: 1e9,
+  authFailLimit: 1e9,
+  registerPerHour: 1e9,
+  registerPerDay: 1e9,
+};
+
+/**
+ * Process CPU (user + system, µs) that `run` takes in this process (core-path.ts, http-path.ts); with `profileFile`, a
+ * V8 CPU profile of it is written there.
+ */
+export async function inProcessCpu(run: () => Promise<unknown>, profileFile?: string): Promise<number> {
+  const session = new Session();
+  if (profileFile) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
+  const before = process.cpuUsage();
+  await run();
+  const cpu = process.cpuUsage(before);
+  if (profileFile) {
+    writeFileSync(profileFile, JSON.stringify((await session.post('Profiler.stop')).profile));
+    session.disconnect();
+  }
+  return cpu.user + cpu.system;
+}
 
 export interface Result {
   rps: number;

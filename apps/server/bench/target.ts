@@ -10,17 +10,9 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { GET_ME_SQL } from '@kitty/core';
 import { startKitty } from '../src/index.ts';
+import { BENCH_KITTY_SETTINGS } from './measure.ts';
 
-const kitty = await startKitty({
-  port: 0,
-  logLevel: 'silent',
-  scheduler: false,
-  rateLimitPoints: 1e9,
-  rateLimitAnonPoints: 1e9,
-  authFailLimit: 1e9,
-  registerPerHour: 1e9,
-  registerPerDay: 1e9,
-});
+const kitty = await startKitty(BENCH_KITTY_SETTINGS);
 // Objects the bare routes send (serialised per request, as Kitty does): the same JSON Kitty answers (set by the driver).
 const bodies: Record<'static' | 'db', unknown> = { static: { ok: true, data: {} }, db: { ok: true, data: {} } };
 const bare = Fastify({ logger: false });
