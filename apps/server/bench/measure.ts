@@ -30,8 +30,8 @@ export const BENCH_KITTY_SETTINGS = {
  * V8 CPU profile of it is written there.
  */
 export async function inProcessCpu(run: () => Promise<unknown>, profileFile?: string): Promise<number> {
-  const session = new Session();
-  if (profileFile) {
+  const session = profileFile ? new Session() : undefined;
+  if (session) {
     session.connect();
     await session.post('Profiler.enable');
     await session.post('Profiler.start');
@@ -39,8 +39,8 @@ export async function inProcessCpu(run: () => Promise<unknown>, profileFile?: st
   const before = process.cpuUsage();
   await run();
   const cpu = process.cpuUsage(before);
-  if (profileFile) {
-    writeFileSync(profileFile, JSON.stringify((await session.post('Profiler.stop')).profile));
+  if (session) {
+    writeFileSync(profileFile!, JSON.stringify((await session.post('Profiler.stop')).profile));
     session.disconnect();
   }
   return cpu.user + cpu.system;

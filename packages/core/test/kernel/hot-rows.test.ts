@@ -84,7 +84,7 @@ describe("a write's inbox items and the recipients' agent rows", () => {
   });
 
   it('refuse an item for an unknown agent when the write commits, and keep nothing of that write', async () => {
-    const [a] = [await h.agent('hc'), await h.agent('hd')];
+    const a = await h.agent('hc');
     const g = await groupWith(h, [a]);
     const c = await h.services.pool.connect();
     const stranger = randomUUID();
