@@ -1,14 +1,18 @@
 /**
  * Group commit for batched writes. Each batched write is one statement and one transaction, paying its own COMMIT
- * (with its WAL flush), round trip and statement start, and writes into one group hold its member rows until their
- * COMMIT has been flushed, one after another. So an instance keeps writes in lanes: one lane per group (its writes
- * serialise on its member rows anyway) with one write in flight, and one lane of LANES in flight for writes into no
- * existing group (create_group). A write whose lane is busy queues, and a freed lane sends every write waiting in it
- * (up to MAX_DOCUMENTS) together: one statement (`kitty_apply_batches_quiet`, migration 20261126200000_apply_batches),
- * one transaction, one COMMIT. The documents run in arrival order, each seeing the ones before it, and each is answered
- * as it would have been alone. With its lane free a write leaves at once, so a quiet group adds no wait. Writes
- * into different groups are not combined: measured, that serialised work two backends did side by side
- * (docs/benchmarks.md, tenth session).
+ * (with its WAL flush), round trip, statement start and per-transaction work in PostgreSQL (locks on every relation
+ * and index the function touches, plan checks, snapshots): measured, a record_payment costs its backend 650-720 µs per
+ * transaction for 290 µs of the function's own work (docs/benchmarks.md, twenty-third session). So an instance keeps
+ * at most STATEMENTS_IN_FLIGHT batch statements in flight, and at most one per group (writes into one group serialise
+ * on its member rows anyway). A write that cannot leave at once (its group has a statement in flight, or every slot
+ * is taken) waits; a freed slot sends every waiting write whose group is free (up to MAX_DOCUMENTS, in arrival order,
+ * of any groups) together: one statement (`kitty_apply_batches_quiet`, migration 20261126200000_apply_batches), one
+ * transaction, one COMMIT. The documents run in arrival order, each seeing the ones before it, and each is answered as
+ * it would have been alone; that statement first locks every row its documents lock, class by class in the order a
+ * single write takes them, so documents of different groups cannot deadlock with each other or with another writer.
+ * With a slot and its group free a write leaves at once, so a quiet instance adds no wait. Measured (docs/benchmarks.md,
+ * twenty-fourth session): record_payment from 10 connections into 10 groups, 0.56 → 0.81 of its HTTP ceiling once
+ * writes of different groups share statements instead of each paying its own transaction.
  *
  * When a combined statement fails with a PostgreSQL error (a stale guard, KB001, or a deadlock) nothing of it was
  * written, and each of its documents is sent again on its own, so each gets its own answer or error. When its
@@ -16,8 +20,13 @@
  */
 import type { Pool } from 'pg';
 
-/** Statements in flight at once for writes into no existing group (create_group): nothing of theirs is contended. */
-const LANES = 2;
+/**
+ * Batch statements one instance keeps in flight. Two keep PostgreSQL working while the instance decides the next
+ * writes, and the writes that arrive meanwhile gather into the next statements. One instance's Node thread decides at
+ * most a few thousand writes a second (~0.3-0.5 ms each), and a statement of MAX_DOCUMENTS documents takes ~10 ms of
+ * one backend, so two statements are never what limits an instance; more instances add their own two.
+ */
+export const STATEMENTS_IN_FLIGHT = 2;
 /** At most this many documents share one statement; more wait for the next. */
 const MAX_DOCUMENTS = 32;
 /**
@@ -36,6 +45,8 @@ type Answer = unknown;
 
 interface Queued {
   doc: Document;
+  /** The document's group ('' for a write into no existing group: create_group). */
+  group: string;
   resolve: (answer: Answer) => void;
   reject: (error: unknown) => void;
 }
@@ -75,56 +86,76 @@ async function query<T>(pool: Pool, name: string, text: string, values: unknown[
   }
 }
 
-/** One lane: statements in flight and the documents waiting. */
-interface Lane {
-  inFlight: number;
-  waiting: Queued[];
-}
-
-/** The batched writes in flight from this instance, by lane, and the documents waiting in each. */
+/** The batched writes in flight from this instance and the documents waiting for a statement. */
 export class GroupCommit {
   private readonly pool: Pool;
-  private readonly lanes = new Map<string, Lane>();
+  private readonly statementsInFlight: number;
+  /** Statements in flight now (MAX_COMBINED_ROWS writes sent at once not counted). */
+  private inFlight = 0;
+  /** Groups with a statement in flight. */
+  private readonly busy = new Set<string>();
+  /** Documents waiting, in arrival order. */
+  private waiting: Queued[] = [];
   /** Statements sent with more than one document, and the documents they carried (read by the tests). */
   readonly stats = { combined: 0, documents: 0 };
 
-  constructor(pool: Pool) {
+  constructor(pool: Pool, statementsInFlight = STATEMENTS_IN_FLIGHT) {
     this.pool = pool;
+    this.statementsInFlight = statementsInFlight;
   }
 
-  /** How many documents wait in `groupId`'s lane (no argument: the lane of writes into no existing group). */
+  /** How many documents wait for `groupId` (no argument: writes into no existing group). */
   queued(groupId?: string): number {
-    return this.lanes.get(groupId ?? '')?.waiting.length ?? 0;
+    const group = groupId ?? '';
+    return this.waiting.filter((q) => q.group === group).length;
   }
 
   /**
    * Applies one batch document (`kitty_apply_batch`'s answer: applied with the caller's inbox summary, or duplicate)
-   * that writes `rows` rows (more than MAX_COMBINED_ROWS: sent at once, outside its lane). Rejects with PostgreSQL's
+   * that writes `rows` rows (more than MAX_COMBINED_ROWS: sent at once, on its own). Rejects with PostgreSQL's
    * error when its write was rolled back (SQLSTATE KB001: the guard no longer held), with NotSentError when no
    * connection was had, or with the driver's error when the connection was lost after sending.
    */
   apply(doc: Document, rows: number): Promise<Answer> {
     if (rows > MAX_COMBINED_ROWS) return this.one(doc);
-    const key = typeof doc.group_id === 'string' ? doc.group_id : '';
-    let lane = this.lanes.get(key);
-    if (!lane) this.lanes.set(key, (lane = { inFlight: 0, waiting: [] }));
-    if (lane.inFlight >= (key ? 1 : LANES)) {
-      const waiting = lane.waiting;
-      return new Promise((resolve, reject) => waiting.push({ doc, resolve, reject }));
+    const group = typeof doc.group_id === 'string' ? doc.group_id : '';
+    if (this.inFlight < this.statementsInFlight && (group === '' || !this.busy.has(group))) {
+      this.start([group]);
+      return this.one(doc).finally(() => this.done([group]));
     }
-    lane.inFlight++;
-    return this.one(doc).finally(() => this.next(key));
+    return new Promise((resolve, reject) => this.waiting.push({ doc, group, resolve, reject }));
   }
 
-  /** A statement of lane `key` completed: sends what waits there (up to MAX_DOCUMENTS), or frees it when nothing does. */
-  private next(key: string): void {
-    const lane = this.lanes.get(key)!;
-    if (!lane.waiting.length) {
-      if (--lane.inFlight === 0) this.lanes.delete(key);
-      return;
+  private start(groups: string[]): void {
+    this.inFlight++;
+    for (const g of groups) if (g) this.busy.add(g);
+  }
+
+  /** A statement completed: frees its slot and groups, and sends what waits for them. */
+  private done(groups: string[]): void {
+    this.inFlight--;
+    for (const g of groups) this.busy.delete(g);
+    this.sendWaiting();
+  }
+
+  /**
+   * While a slot is free, sends the waiting documents whose groups have no statement in flight (up to MAX_DOCUMENTS,
+   * in arrival order) in one statement. A document whose group is busy stays, and so do the later ones of its group.
+   */
+  private sendWaiting(): void {
+    while (this.inFlight < this.statementsInFlight && this.waiting.length) {
+      const taken: Queued[] = [];
+      const kept: Queued[] = [];
+      for (const q of this.waiting) {
+        if (taken.length < MAX_DOCUMENTS && (q.group === '' || !this.busy.has(q.group))) taken.push(q);
+        else kept.push(q);
+      }
+      if (!taken.length) return;
+      this.waiting = kept;
+      const groups = [...new Set(taken.map((q) => q.group))];
+      this.start(groups);
+      void this.together(taken).finally(() => this.done(groups));
     }
-    const taken = lane.waiting.splice(0, MAX_DOCUMENTS);
-    void this.together(taken).finally(() => this.next(key));
   }
 
   private one(doc: Document): Promise<Answer> {

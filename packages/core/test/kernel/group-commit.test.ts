@@ -1,14 +1,14 @@
 /**
- * Group commit (kernel/group-commit.ts): batched writes that queue while their lane is busy (one write in flight per
- * group; two for writes into no existing group) are sent in one statement (kitty_apply_batches_quiet), each with its
- * own answer; a combined statement that fails is rolled back whole and each of its writes is sent again on its own.
- * The tests hold the first write of a lane (a hook on its statement) until the others have queued, so what is
- * combined is decided by the test, not by timing.
+ * Group commit (kernel/group-commit.ts): batched writes that queue while their group has a statement in flight, or
+ * while both of the instance's statement slots are taken, are sent in one statement (kitty_apply_batches_quiet, of
+ * any groups), each with its own answer; a combined statement that fails is rolled back whole and each of its writes
+ * is sent again on its own. The tests hold the first writes (a hook on their statements) until the others have
+ * queued, so what is combined is decided by the test, not by timing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { ToolError, type Services } from '../../src/index.ts';
-import { groupCommitFor } from '../../src/kernel/group-commit.ts';
+import { groupCommitFor, type GroupCommit } from '../../src/kernel/group-commit.ts';
 import { createHarness, type Harness, type TestAgent } from '../harness.ts';
 import { groupWith, expectLedgerOk, balancesOf, inboxRowsAndCounters } from '../ledger-helpers.ts';
 import { poolWithQuery, statementName } from '../pool-proxy.ts';
@@ -280,6 +280,139 @@ describe('writes that queue while the lanes are busy', () => {
     const mine = new Set(listed.groups.map((g: { group_id: string }) => g.group_id));
     for (const m of made) expect(mine.has(m.group.group_id)).toBe(true);
     for (const m of made) expect((await h.call(a, 'get_group', { group_id: m.group.group_id })).group.name).toBe(m.group.name);
+    await expectLedgerOk(h);
+  });
+
+  it('writes into other groups share one statement once both slots are taken, each answered as if alone', async () => {
+    const [a, b] = [await h.agent('glk'), await h.agent('gll')];
+    const groups: string[] = [];
+    for (let i = 0; i < 5; i++) groups.push(await groupWith(h, [a, b]));
+    const sent: Array<{ name: string; groups: string[] }> = [];
+    let held = 0;
+    const queuedInAll = () => groups.reduce((n, g) => n + lanes.queued(g), 0);
+    const pool = poolWithQuery(h.services.pool, async (real, args) => {
+      const name = statementName(args);
+      if (name === 'kitty_apply_batch' || name === 'kitty_apply_batches') {
+        const docs = [JSON.parse((args[0] as { values: string[] }).values[0]!)].flat() as Array<{ group_id: string }>;
+        sent.push({ name, groups: docs.map((d) => d.group_id) });
+        // The first two writes take both slots and wait until the three others have queued behind them.
+        if (name === 'kitty_apply_batch' && held++ < 2)
+          for (let i = 0; i < 500 && queuedInAll() < 3; i++) await new Promise((r) => setTimeout(r, 10));
+      }
+      return real(...args);
+    });
+    const lanes: GroupCommit = groupCommitFor(pool);
+    const services: Services = { ...h.services, pool };
+    const answers = await Promise.all(
+      groups.map((g, i) => callWith(services, a, 'add_expense', { group_id: g, description: `Trip ${i}`, amount_minor: 1000 + 2 * i })),
+    );
+    expect(sent.map((x) => x.name)).toEqual(['kitty_apply_batch', 'kitty_apply_batch', 'kitty_apply_batches']);
+    expect(new Set(sent[2]!.groups).size).toBe(3);
+    expect(sent.flatMap((x) => x.groups).sort()).toEqual([...groups].sort());
+    expect(lanes.stats).toEqual({ combined: 1, documents: 3 });
+    answers.forEach((r, i) => {
+      expect(r.expense.group_id).toBe(groups[i]);
+      expect(r.expense.description).toBe(`Trip ${i}`);
+    });
+    for (const [i, g] of groups.entries()) expect(await balancesOf(h, a, g)).toEqual({ [a.handle]: 500 + i, [b.handle]: -(500 + i) });
+    await expectLedgerOk(h);
+  });
+
+  it('a write whose group has a statement in flight waits, and the writes of other groups behind it are sent without it', async () => {
+    const [a, b, c] = [await h.agent('glo'), await h.agent('glu'), await h.agent('glv')];
+    const g1 = await groupWith(h, [a, b]);
+    const g2 = await groupWith(h, [b, c]);
+    const g3 = await groupWith(h, [a, c]);
+    const sent: string[][] = [];
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((r) => (releaseFirst = r));
+    let n = 0;
+    const pool = poolWithQuery(h.services.pool, async (real, args) => {
+      const name = statementName(args);
+      if (name === 'kitty_apply_batch' || name === 'kitty_apply_batches') {
+        const docs = [JSON.parse((args[0] as { values: string[] }).values[0]!)].flat() as Array<{ group_id: string }>;
+        sent.push(docs.map((d) => d.group_id));
+        if (n++ === 0) await firstHeld;
+      }
+      return real(...args);
+    });
+    const lanes = groupCommitFor(pool);
+    const services: Services = { ...h.services, pool };
+    const first = callWith(services, a, 'add_expense', { group_id: g1, description: 'First', amount_minor: 100 });
+    while (sent.length < 1) await new Promise((r) => setTimeout(r, 10));
+    // g1 is busy: its second write waits, while g2's (a free slot) leaves at once and is answered.
+    const second = callWith(services, b, 'add_expense', { group_id: g1, description: 'Second', amount_minor: 200 });
+    for (let i = 0; i < 500 && lanes.queued(g1) < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(lanes.queued(g1)).toBe(1);
+    expect(
+      (await callWith(services, c, 'add_expense', { group_id: g2, description: 'Other', amount_minor: 300 })).expense.description,
+    ).toBe('Other');
+    expect(sent).toEqual([[g1], [g2]]);
+    releaseFirst();
+    const [x, y, z] = await Promise.all([
+      first,
+      second,
+      callWith(services, c, 'add_expense', { group_id: g3, description: 'Third', amount_minor: 400 }),
+    ]);
+    expect([x.expense.description, y.expense.description, z.expense.description]).toEqual(['First', 'Second', 'Third']);
+    // The second write of g1 went only once the first was answered.
+    expect(sent.slice(2).flat()).toContain(g1);
+    expect(await balancesOf(h, a, g1)).toEqual({ [a.handle]: -50, [b.handle]: 50 });
+    await expectLedgerOk(h);
+  });
+
+  it('two instances writing concurrently over groups that share members: combined statements of several groups, no deadlock, the ledger holds', async () => {
+    const agents: TestAgent[] = [];
+    for (let i = 0; i < 6; i++) agents.push(await h.agent(`gls${i}`));
+    const [p, q, r, s, t, u] = agents as [TestAgent, TestAgent, TestAgent, TestAgent, TestAgent, TestAgent];
+    const members = [
+      [p, q, r],
+      [r, s, t],
+      [t, u, p],
+      [u, q, s],
+      [p, s],
+      [q, t],
+    ];
+    const groups: string[] = [];
+    for (const m of members) groups.push(await groupWith(h, m));
+    const mixed: number[] = [];
+    const instance = () => {
+      const pool = poolWithQuery(h.services.pool, (real, args) => {
+        if (statementName(args) === 'kitty_apply_batches') {
+          const docs = JSON.parse((args[0] as { values: string[] }).values[0]!) as Array<{ group_id: string }>;
+          mixed.push(new Set(docs.map((d) => d.group_id)).size);
+        }
+        return real(...args);
+      });
+      return { services: { ...h.services, pool } as Services, lanes: groupCommitFor(pool) };
+    };
+    const instances = [instance(), instance()];
+    const started = Date.now();
+    const results = await Promise.all(
+      Array.from({ length: 120 }, (_, i) => {
+        const g = i % groups.length;
+        const m = members[g]!;
+        const [payer, other] = [m[i % m.length]!, m[(i + 1) % m.length]!];
+        const { services } = instances[i % 2]!;
+        return settled(
+          i % 3 === 2
+            ? callWith(services, payer, 'record_payment', {
+                group_id: groups[g],
+                to_handle: other.handle,
+                amount_minor: 5 + i,
+                allow_overpayment: true,
+              })
+            : callWith(services, payer, 'add_expense', { group_id: groups[g], description: `Mixed ${i}`, amount_minor: 60 + i }),
+        );
+      }),
+    );
+    expect(results.filter((x) => 'error' in x)).toEqual([]);
+    // Statements carried writes of several groups (what could deadlock, were rows locked write by write).
+    expect(Math.max(...mixed)).toBeGreaterThan(1);
+    // A deadlock costs PostgreSQL's deadlock_timeout (1 s) before one statement is rolled back and sent again.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const listed = await Promise.all(groups.map((g, i) => h.call(members[i]![0]!, 'list_expenses', { group_id: g, limit: 100 })));
+    expect(listed.reduce((n, l) => n + l.expenses.length, 0)).toBe(80);
     await expectLedgerOk(h);
   });
 
