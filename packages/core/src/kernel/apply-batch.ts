@@ -56,7 +56,7 @@ export async function applyBatch(
   let outcome: StatementOutcome;
   try {
     // kitty_apply_batch with its notifications kept out of the write's commit; sent right after it (kernel/wakes.ts).
-    // Sent with the other writes that queued while its lane was busy (kernel/group-commit.ts).
+    // Sent with the other writes that queued while its group or both statements were busy (kernel/group-commit.ts).
     outcome = (await groupCommitFor(pool).apply(doc, batch.rowCount())) as StatementOutcome;
   } catch (e) {
     if (e instanceof NotSentError) throw e.cause; // nothing was sent: the pool's error (the database unavailable, say)

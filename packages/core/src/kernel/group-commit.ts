@@ -27,10 +27,15 @@ import type { Pool } from 'pg';
  * one backend, so two statements are never what limits an instance; more instances add their own two.
  */
 export const STATEMENTS_IN_FLIGHT = 2;
+/**
+ * A statement in flight this long (ms) gives its slot back: it waits for a lock (a long interactive write into its
+ * group, say), and the writes of other groups must not wait with it. Hot statements take 1-30 ms under load.
+ */
+const SLOW_STATEMENT_MS = 100;
 /** At most this many documents share one statement; more wait for the next. */
 const MAX_DOCUMENTS = 32;
 /**
- * A document that writes more rows than this (WriteBatch.rowCount) is sent at once, outside its lane. Sent alone, a
+ * A document that writes more rows than this (WriteBatch.rowCount) is sent at once, on its own. Sent alone, a
  * write's own rows (shares, inbox items, event recipients) are written in parallel with the other writes' until it
  * waits for the member rows; in a combined statement they are written one after another by one backend. Measured with
  * add_expense into one group from 10 connections (docs/benchmarks.md, tenth session): combining wins at 4 members (23
@@ -120,22 +125,33 @@ export class GroupCommit {
     if (rows > MAX_COMBINED_ROWS) return this.one(doc);
     const group = typeof doc.group_id === 'string' ? doc.group_id : '';
     if (this.inFlight < this.statementsInFlight && (group === '' || !this.busy.has(group))) {
-      this.start([group]);
-      return this.one(doc).finally(() => this.done([group]));
+      return this.one(doc).finally(this.start([group]));
     }
     return new Promise((resolve, reject) => this.waiting.push({ doc, group, resolve, reject }));
   }
 
-  private start(groups: string[]): void {
+  /**
+   * A statement of `groups` starts: it takes a slot and its groups. Returns what to call when it completes: frees
+   * them and sends what waits. A statement still in flight after SLOW_STATEMENT_MS (waiting for a lock another
+   * transaction holds, say) gives its slot back, so the writes of other groups never wait behind it; its groups stay
+   * busy until it completes.
+   */
+  private start(groups: string[]): () => void {
     this.inFlight++;
     for (const g of groups) if (g) this.busy.add(g);
-  }
-
-  /** A statement completed: frees its slot and groups, and sends what waits for them. */
-  private done(groups: string[]): void {
-    this.inFlight--;
-    for (const g of groups) this.busy.delete(g);
-    this.sendWaiting();
+    let holdsSlot = true;
+    const slow = setTimeout(() => {
+      holdsSlot = false;
+      this.inFlight--;
+      this.sendWaiting();
+    }, SLOW_STATEMENT_MS);
+    slow.unref();
+    return () => {
+      clearTimeout(slow);
+      if (holdsSlot) this.inFlight--;
+      for (const g of groups) this.busy.delete(g);
+      this.sendWaiting();
+    };
   }
 
   /**
@@ -152,9 +168,8 @@ export class GroupCommit {
       }
       if (!taken.length) return;
       this.waiting = kept;
-      const groups = [...new Set(taken.map((q) => q.group))];
-      this.start(groups);
-      void this.together(taken).finally(() => this.done(groups));
+      const done = this.start([...new Set(taken.map((q) => q.group))]);
+      void this.together(taken).finally(done);
     }
   }
 

@@ -197,7 +197,7 @@ describe('writes that queue while the lanes are busy', () => {
       }
       return real(...args);
     });
-    const lanes = groupCommitFor(pool); // one write in flight per group: were it not sent at once, the second would wait
+    const lanes = groupCommitFor(pool); // one statement in flight per group: were it not sent at once, the second would wait
     const services: Services = { ...h.services, pool };
     const [x, y] = await Promise.all(
       ['Hotel', 'Car'].map((d) =>
@@ -358,6 +358,38 @@ describe('writes that queue while the lanes are busy', () => {
     // The second write of g1 went only once the first was answered.
     expect(sent.slice(2).flat()).toContain(g1);
     expect(await balancesOf(h, a, g1)).toEqual({ [a.handle]: -50, [b.handle]: 50 });
+    await expectLedgerOk(h);
+  });
+
+  it('a statement that waits long (a lock held elsewhere) gives its slot back: a write into another group leaves after 100 ms', async () => {
+    const [a, b] = [await h.agent('glt'), await h.agent('glj')];
+    const [g1, g2, g3] = [await groupWith(h, [a, b]), await groupWith(h, [a, b]), await groupWith(h, [a, b])];
+    const sent: string[] = [];
+    let thirdSent!: () => void;
+    const third = new Promise<void>((r) => (thirdSent = r));
+    const pool = poolWithQuery(h.services.pool, async (real, args) => {
+      if (statementName(args) === 'kitty_apply_batch') {
+        const group = (JSON.parse((args[0] as { values: string[] }).values[0]!) as { group_id: string }).group_id;
+        sent.push(group);
+        // The writes into g1 and g2 take both slots and stay in flight until g3's is sent (at most 5 s).
+        if (group === g3) thirdSent();
+        else await Promise.race([third, new Promise((r) => setTimeout(r, 5000))]);
+      }
+      return real(...args);
+    });
+    const services: Services = { ...h.services, pool };
+    const expense = (group_id: string, description: string) =>
+      callWith(services, a, 'add_expense', { group_id, description, amount_minor: 400 });
+    const held = [expense(g1, 'Held one'), expense(g2, 'Held two')];
+    while (sent.length < 2) await new Promise((r) => setTimeout(r, 5));
+    const started = Date.now();
+    const z = await expense(g3, 'Meanwhile');
+    const waited = Date.now() - started;
+    expect(z.expense.description).toBe('Meanwhile');
+    expect(waited).toBeGreaterThanOrEqual(50); // both slots were taken: it waited
+    expect(waited).toBeLessThan(2000); // but not for the held statements
+    expect(sent.slice(2)).toEqual([g3]);
+    expect((await Promise.all(held)).map((r) => r.expense.description)).toEqual(['Held one', 'Held two']);
     await expectLedgerOk(h);
   });
 
