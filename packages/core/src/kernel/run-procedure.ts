@@ -108,23 +108,42 @@ function chainOf(def: ProcedureDef): readonly Middleware[] {
 /** tRPC's `middlewareMarker` (a string constant, not checked at run time). */
 const MARKER = 'middlewareMarker';
 
-async function step(middlewares: readonly Middleware[], index: number, meta: unknown, opts: CallOptions): Promise<MiddlewareResult> {
+/** What a middleware's throw becomes (tRPC's `callRecursive` catch). */
+const failed = (cause: unknown) => ({ ok: false, error: getTRPCErrorFromUnknown(cause), marker: MARKER }) as MiddlewareResult;
+
+/**
+ * Runs middleware `index` with `opts` and a `next` that runs the one after it. Not an async function: one promise per
+ * middleware (the `.then` that turns a rejection into a failed result) instead of an async frame and its promise, and
+ * each middleware's options one object literal of a fixed shape instead of two spreads.
+ */
+function step(middlewares: readonly Middleware[], index: number, meta: unknown, opts: CallOptions): Promise<MiddlewareResult> {
+  const { ctx, path, type, input, getRawInput, signal, batchIndex } = opts;
+  let result: Promise<MiddlewareResult>;
   try {
-    return await middlewares[index]!({
-      ...opts,
+    result = middlewares[index]!({
+      ctx,
+      path,
+      type,
+      input,
+      getRawInput,
+      signal,
+      batchIndex,
       meta,
-      next(nextOpts) {
-        return step(middlewares, index + 1, meta, {
-          ...opts,
-          ctx: nextOpts?.ctx ? { ...(opts.ctx as object), ...nextOpts.ctx } : opts.ctx,
-          input: nextOpts && 'input' in nextOpts ? nextOpts.input : opts.input,
-          getRawInput: nextOpts?.getRawInput ?? opts.getRawInput,
-        });
-      },
+      next: (nextOpts) =>
+        step(middlewares, index + 1, meta, {
+          ctx: nextOpts?.ctx ? { ...(ctx as object), ...nextOpts.ctx } : ctx,
+          path,
+          type,
+          input: nextOpts && 'input' in nextOpts ? nextOpts.input : input,
+          getRawInput: nextOpts?.getRawInput ?? getRawInput,
+          signal,
+          batchIndex,
+        }),
     });
   } catch (cause) {
-    return { ok: false, error: getTRPCErrorFromUnknown(cause), marker: MARKER } as MiddlewareResult;
+    return Promise.resolve(failed(cause));
   }
+  return Promise.resolve(result).then(undefined, failed);
 }
 
 /**
