@@ -26,7 +26,7 @@ import type { Pool } from 'pg';
  * most a few thousand writes a second (~0.3-0.5 ms each), and a statement of MAX_DOCUMENTS documents takes ~10 ms of
  * one backend, so two statements are never what limits an instance; more instances add their own two.
  */
-export const STATEMENTS_IN_FLIGHT = 2;
+const STATEMENTS_IN_FLIGHT = 2;
 /**
  * A statement in flight this long (ms) gives its slot back: it waits for a lock (a long interactive write into its
  * group, say), and the writes of other groups must not wait with it. Hot statements take 1-30 ms under load.
