@@ -125,7 +125,8 @@ export class GroupCommit {
     if (rows > MAX_COMBINED_ROWS) return this.one(doc);
     const group = typeof doc.group_id === 'string' ? doc.group_id : '';
     if (this.inFlight < this.statementsInFlight && (group === '' || !this.busy.has(group))) {
-      return this.one(doc).finally(this.start([group]));
+      const done = this.start([group]);
+      return this.one(doc).finally(done);
     }
     return new Promise((resolve, reject) => this.waiting.push({ doc, group, resolve, reject }));
   }
