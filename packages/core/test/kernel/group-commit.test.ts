@@ -21,6 +21,10 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** The groups of the documents a batch statement (`kitty_apply_batch` or `kitty_apply_batches`) carries, in order. */
+const groupsSent = (args: unknown[]): string[] =>
+  ([JSON.parse((args[0] as { values: string[] }).values[0]!)].flat() as Array<{ group_id: string }>).map((d) => d.group_id);
+
 /**
  * Services whose first `hold` single batch statements wait until `queued` writes wait in the lane of `groupId` (none:
  * the lane of writes into no existing group). `sent` lists the statements by name with the documents each carried;
@@ -32,8 +36,7 @@ function heldServices(groupId: string | undefined, queued: number, opts: { failC
   const pool = poolWithQuery(h.services.pool, async (real, args) => {
     const name = statementName(args);
     if (name === 'kitty_apply_batch' || name === 'kitty_apply_batches') {
-      const docs = JSON.parse((args[0] as { values: string[] }).values[0]!) as unknown;
-      sent.push({ name, documents: Array.isArray(docs) ? docs.length : 1 });
+      sent.push({ name, documents: groupsSent(args).length });
       if (name === 'kitty_apply_batch' && held < (opts.hold ?? 1)) {
         held++;
         for (let i = 0; i < 500 && lanes.queued(groupId) < queued; i++) await new Promise((r) => setTimeout(r, 10));
@@ -293,8 +296,7 @@ describe('writes that queue while the lanes are busy', () => {
     const pool = poolWithQuery(h.services.pool, async (real, args) => {
       const name = statementName(args);
       if (name === 'kitty_apply_batch' || name === 'kitty_apply_batches') {
-        const docs = [JSON.parse((args[0] as { values: string[] }).values[0]!)].flat() as Array<{ group_id: string }>;
-        sent.push({ name, groups: docs.map((d) => d.group_id) });
+        sent.push({ name, groups: groupsSent(args) });
         // The first two writes take both slots and wait until the three others have queued behind them.
         if (name === 'kitty_apply_batch' && held++ < 2)
           for (let i = 0; i < 500 && queuedInAll() < 3; i++) await new Promise((r) => setTimeout(r, 10));
@@ -330,8 +332,7 @@ describe('writes that queue while the lanes are busy', () => {
     const pool = poolWithQuery(h.services.pool, async (real, args) => {
       const name = statementName(args);
       if (name === 'kitty_apply_batch' || name === 'kitty_apply_batches') {
-        const docs = [JSON.parse((args[0] as { values: string[] }).values[0]!)].flat() as Array<{ group_id: string }>;
-        sent.push(docs.map((d) => d.group_id));
+        sent.push(groupsSent(args));
         if (n++ === 0) await firstHeld;
       }
       return real(...args);
@@ -369,7 +370,7 @@ describe('writes that queue while the lanes are busy', () => {
     const third = new Promise<void>((r) => (thirdSent = r));
     const pool = poolWithQuery(h.services.pool, async (real, args) => {
       if (statementName(args) === 'kitty_apply_batch') {
-        const group = (JSON.parse((args[0] as { values: string[] }).values[0]!) as { group_id: string }).group_id;
+        const group = groupsSent(args)[0]!;
         sent.push({ group, at: Date.now() });
         // The writes into g1 and g2 take both slots and stay in flight until g3's is sent (at most 5 s).
         if (group === g3) thirdSent();
@@ -412,10 +413,7 @@ describe('writes that queue while the lanes are busy', () => {
       let held = 0;
       const queuedInAll = () => groups.reduce((n, g) => n + lanes.queued(g), 0);
       const pool = poolWithQuery(h.services.pool, async (real, args) => {
-        if (statementName(args) === 'kitty_apply_batches') {
-          const docs = JSON.parse((args[0] as { values: string[] }).values[0]!) as Array<{ group_id: string }>;
-          mixed.push(new Set(docs.map((d) => d.group_id)).size);
-        }
+        if (statementName(args) === 'kitty_apply_batches') mixed.push(new Set(groupsSent(args)).size);
         // Each instance's first two statements wait (at most 5 s) until 20 writes queue behind them: at most 18 of
         // those can be of the two busy groups (ten writes per group), so a freed statement takes writes of two groups.
         if (statementName(args) === 'kitty_apply_batch' && held++ < 2)
