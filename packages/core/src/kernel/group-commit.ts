@@ -10,6 +10,9 @@
  * transaction, one COMMIT. The documents run in arrival order, each seeing the ones before it, and each is answered as
  * it would have been alone; that statement first locks every row its documents lock, class by class in the order a
  * single write takes them, so documents of different groups cannot deadlock with each other or with another writer.
+ * The last class, the agent rows whose inbox counters change, it locks and updates after its last document
+ * (migration 20261128130000_apply_batches_counters_last): an agent who is a recipient in many groups is then not held
+ * for the whole statement, and the instance's statements in flight do not wait for each other on that row.
  * With a slot and its group free a write leaves at once, so a quiet instance adds no wait. Measured (docs/benchmarks.md,
  * twenty-fourth session): record_payment from 10 connections into 10 groups, 0.56 → 0.81 of its HTTP ceiling once
  * writes of different groups share statements instead of each paying its own transaction.

@@ -423,3 +423,122 @@ describe("a resolve that names the items' holder", () => {
     }
   });
 });
+
+describe('writes sent together (kitty_apply_batches_quiet) and the inbox counters they change', () => {
+  /** A document that gives `agent` one open item (and counts it), with an idempotency record of `caller` when given. */
+  const itemFor = (groupId: string, agent: TestAgent, caller?: TestAgent, summaryCached = true) => ({
+    ...(caller
+      ? {
+          idempotency: { agent_id: caller.agentId, tool: 'test', key: randomUUID(), request_hash: 'h', response: {} },
+          ...(summaryCached ? { summary_cached: true } : {}),
+        }
+      : {}),
+    group_id: groupId,
+    rows: {
+      inbox_items: [
+        {
+          id: randomUUID(),
+          agent_id: agent.agentId,
+          kind: 'test',
+          text: 'act',
+          requires_action: true,
+          priority: 1,
+          entity_type: 'test',
+          entity_id: randomUUID(),
+          group_id: groupId,
+        },
+      ],
+    },
+    counters: [{ agent_id: agent.agentId, unread: 1, requires_action: 1 }],
+  });
+
+  it("lock the agent rows only after the last document ran, and add every document's counters", async () => {
+    const [payee, b, c] = [await h.agent('dc-payee'), await h.agent('dc-b'), await h.agent('dc-c')];
+    const [g1, g2] = [await groupWith(h, [payee, b]), await groupWith(h, [payee, c])];
+    const before = await inboxRowsAndCounters(h, payee);
+    const holder = await h.services.pool.connect();
+    const writer = await h.services.pool.connect();
+    try {
+      // Another write holds the payee's agent row (its own counter change, not yet committed).
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM agents WHERE id = $1 FOR NO KEY UPDATE', [payee.agentId]);
+      const pid = (await writer.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      const docs = [itemFor(g1, payee, b), itemFor(g2, payee, c)];
+      const sent = writer.query<{ answers: Array<Record<string, unknown>> }>('SELECT kitty_apply_batches_quiet($1::jsonb) AS answers', [
+        JSON.stringify(docs),
+      ]);
+      // Wait until the statement waits for the agent row.
+      for (let i = 0; ; i++) {
+        const w = await h.services.pool.query<{ t: string | null }>('SELECT wait_event_type AS t FROM pg_stat_activity WHERE pid = $1', [
+          pid,
+        ]);
+        if (w.rows[0]?.t === 'Lock') break;
+        if (i > 200) throw new Error('the statement never waited for the agent row');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      // By then both documents ran: their items are written (taken locks show it), only the counters wait.
+      const locks = await h.services.pool.query<{ mode: string }>(
+        `SELECT mode FROM pg_locks WHERE pid = $1 AND relation = 'inbox_items'::regclass AND mode = 'RowExclusiveLock'`,
+        [pid],
+      );
+      expect(locks.rows).toHaveLength(1);
+      await holder.query('ROLLBACK');
+      const answers = (await sent).rows[0]!.answers;
+      // Each answered as alone, without the deferred counters.
+      expect(answers).toEqual([
+        { status: 'applied', inbox: null },
+        { status: 'applied', inbox: null },
+      ]);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+      writer.release();
+    }
+    const after = await inboxRowsAndCounters(h, payee);
+    expect(after.counters).toEqual({ unread: before.counters.unread + 2, open: before.counters.open + 2 });
+    expect(after.counters).toEqual(after.rows);
+  });
+
+  it("answer a caller's summary with the changes of the documents before it and its own, not yet on the agent row", async () => {
+    const [a, b] = [await h.agent('dc-a'), await h.agent('dc-reader')];
+    const g = await groupWith(h, [a, b]);
+    await h.call(a, 'mark_inbox_read', { all: true });
+    // Five open items of a's, long ago (each unread and requiring action).
+    const entities = Array.from({ length: 5 }, () => randomUUID());
+    for (const [i, entityId] of entities.entries())
+      await h.services.pool.query(
+        `INSERT INTO inbox_items (id, agent_id, kind, text, requires_action, priority, entity_type, entity_id, created_at)
+         VALUES (gen_random_uuid(), $1, 'test', $2, true, 1, 'test', $3, now() - make_interval(mins => $4))`,
+        [a.agentId, `act ${i}`, entityId, 5 - i],
+      );
+    await h.services.pool.query(
+      'UPDATE agents SET inbox_unread = inbox_unread + 5, inbox_requires_action = inbox_requires_action + 5 WHERE id = $1',
+      [a.agentId],
+    );
+    const ofA = (entityId: string, more: Record<string, unknown>) => ({
+      idempotency: { agent_id: a.agentId, tool: 'test', key: randomUUID(), request_hash: 'h', response: {} },
+      group_id: g,
+      resolve: [{ entity_type: 'test', entity_id: entityId, resolution: 'done', agent_id: a.agentId }],
+      ...more,
+    });
+    const answers = (
+      await h.services.pool.query<{ answers: Array<Record<string, any>> }>('SELECT kitty_apply_batches_quiet($1::jsonb) AS answers', [
+        JSON.stringify([
+          // b's write gives a a sixth item: 6 unread, 6 to act on.
+          itemFor(g, a, b),
+          // a's write resolves its oldest item, sent with a's summary as cached after b's write: the counts still hold.
+          ofA(entities[0]!, { summary_kept: { unread: 6, requires_action: 6, top: [] } }),
+          // a's write resolves the next one and reads a's summary.
+          ofA(entities[1]!, {}),
+        ]),
+      ])
+    ).rows[0]!.answers;
+    expect(answers[0]).toEqual({ status: 'applied', inbox: null });
+    expect(answers[1]).toEqual({ status: 'applied', inbox: null, inbox_kept: { unread: 5, requires_action: 5 } });
+    expect(answers[2]).toMatchObject({ status: 'applied', inbox: { unread: 4, requires_action: 4 } });
+    expect(answers[2]!.inbox.top).toEqual(['act', 'act 4', 'act 3']);
+    const after = await inboxRowsAndCounters(h, a);
+    expect(after.rows).toEqual({ unread: 4, open: 4 });
+    expect(after.counters).toEqual(after.rows);
+  });
+});
