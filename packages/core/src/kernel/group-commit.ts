@@ -173,7 +173,7 @@ export class GroupCommit {
       if (!taken.length) return;
       this.waiting = kept;
       const done = this.start([...new Set(taken.map((q) => q.group))]);
-      void this.together(taken).finally(done);
+      void this.together(taken, done);
     }
   }
 
@@ -181,10 +181,24 @@ export class GroupCommit {
     return query<Answer>(this.pool, 'kitty_apply_batch', 'SELECT kitty_apply_batch_quiet($1::jsonb) AS answer', [JSON.stringify(doc)]);
   }
 
-  /** Sends `taken` in one statement; on a rollback, each again on its own. Settles every one of them; never rejects. */
-  private async together(taken: Queued[]): Promise<void> {
+  /**
+   * Sends `taken` in one statement; on a rollback, each again on its own. Settles every one of them; never rejects.
+   * Calls `done` once its statements completed: when they succeeded, before the answers are handed out, so the writes
+   * that waited meanwhile are on their way to PostgreSQL while this process turns these answers into responses.
+   */
+  private async together(taken: Queued[], done: () => void): Promise<void> {
     if (taken.length === 1) {
-      await this.one(taken[0]!.doc).then(taken[0]!.resolve, taken[0]!.reject);
+      const q = taken[0]!;
+      await this.one(q.doc).then(
+        (answer) => {
+          done();
+          q.resolve(answer);
+        },
+        (e: unknown) => {
+          done();
+          q.reject(e);
+        },
+      );
       return;
     }
     let answers: Answer[];
@@ -193,15 +207,20 @@ export class GroupCommit {
         JSON.stringify(taken.map((q) => q.doc)),
       ]);
     } catch (e) {
-      // Rolled back, or never sent: nothing was written.
-      if (!isRolledBack(e) && !(e instanceof NotSentError)) {
-        for (const q of taken) q.reject(e);
+      try {
+        // Rolled back, or never sent: nothing was written.
+        if (!isRolledBack(e) && !(e instanceof NotSentError)) {
+          for (const q of taken) q.reject(e);
+          return;
+        }
+        // One statement each, in order, so each gets its own answer (or its own error).
+        for (const q of taken) await this.one(q.doc).then(q.resolve, q.reject);
         return;
+      } finally {
+        done();
       }
-      // One statement each, in order, so each gets its own answer (or its own error).
-      for (const q of taken) await this.one(q.doc).then(q.resolve, q.reject);
-      return;
     }
+    done();
     this.stats.combined++;
     this.stats.documents += taken.length;
     taken.forEach((q, i) => q.resolve(answers[i]));
