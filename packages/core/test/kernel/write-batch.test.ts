@@ -202,6 +202,26 @@ describe('one effect per idempotency key', () => {
   });
 });
 
+/**
+ * Marks everything of `agent`'s read, then gives it `n` open items (unread, requiring action), "act 0" the oldest, the
+ * newest a minute ago, counted on its counters. Returns their entity ids, oldest first.
+ */
+async function openItems(agent: TestAgent, n: number): Promise<string[]> {
+  await h.call(agent, 'mark_inbox_read', { all: true });
+  const entities = Array.from({ length: n }, () => randomUUID());
+  for (const [i, entityId] of entities.entries())
+    await h.services.pool.query(
+      `INSERT INTO inbox_items (id, agent_id, kind, text, requires_action, priority, entity_type, entity_id, created_at)
+       VALUES (gen_random_uuid(), $1, 'test', $2, true, 1, 'test', $3, now() - make_interval(mins => $4))`,
+      [agent.agentId, `act ${i}`, entityId, n - i],
+    );
+  await h.services.pool.query(
+    'UPDATE agents SET inbox_unread = inbox_unread + $2, inbox_requires_action = inbox_requires_action + $2 WHERE id = $1',
+    [agent.agentId, n],
+  );
+  return entities;
+}
+
 describe('the inbox summary a batched write answers with', () => {
   it("is the caller's as the write left it, read in the same statement", async () => {
     const [a, b] = [await h.agent('na'), await h.agent('nb')];
@@ -246,19 +266,8 @@ describe('the inbox summary a batched write answers with', () => {
   it("answers only the caller's counts (inbox_kept) when the cached summary it was sent (summary_kept) still holds, else reads it", async () => {
     const [a, b] = [await h.agent('ma'), await h.agent('mb')];
     const g = await groupWith(h, [a, b]);
-    await h.call(a, 'mark_inbox_read', { all: true });
     // Five open items of a's, oldest first (each unread and requiring action).
-    const entities = Array.from({ length: 5 }, () => randomUUID());
-    for (const [i, entityId] of entities.entries())
-      await h.services.pool.query(
-        `INSERT INTO inbox_items (id, agent_id, kind, text, requires_action, priority, entity_type, entity_id, created_at)
-         VALUES (gen_random_uuid(), $1, 'test', $2, true, 1, 'test', $3, now() - make_interval(mins => $4))`,
-        [a.agentId, `act ${i}`, entityId, 5 - i],
-      );
-    await h.services.pool.query(
-      'UPDATE agents SET inbox_unread = inbox_unread + 5, inbox_requires_action = inbox_requires_action + 5 WHERE id = $1',
-      [a.agentId],
-    );
+    const entities = await openItems(a, 5);
     const { inboxSummaryFor } = await import('../../src/index.ts');
     const summary = async () => (await inboxSummaryFor(h.services.prisma, a.agentId))!;
     const kept = (s: Awaited<ReturnType<typeof summary>>) => ({
@@ -502,19 +511,8 @@ describe('writes sent together (kitty_apply_batches_quiet) and the inbox counter
   it("answer a caller's summary with the changes of the documents before it and its own, not yet on the agent row", async () => {
     const [a, b] = [await h.agent('dc-a'), await h.agent('dc-reader')];
     const g = await groupWith(h, [a, b]);
-    await h.call(a, 'mark_inbox_read', { all: true });
     // Five open items of a's, long ago (each unread and requiring action).
-    const entities = Array.from({ length: 5 }, () => randomUUID());
-    for (const [i, entityId] of entities.entries())
-      await h.services.pool.query(
-        `INSERT INTO inbox_items (id, agent_id, kind, text, requires_action, priority, entity_type, entity_id, created_at)
-         VALUES (gen_random_uuid(), $1, 'test', $2, true, 1, 'test', $3, now() - make_interval(mins => $4))`,
-        [a.agentId, `act ${i}`, entityId, 5 - i],
-      );
-    await h.services.pool.query(
-      'UPDATE agents SET inbox_unread = inbox_unread + 5, inbox_requires_action = inbox_requires_action + 5 WHERE id = $1',
-      [a.agentId],
-    );
+    const entities = await openItems(a, 5);
     const ofA = (entityId: string, more: Record<string, unknown>) => ({
       idempotency: { agent_id: a.agentId, tool: 'test', key: randomUUID(), request_hash: 'h', response: {} },
       group_id: g,

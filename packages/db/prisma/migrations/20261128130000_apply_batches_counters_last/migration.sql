@@ -9,8 +9,9 @@
 -- changes (the answer's "counters", which kitty_apply_batches_quiet removes) instead of applying them; the caller's
 -- summary it reads counts what the agent row does not show yet: the caller's changes by the documents before it
 -- (counters_before, added to the document by kitty_apply_batches_quiet) and by itself. kitty_inbox_summary(agent,
--- unread_delta, open_delta) is kitty_inbox_summary(agent) with those added to the agent row's counts. A single write
--- (kitty_apply_batch_quiet, or kitty_apply_batch in an interactive transaction) is unchanged.
+-- unread_delta, open_delta) is kitty_inbox_summary(agent) with those added to the agent row's counts (and
+-- kitty_inbox_summary(agent) now calls it with none). A single write (kitty_apply_batch_quiet, or kitty_apply_batch in
+-- an interactive transaction) is unchanged.
 --
 -- Otherwise as in 20261128100000_apply_batch_fewer_hot_statements (kitty_apply_batch), 20261127160000_resolve_lookups_by_entity
 -- (kitty_apply_batches_quiet) and 20261126210000_inbox_summary_tie_break (kitty_inbox_summary). CREATE OR REPLACE
@@ -54,6 +55,11 @@ END;
 $$;
 
 ALTER FUNCTION kitty_inbox_summary(uuid, int, int) SET enable_seqscan = off;
+
+-- The summary as the agent row shows it: the same function without deltas, so its body stays in one place.
+CREATE OR REPLACE FUNCTION kitty_inbox_summary(agent uuid) RETURNS jsonb LANGUAGE sql STABLE AS $$
+  SELECT kitty_inbox_summary(agent, 0, 0)
+$$;
 
 CREATE OR REPLACE FUNCTION kitty_apply_batch(b jsonb) RETURNS jsonb LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
