@@ -467,15 +467,18 @@ describe('writes sent together (kitty_apply_batches_quiet) and the inbox counter
     const before = await inboxRowsAndCounters(h, payee);
     const holder = await h.services.pool.connect();
     const writer = await h.services.pool.connect();
+    let sent: Promise<unknown> | undefined;
     try {
       // Another write holds the payee's agent row (its own counter change, not yet committed).
       await holder.query('BEGIN');
       await holder.query('SELECT 1 FROM agents WHERE id = $1 FOR NO KEY UPDATE', [payee.agentId]);
       const pid = (await writer.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
       const docs = [itemFor(g1, payee, b), itemFor(g2, payee, c)];
-      const sent = writer.query<{ answers: Array<Record<string, unknown>> }>('SELECT kitty_apply_batches_quiet($1::jsonb) AS answers', [
-        JSON.stringify(docs),
-      ]);
+      const statement = writer.query<{ answers: Array<Record<string, unknown>> }>(
+        'SELECT kitty_apply_batches_quiet($1::jsonb) AS answers',
+        [JSON.stringify(docs)],
+      );
+      sent = statement;
       // Wait until the statement waits for the agent row.
       for (let i = 0; ; i++) {
         const w = await h.services.pool.query<{ t: string | null }>('SELECT wait_event_type AS t FROM pg_stat_activity WHERE pid = $1', [
@@ -492,7 +495,7 @@ describe('writes sent together (kitty_apply_batches_quiet) and the inbox counter
       );
       expect(locks.rows).toHaveLength(1);
       await holder.query('ROLLBACK');
-      const answers = (await sent).rows[0]!.answers;
+      const answers = (await statement).rows[0]!.answers;
       // Each answered as alone, without the deferred counters.
       expect(answers).toEqual([
         { status: 'applied', inbox: null },
@@ -500,6 +503,8 @@ describe('writes sent together (kitty_apply_batches_quiet) and the inbox counter
       ]);
     } finally {
       await holder.query('ROLLBACK').catch(() => undefined);
+      // The writer goes back to the pool only once its statement has ended.
+      await sent?.catch(() => undefined);
       holder.release();
       writer.release();
     }
