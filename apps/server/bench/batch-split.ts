@@ -21,7 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createHarness, type TestAgent } from '../../../packages/core/test/harness.ts';
-import { poolWithQuery, statementName } from '../../../packages/core/test/pool-proxy.ts';
+import { poolWithQuery, sentDocument, statementName } from '../../../packages/core/test/pool-proxy.ts';
 import { processCpu } from './measure.ts';
 import {
   ADD_EXPENSE_LIMIT,
@@ -175,7 +175,7 @@ async function main() {
   try {
     h.services.pool = poolWithQuery(realPool, async (real, args) => {
       if (pending && statementName(args) === 'kitty_apply_batch') {
-        const doc = (args[0] as { values: [string] }).values[0];
+        const doc = sentDocument(args);
         const { tool, limit } = pending;
         pending = undefined;
         rows.push(await measure(real as Run, limitPool, tool, doc, limit(JSON.parse(doc))));

@@ -26,7 +26,9 @@
  * The target process runs as `./kitty` runs Kitty (no tsx, the launcher's V8 flags); BENCH_TARGET_ARGS adds Node flags
  * to it; BENCH_PROFILE=<dir> writes a CPU profile of Kitty for each
  * Kitty load of the read, hot-write and MCP rows (<row>-<round>.cpuprofile; open in Chrome DevTools or summarise it);
- * with BENCH_PROFILE_ALLOCATIONS=1 a sampling heap profile of what those loads allocate instead (<row>-<round>.heapprofile).
+ * with BENCH_PROFILE_ALLOCATIONS=1 a sampling heap profile of what those loads allocate instead (<row>-<round>.heapprofile),
+ * with BENCH_PROFILE_ALLOCATIONS=promoted of what they allocate that outlives a young-generation collection.
+ * BENCH_TARGET_STDOUT=<file> appends the target's standard output there (with BENCH_TARGET_ARGS=--trace-gc, say).
  * The CPU figures say how much of the target's CPU was the kernel's (`sys`, e.g. socket writes) and its GC pauses.
  * BENCH_PERF_CTL=<fifo> writes `enable`/`disable` around the same loads to the control fifo of a
  * `perf record -a --control=fifo:<fifo> --delay=-1` started beside the bench (a system-wide profile of Kitty's loads alone;
@@ -39,7 +41,7 @@
  * BENCH_ONLY=cpu (CPU per call of Kitty's process and PostgreSQL vs each tool's ceiling, one call at a time: cpu.ts; BENCH_CPU_CALLS).
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
@@ -106,9 +108,14 @@ async function main() {
     env: { ...process.env, DATABASE_URL: db.databaseUrl, KITTY_LOG: 'silent', KITTY_WEBHOOK_ALLOW_LOOPBACK: 'true' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const stdoutFile = process.env.BENCH_TARGET_STDOUT;
+  if (stdoutFile) child.stdout!.on('data', (chunk: Buffer) => appendFileSync(stdoutFile, chunk));
   const first = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
-    rl.once('line', resolve);
+    // The target's first JSON line names its addresses; lines before it are V8's (--trace-gc, say).
+    rl.on('line', (line) => {
+      if (line.startsWith('{')) resolve(line);
+    });
     child.once('exit', (code) => reject(new Error(`bench target exited ${code}`)));
   });
   const { kittyUrl, bareUrl } = JSON.parse(first) as { kittyUrl: string; bareUrl: string };

@@ -99,9 +99,11 @@ bare.get('/cpu', (_req, reply) => {
 // BENCH_PROFILE=<dir>: the driver brackets each Kitty load of the read, write and MCP rows with these, one CPU profile per load.
 // With BENCH_PROFILE_ALLOCATIONS=1 they record V8's sampling heap profile instead (`<name>.heapprofile`, for Chrome DevTools):
 // every allocation sampled, also those collected since (what the garbage collector had to do), not only what stayed live.
+// BENCH_PROFILE_ALLOCATIONS=promoted samples only what survived a young-generation collection (what was moved to the old
+// generation, so what its collections must find and free).
 const profileDir = process.env.BENCH_PROFILE;
 if (profileDir) {
-  const allocations = process.env.BENCH_PROFILE_ALLOCATIONS === '1';
+  const allocations = ['1', 'promoted'].includes(process.env.BENCH_PROFILE_ALLOCATIONS ?? '');
   const session = new Session();
   session.connect();
   await session.post(allocations ? 'HeapProfiler.enable' : 'Profiler.enable');
@@ -111,7 +113,7 @@ if (profileDir) {
       await session.post('HeapProfiler.startSampling', {
         samplingInterval: 4096,
         includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
+        includeObjectsCollectedByMinorGC: process.env.BENCH_PROFILE_ALLOCATIONS !== 'promoted',
       });
     else await session.post('Profiler.start');
     return { ok: true };

@@ -31,3 +31,13 @@ export function poolWithQuery(realPool: Pool, hook: QueryHook): Pool {
 
 /** The statement name of a query's arguments (named prepared statements), or undefined. */
 export const statementName = (args: unknown[]): string | undefined => (args[0] as { name?: string } | undefined)?.name;
+
+/**
+ * The JSON text of a batch statement's document (`kitty_apply_batch` or `kitty_apply_batches`): its first parameter,
+ * which group commit sends as jsonb in binary form (the version byte 1, then UTF-8 JSON text).
+ */
+export const sentDocument = (args: unknown[]): string => {
+  const parameter = (args[0] as { values: unknown[] }).values[0];
+  if (!Buffer.isBuffer(parameter) || parameter[0] !== 1) throw new Error('not a binary jsonb parameter');
+  return parameter.subarray(1).toString('utf8');
+};

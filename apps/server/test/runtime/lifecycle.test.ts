@@ -173,6 +173,7 @@ describe('the server process (embedded PostgreSQL)', () => {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
     expect(path.basename(cmdline[0]!)).toBe('node');
     expect(cmdline).toContain('--max-semi-space-size=16');
+    expect(cmdline).toContain('--heap-growing-percent=100');
     expect(cmdline.at(-2)).toMatch(/apps\/server\/src\/main\.ts$/);
     // The launcher's malloc settings reach Node, and Node keeps them from its children.
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');

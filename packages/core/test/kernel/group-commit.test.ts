@@ -11,7 +11,7 @@ import { ToolError, type Services } from '../../src/index.ts';
 import { groupCommitFor, type GroupCommit } from '../../src/kernel/group-commit.ts';
 import { createHarness, type Harness, type TestAgent } from '../harness.ts';
 import { groupWith, expectLedgerOk, balancesOf, inboxRowsAndCounters } from '../ledger-helpers.ts';
-import { poolWithQuery, statementName } from '../pool-proxy.ts';
+import { poolWithQuery, sentDocument, statementName } from '../pool-proxy.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -23,7 +23,7 @@ afterAll(async () => {
 
 /** The groups of the documents a batch statement (`kitty_apply_batch` or `kitty_apply_batches`) carries, in order. */
 const groupsSent = (args: unknown[]): string[] =>
-  ([JSON.parse((args[0] as { values: string[] }).values[0]!)].flat() as Array<{ group_id: string }>).map((d) => d.group_id);
+  ([JSON.parse(sentDocument(args))].flat() as Array<{ group_id: string }>).map((d) => d.group_id);
 
 /**
  * Services whose first `hold` single batch statements wait until `queued` writes wait in the lane of `groupId` (none:
