@@ -89,14 +89,14 @@ export const rows: string[] = [];
 export const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((x, y) => key(x) - key(y))[Math.floor(xs.length / 2)]!;
 
 /**
- * Runs A and B alternately ROUNDS times, each after `settle` when given (writes.ts: a CHECKPOINT); the median of each
- * and the median of the per-round ratios.
+ * Runs A and B alternately ROUNDS times, each after `settle` when given (writes.ts: a CHECKPOINT); the median of each,
+ * the median of the per-round ratios (A ÷ B), and the per-round ratios in round order.
  */
 export async function paired(
   a: () => Promise<Result>,
   b: () => Promise<Result>,
   settle?: () => Promise<void>,
-): Promise<[Result, Result, number]> {
+): Promise<[Result, Result, number, number[]]> {
   const as: Result[] = [];
   const bs: Result[] = [];
   const ratios: number[] = [];
@@ -109,7 +109,7 @@ export async function paired(
     bs.push(rb);
     ratios.push(ra.rps / rb.rps);
   }
-  return [median(as, (r) => r.rps), median(bs, (r) => r.rps), median(ratios, (r) => r)];
+  return [median(as, (r) => r.rps), median(bs, (r) => r.rps), median(ratios, (r) => r), ratios];
 }
 
 /** Prints A next to B with the ratio and its goal, and adds the docs/benchmarks.md row (`note` is appended to its figures). */

@@ -439,7 +439,9 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
     ceiling: () => Promise<Result>,
     settle?: () => Promise<void>,
   ) => {
-    const [k, c, ratio] = await paired(kitty, ceiling, settle);
+    const [k, c, ratio, rounds] = await paired(kitty, ceiling, settle);
+    // Each round's ratio beside the median: how far one run of this row moves on this machine.
+    const spread = `rounds ${rounds.map((r) => r.toFixed(2)).join(' / ')}`;
     compare(
       `${tool} vs its measured HTTP ceiling (the limit's statement behind a bare Fastify route)`,
       k,
@@ -448,6 +450,7 @@ export async function benchWrites(kittyUrl: string, databaseUrl: string, post: P
       'bare route running the limit',
       `≥ ${HTTP_CEILING_GOAL}x: ${ratio >= HTTP_CEILING_GOAL ? 'met' : 'NOT met'}`,
       ratio,
+      spread,
     );
   };
   try {
