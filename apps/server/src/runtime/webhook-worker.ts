@@ -195,21 +195,32 @@ export async function startWebhookWorker(
   const windowMs = opts.retryWindowSeconds * 1000;
   // Stopping aborts attempts in flight: their jobs fail without counting an attempt and are retried (by any instance).
   const stopping = new AbortController();
-  /**
-   * A lease on one of the endpoint's maxInFlight slots, taken under the endpoint's row lock so it
-   * is exact across workers and instances; it lapses by itself if its instance dies.
-   */
+  /** A lease lapses by itself this long after it was taken (seconds), if its instance died mid-attempt. */
   const leaseSeconds = Math.ceil(opts.timeoutMs / 1000) + 5;
-  const claimLease = (id: bigint, webhookId: string) =>
-    prisma.$transaction(async (tx) => {
-      await tx.$queryRaw`SELECT 1 FROM webhooks WHERE id = ${webhookId}::uuid FOR UPDATE`;
-      const rows = await tx.$queryRaw<Array<{ id: bigint }>>`
-        UPDATE webhook_deliveries SET lease_until = now() + make_interval(secs => ${leaseSeconds})
-        WHERE id = ${id} AND (SELECT count(*) FROM webhook_deliveries
-                              WHERE webhook_id = ${webhookId}::uuid AND lease_until > now()) < ${opts.maxInFlight}
-        RETURNING id`;
-      return rows.length > 0;
-    });
+  /**
+   * Begins an attempt in one call (kitty_begin_webhook_attempt): reads the delivery with its endpoint and takes a lease
+   * on one of the endpoint's maxInFlight slots, counted under an advisory lock of the endpoint's own, so it is exact
+   * across workers and instances without waiting for the dispatcher, which holds the endpoint's row while it moves the
+   * cursor. Raw pool: an attempt's two statements cost one round trip each.
+   */
+  const beginAttempt = async (id: bigint) =>
+    (
+      await services.pool.query<{
+        outcome: 'gone' | 'done' | 'disabled' | 'busy' | 'leased';
+        event_id: string;
+        payload: string;
+        created_at: Date;
+        webhook_id: string;
+        url: string;
+        secret: string;
+        previous_secret: string | null;
+        previous_secret_expires_at: Date | null;
+      }>({
+        name: 'kitty_webhook_begin',
+        text: 'SELECT outcome, event_id, payload, created_at, webhook_id::text, url, secret, previous_secret, previous_secret_expires_at FROM kitty_begin_webhook_attempt($1, $2, $3)',
+        values: [String(id), opts.maxInFlight, leaseSeconds],
+      })
+    ).rows[0]!;
 
   async function startWorkers() {
     const slots = Math.max(16, opts.maxInFlight * 4);
@@ -238,28 +249,10 @@ export async function startWebhookWorker(
   }
 
   async function deliver(id: bigint): Promise<void> {
-    const [d] = await prisma.$queryRaw<
-      Array<{
-        event_id: string;
-        payload: string;
-        status: string;
-        created_at: Date;
-        webhook_id: string;
-        url: string;
-        secret: string;
-        previous_secret: string | null;
-        previous_secret_expires_at: Date | null;
-        disabled_at: Date | null;
-      }>
-    >`SELECT d.event_id, d.payload, d.status, d.created_at, w.id::text AS webhook_id, w.url, w.secret, w.previous_secret,
-             w.previous_secret_expires_at, w.disabled_at
-      FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ${id}`;
-    if (!d || d.status !== 'pending') return; // the endpoint was deleted, or a retry after success
-    if (d.disabled_at) {
-      await prisma.$executeRaw`UPDATE webhook_deliveries SET status = 'failed', error = 'endpoint disabled' WHERE id = ${id}`;
-      return;
-    }
-    if (!(await claimLease(id, d.webhook_id))) {
+    const d = await beginAttempt(id);
+    // Gone: the endpoint was deleted; done: a retry after success; disabled: failed by the call, like the rest of its queue.
+    if (d.outcome === 'gone' || d.outcome === 'done' || d.outcome === 'disabled') return;
+    if (d.outcome === 'busy') {
       // The endpoint has maxInFlight attempts running (pg-boss's group limit is checked without a
       // lock, so concurrent fetches can overshoot it): the same delivery again in a second.
       await boss.send(QUEUE, { delivery_id: String(id) }, { group: { id: d.webhook_id }, startAfter: 1 });
@@ -272,12 +265,24 @@ export async function startWebhookWorker(
       allowLoopback: opts.allowLoopback,
       timeoutMs: opts.timeoutMs,
       now,
+      signal: stopping.signal,
     });
+    if (stopping.signal.aborted) {
+      // Cut by this instance's shutdown, not by the endpoint: no attempt counted, the lease freed, the job retried.
+      await services.pool.query({
+        name: 'kitty_webhook_released',
+        text: 'UPDATE webhook_deliveries SET lease_until = NULL WHERE id = $1',
+        values: [String(id)],
+      });
+      throw new Error('webhook delivery aborted: server shutting down');
+    }
     const expired = !r.ok && services.now().getTime() - d.created_at.getTime() >= windowMs;
-    await prisma.$executeRaw`
-      UPDATE webhook_deliveries SET status = ${r.ok ? 'delivered' : expired ? 'failed' : 'pending'}, status_code = ${r.statusCode},
-        error = ${r.error}, attempts = attempts + 1, last_attempt_at = ${services.now()}, lease_until = NULL
-      WHERE id = ${id}`;
+    await services.pool.query({
+      name: 'kitty_webhook_attempted',
+      text: `UPDATE webhook_deliveries SET status = $2, status_code = $3, error = $4, attempts = attempts + 1, last_attempt_at = $5, lease_until = NULL
+             WHERE id = $1`,
+      values: [String(id), r.ok ? 'delivered' : expired ? 'failed' : 'pending', r.statusCode, r.error, services.now()],
+    });
     if (r.ok) return;
     if (expired) {
       await prisma.$transaction((tx) => disableWebhook(tx, d.webhook_id, r.error ?? 'failed', services.now()));
