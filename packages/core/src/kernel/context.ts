@@ -7,6 +7,11 @@ import type { PrismaClient, Prisma } from '@kitty/db';
 import type { Pool } from 'pg';
 
 export type Db = Prisma.TransactionClient;
+/**
+ * What a reader that only runs tagged-template SQL needs: a Prisma client or transaction, or a pg connection's
+ * equivalent that reads int8 as bigint (the webhook dispatcher's transaction).
+ */
+export type SqlReader = { $queryRaw<T = unknown>(query: TemplateStringsArray, ...values: unknown[]): PromiseLike<T> };
 
 /** Prisma interactive-transaction limits for one write call (milliseconds): wait for a connection, then run. */
 export const TX_OPTIONS = { maxWait: 10_000, timeout: 20_000 } as const;

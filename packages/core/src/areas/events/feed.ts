@@ -5,7 +5,7 @@
  * event can never commit behind a cursor already handed out.
  * `event_id` = "evt_" + 16 hex digits of the txid + 16 of the event id: opaque, sortable as text.
  */
-import type { Db, EventWaiter } from '../../kernel/context.ts';
+import type { Db, EventWaiter, SqlReader } from '../../kernel/context.ts';
 import { ToolError, validationError } from '../../kernel/errors.ts';
 
 /** An event as every delivery shows it. */
@@ -52,14 +52,14 @@ type Row = {
 };
 
 /** Its own statement (and so an older snapshot than the read that uses it): see the migration. */
-async function eventHorizon(db: Db): Promise<bigint> {
+async function eventHorizon(db: SqlReader): Promise<bigint> {
   const rows = await db.$queryRaw<Array<{ h: bigint }>>`SELECT kitty_event_horizon() AS h`;
   return rows[0]!.h;
 }
 
 /** Up to `limit` events of `agentId` after `after` (from the oldest kept when null), optionally of `types` only. */
 export async function readEvents(
-  db: Db,
+  db: SqlReader,
   agentId: string,
   opts: { after: string | null; types?: readonly string[] | undefined; limit: number; field?: string },
 ): Promise<FeedEvent[]> {
