@@ -10,23 +10,24 @@
  *   exponential backoff and jitter, with the same webhook-id; past the retry window the delivery
  *   fails and the endpoint is disabled (disableWebhook: webhook.disabled event and inbox item).
  *   At most `maxInFlight` attempts per endpoint run at once across instances: pg-boss
- *   groupConcurrency (group = endpoint) keeps the rest queued, and a lease per attempt taken under
- *   the endpoint's row lock makes the limit exact (an overshooting job is re-queued for a second).
+ *   groupConcurrency (group = endpoint) keeps the rest queued, and a lease per attempt
+ *   (webhook-attempt.ts) makes the limit exact: a job fetched beyond it waits in the instance for a
+ *   local slot (EndpointSlots, ≤ LOCAL_WAIT_MS), or is re-queued for a second when other instances
+ *   hold the leases.
  * - waking: the dispatcher wakes as many idle local workers as it queued jobs (pg-boss
  *   notifyWorker), and a worker that finished a job fetches again at once, so a delivery starts
  *   milliseconds after its event's NOTIFY. Only maxInFlight + 1 workers per instance poll every `pollSeconds`
- *   (retries, jobs queued by an instance that died, re-queued overshoots, a missed wake-up): one endpoint whose
+ *   (retries, jobs queued by an instance that died, re-queued jobs, a missed wake-up): one endpoint whose
  *   every slot hangs leaves a quick poller for the others. The rest sleep `IDLE_POLL_SECONDS` between wakes.
  * - pg-boss itself (module, 4 connections, pollers: webhook-queue.ts) starts once any endpoint exists (6 MB of heap).
  */
 import type { PgBoss } from 'pg-boss';
-import type { PoolClient } from 'pg';
-import { E_CANCELED, E_TIMEOUT, Semaphore, withTimeout } from 'async-mutex';
 import type { WebhookQueueOptions } from './webhook-queue.ts';
-import { decodeEventId, disableWebhook, readEvents, type Services } from '@kitty/core';
+import { disableWebhook, type Services } from '@kitty/core';
 import type { EventNotifier } from './event-notify.ts';
 import { sendWebhook } from './webhook-delivery.ts';
-import { inPgTransaction } from './pg-transaction.ts';
+import { advanceWebhook, queueWebhookPings } from './webhook-dispatch.ts';
+import { beginAttempt, EndpointSlots, endAttempt, releaseLease } from './webhook-attempt.ts';
 
 const QUEUE = 'kitty-webhook-delivery';
 const PAGE = 100;
@@ -52,12 +53,6 @@ const PASS_SPACING_MS = 20;
 /** The same while the last pass found no endpoint at all (most deployments): a deployment's first endpoint waits ≤ 250 ms. */
 const NO_ENDPOINT_SPACING_MS = 250;
 
-/** pg-boss statements run on the caller's transaction (its pg connection). */
-const onClient = (client: PoolClient) => ({
-  executeSql: async (text: string, values: unknown[] = []) => ({ rows: (await client.query(text, values)).rows as unknown[] }),
-});
-const hex = (n: bigint) => n.toString(16).padStart(16, '0');
-
 export async function startWebhookWorker(
   services: Services,
   notifier: EventNotifier,
@@ -80,73 +75,8 @@ export async function startWebhookWorker(
     }
   }
 
-  // The dispatcher's transactions run on a pooled pg connection, not a Prisma interactive transaction: under a stream
-  // of writes a pass runs up to 50 times a second, and through Prisma its 8 statements took 12 ms at the median.
-
-  /** Queues test_webhook's pings (rows with queued = false). */
-  const queuePings = () =>
-    inPgTransaction(services.pool, async ({ client }) => {
-      const { rows } = await client.query<{ id: string; webhook_id: string }>({
-        name: 'kitty_webhook_pings',
-        text: 'SELECT id::text, webhook_id::text FROM webhook_deliveries WHERE NOT queued ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED',
-        values: [PAGE],
-      });
-      if (!rows.length) return 0;
-      await boss.insert(
-        QUEUE,
-        rows.map((r) => ({ data: { delivery_id: r.id }, group: { id: r.webhook_id } })),
-        { db: onClient(client) },
-      );
-      await client.query({
-        name: 'kitty_webhook_pings_queued',
-        text: 'UPDATE webhook_deliveries SET queued = true WHERE id = ANY($1::bigint[])',
-        values: [rows.map((r) => r.id)],
-      });
-      return rows.length;
-    });
-
-  /** Moves one endpoint's cursor over up to PAGE events of its agent; returns how many it read and how many jobs it queued. */
-  const advance = (webhookId: string) =>
-    inPgTransaction(services.pool, async (tx) => {
-      const [w] = (
-        await tx.client.query<{ agent_id: string; event_types: string[] | null; cursor_txid: string; cursor_event_id: string }>({
-          name: 'kitty_webhook_lock',
-          text: `SELECT agent_id::text, event_types, cursor_txid, cursor_event_id FROM webhooks
-                 WHERE id = $1::uuid AND NOT paused AND disabled_at IS NULL FOR UPDATE SKIP LOCKED`,
-          values: [webhookId],
-        })
-      ).rows;
-      if (!w) return { read: 0, queued: 0 };
-      const after = `evt_${hex(BigInt(w.cursor_txid))}${hex(BigInt(w.cursor_event_id))}`;
-      const events = await readEvents(tx, w.agent_id, { after, limit: PAGE });
-      if (!events.length) return { read: 0, queued: 0 };
-      const wanted = events.filter((e) => !w.event_types || w.event_types.includes(e.type));
-      const last = decodeEventId(events.at(-1)!.event_id, 'cursor');
-      // The deliveries and the cursor in one statement (the deliveries' ids answered for their jobs).
-      const { rows } = await tx.client.query<{ id: string }>({
-        name: 'kitty_webhook_advance',
-        text: `WITH cursor AS (UPDATE webhooks SET cursor_txid = $5, cursor_event_id = $6 WHERE id = $1::uuid)
-               INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, payload, queued)
-               SELECT $1::uuid, e.id, e.type, e.payload, true
-               FROM unnest($2::text[], $3::text[], $4::text[]) AS e(id, type, payload)
-               ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id::text`,
-        values: [
-          webhookId,
-          wanted.map((e) => e.event_id),
-          wanted.map((e) => e.type),
-          wanted.map((e) => JSON.stringify(e)),
-          String(last.txid),
-          String(last.id),
-        ],
-      });
-      if (rows.length)
-        await boss.insert(
-          QUEUE,
-          rows.map((r) => ({ data: { delivery_id: r.id }, group: { id: webhookId } })),
-          { db: onClient(tx.client) },
-        );
-      return { read: events.length, queued: rows.length };
-    });
+  const queuePings = () => queueWebhookPings(services.pool, boss, QUEUE, PAGE);
+  const advance = (webhookId: string) => advanceWebhook(services.pool, boss, QUEUE, webhookId, PAGE);
 
   // Workers (one pg-boss work() each, so each can be woken by id) and the ones idle now.
   const idle = new Set<string>();
@@ -221,30 +151,8 @@ export async function startWebhookWorker(
   const stopping = new AbortController();
   /** A lease lapses by itself this long after it was taken (seconds), if its instance died mid-attempt. */
   const leaseSeconds = Math.ceil(opts.timeoutMs / 1000) + 5;
-  /**
-   * Begins an attempt in one call (kitty_begin_webhook_attempt): reads the delivery with its endpoint and takes a lease
-   * on one of the endpoint's maxInFlight slots, counted under an advisory lock of the endpoint's own, so it is exact
-   * across workers and instances without waiting for the dispatcher, which holds the endpoint's row while it moves the
-   * cursor. Raw pool: an attempt's two statements cost one round trip each.
-   */
-  const beginAttempt = async (id: bigint) =>
-    (
-      await services.pool.query<{
-        outcome: 'gone' | 'done' | 'disabled' | 'busy' | 'leased';
-        event_id: string;
-        payload: string;
-        created_at: Date;
-        webhook_id: string;
-        url: string;
-        secret: string;
-        previous_secret: string | null;
-        previous_secret_expires_at: Date | null;
-      }>({
-        name: 'kitty_webhook_begin',
-        text: 'SELECT outcome, event_id, payload, created_at, webhook_id::text, url, secret, previous_secret, previous_secret_expires_at FROM kitty_begin_webhook_attempt($1, $2, $3)',
-        values: [String(id), opts.maxInFlight, leaseSeconds],
-      })
-    ).rows[0]!;
+  const local = new EndpointSlots(opts.maxInFlight, LOCAL_WAIT_MS);
+  stopping.signal.addEventListener('abort', () => local.cancel());
 
   async function startWorkers() {
     const slots = Math.max(16, opts.maxInFlight * 4);
@@ -272,32 +180,6 @@ export async function startWebhookWorker(
     }
   }
 
-  /**
-   * This instance's attempts in flight per endpoint (a semaphore of maxInFlight each, async-mutex), and the jobs waiting
-   * here for one of them to end. pg-boss hands out an endpoint's jobs to concurrent fetches without a lock, so a burst
-   * of wake-ups can fetch more than maxInFlight of them at once: such a job waits here, at most LOCAL_WAIT_MS, for the
-   * slot of this instance's next attempt on the endpoint to end, instead of going back to the queue for a second
-   * (at 100 events/s into one endpoint, 7% of the jobs went back, and they made the p99 2 s).
-   */
-  const local = new Map<string, Semaphore>();
-  stopping.signal.addEventListener('abort', () => {
-    for (const slots of local.values()) slots.cancel();
-  });
-  /** One of the endpoint's local slots and its release; null after LOCAL_WAIT_MS or on shutdown. */
-  const enterEndpoint = async (webhookId: string): Promise<(() => void) | null> => {
-    let slots = local.get(webhookId);
-    if (!slots) local.set(webhookId, (slots = new Semaphore(opts.maxInFlight)));
-    try {
-      const [, release] = await withTimeout(slots, LOCAL_WAIT_MS).acquire();
-      return () => {
-        release();
-        if (slots.getValue() === opts.maxInFlight) local.delete(webhookId);
-      };
-    } catch (e) {
-      if (e === E_TIMEOUT || e === E_CANCELED) return null;
-      throw e;
-    }
-  };
   /** The same delivery again in a second, as a new job (this one ends). */
   const requeue = (id: bigint, webhookId: string) =>
     boss.send(QUEUE, { delivery_id: String(id) }, { group: { id: webhookId }, startAfter: 1 });
@@ -305,7 +187,7 @@ export async function startWebhookWorker(
   /** One job: an attempt within the endpoint's local slots (`webhookId` is the job's group; older jobs may lack it). */
   async function deliver(id: bigint, webhookId: string | null | undefined): Promise<void> {
     if (!webhookId) return attempt(id);
-    const leave = await enterEndpoint(webhookId);
+    const leave = await local.enter(webhookId);
     if (!leave) return void (await requeue(id, webhookId));
     try {
       await attempt(id);
@@ -315,7 +197,7 @@ export async function startWebhookWorker(
   }
 
   async function attempt(id: bigint): Promise<void> {
-    const d = await beginAttempt(id);
+    const d = await beginAttempt(services.pool, id, opts.maxInFlight, leaseSeconds);
     // Gone: the endpoint was deleted; done: a retry after success; disabled: failed by the call, like the rest of its queue.
     if (d.outcome === 'gone' || d.outcome === 'done' || d.outcome === 'disabled') return;
     // Other instances hold the endpoint's other leases.
@@ -331,20 +213,11 @@ export async function startWebhookWorker(
     });
     if (stopping.signal.aborted) {
       // Cut by this instance's shutdown, not by the endpoint: no attempt counted, the lease freed, the job retried.
-      await services.pool.query({
-        name: 'kitty_webhook_released',
-        text: 'UPDATE webhook_deliveries SET lease_until = NULL WHERE id = $1',
-        values: [String(id)],
-      });
+      await releaseLease(services.pool, id);
       throw new Error('webhook delivery aborted: server shutting down');
     }
     const expired = !r.ok && services.now().getTime() - d.created_at.getTime() >= windowMs;
-    await services.pool.query({
-      name: 'kitty_webhook_attempted',
-      text: `UPDATE webhook_deliveries SET status = $2, status_code = $3, error = $4, attempts = attempts + 1, last_attempt_at = $5, lease_until = NULL
-             WHERE id = $1`,
-      values: [String(id), r.ok ? 'delivered' : expired ? 'failed' : 'pending', r.statusCode, r.error, services.now()],
-    });
+    await endAttempt(services.pool, id, r.ok ? 'delivered' : expired ? 'failed' : 'pending', r, services.now());
     if (r.ok) return;
     if (expired) {
       await prisma.$transaction((tx) => disableWebhook(tx, d.webhook_id, r.error ?? 'failed', services.now()));
