@@ -6,7 +6,7 @@
  * `$Enums`, and one type per model (`Agent`, `ApiKey`, `Group`, `Expense`, …).
  */
 export * from './generated/prisma/client.ts';
-export { createDb, type Db } from './client.ts';
+export { createDb, statementName, type Db } from './client.ts';
 export { applyMigrations } from './migrate/apply.ts';
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded.ts';
 export { createTestDatabase } from './testing.ts';

@@ -4,6 +4,7 @@
  * the median, 34 ms at the 90th percentile, at 100 events/s).
  */
 import pg, { type Pool, type PoolClient } from 'pg';
+import { statementName } from '@kitty/db';
 
 /** int8 read as bigint (as Prisma reads it); every other type as pg reads it (jsonb parsed, timestamptz a Date). */
 const BIGINT_TYPES = {
@@ -14,8 +15,8 @@ const BIGINT_TYPES = {
 export interface PgTransaction {
   client: PoolClient;
   /**
-   * Prisma's tagged-template `$queryRaw` over this connection (values become $1..$n; int8 read as bigint), for core
-   * readers that take any such reader (readEvents).
+   * Prisma's tagged-template `$queryRaw` over this connection (values become $1..$n; int8 read as bigint; a named,
+   * prepared statement per text), for core readers that take any such reader (readEvents).
    */
   $queryRaw<T = unknown>(strings: TemplateStringsArray, ...values: unknown[]): Promise<T>;
 }
@@ -30,7 +31,8 @@ export async function inPgTransaction<T>(pool: Pool, fn: (tx: PgTransaction) => 
     client,
     $queryRaw: async <R>(strings: TemplateStringsArray, ...values: unknown[]) => {
       const text = strings.reduce((sql, part, i) => `${sql}$${i}${part}`);
-      return (await client.query({ text, values, types: BIGINT_TYPES })).rows as R;
+      // Named as Prisma's statements are (a hash of the text): prepared once per connection, not parsed on each call.
+      return (await client.query({ name: statementName(text), text, values, types: BIGINT_TYPES })).rows as R;
     },
   };
   try {
