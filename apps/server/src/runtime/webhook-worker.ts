@@ -211,8 +211,9 @@ export async function startWebhookWorker(
       now,
       signal: stopping.signal,
     });
-    if (stopping.signal.aborted) {
-      // Cut by this instance's shutdown, not by the endpoint: no attempt counted, the lease freed, the job retried.
+    if (!r.ok && r.statusCode === null && stopping.signal.aborted) {
+      // Cut by this instance's shutdown, not by the endpoint: no attempt counted, the lease freed, the job retried. (An
+      // answer that arrived before the shutdown counts as it is: a 2xx is delivered, not sent again.)
       await releaseLease(services.pool, id);
       throw new Error('webhook delivery aborted: server shutting down');
     }
