@@ -40,6 +40,7 @@ export {
   watchEvents,
   feedOwner,
   decodeEventId,
+  encodeEventId,
   type FeedEvent,
 } from './areas/events/feed.ts';
 export { openReceipt, receiptConfig, DEFAULT_RECEIPT_MAX_BYTES } from './areas/expenses/receipts.ts';

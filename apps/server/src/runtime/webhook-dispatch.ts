@@ -7,7 +7,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { decodeEventId, readEvents } from '@kitty/core';
+import { decodeEventId, encodeEventId, readEvents } from '@kitty/core';
 import { inPgTransaction } from './pg-transaction.ts';
 
 type JobInserter = Pick<PgBoss, 'insert'>;
@@ -16,7 +16,6 @@ type JobInserter = Pick<PgBoss, 'insert'>;
 const onClient = (client: PoolClient) => ({
   executeSql: async (text: string, values: unknown[] = []) => ({ rows: (await client.query(text, values)).rows as unknown[] }),
 });
-const hex = (n: bigint) => n.toString(16).padStart(16, '0');
 
 /** Queues up to `page` of test_webhook's pings (rows with queued = false) on `queue`; answers how many. */
 export const queueWebhookPings = (pool: Pool, boss: JobInserter, queue: string, page: number) =>
@@ -56,7 +55,7 @@ export const advanceWebhook = (pool: Pool, boss: JobInserter, queue: string, web
       })
     ).rows;
     if (!w) return { read: 0, queued: 0 };
-    const after = `evt_${hex(BigInt(w.cursor_txid))}${hex(BigInt(w.cursor_event_id))}`;
+    const after = encodeEventId({ txid: BigInt(w.cursor_txid), id: BigInt(w.cursor_event_id) });
     const events = await readEvents(tx, w.agent_id, { after, limit: page });
     if (!events.length) return { read: 0, queued: 0 };
     const wanted = events.filter((e) => !w.event_types || w.event_types.includes(e.type));

@@ -27,7 +27,8 @@ interface Position {
 const hex = (n: bigint) => n.toString(16).padStart(16, '0');
 const ID_FORMAT = /^evt_([0-9a-f]{16})([0-9a-f]{16})$/;
 
-function encodeEventId(p: Position): string {
+/** The event_id of feed position `p` (what decodeEventId reads back). */
+export function encodeEventId(p: Position): string {
   return `evt_${hex(p.txid)}${hex(p.id)}`;
 }
 
